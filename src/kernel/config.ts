@@ -1,0 +1,38 @@
+/** Everything a kernel's behaviour depends on. Built once; two kernels never share one. */
+export interface KernelLimits {
+  /** Deepest allowed spawn (init is 0). */
+  maxDepth: number;
+  /** Live children per parent. */
+  maxChildren: number;
+  /** Live sessions per zone (init not counted). */
+  maxSessionsPerZone: number;
+}
+
+export interface KernelConfig {
+  limits: KernelLimits;
+  /** SIGTERM grace period before the kernel sends SIGKILL itself. */
+  termGraceMs: number;
+  /** Longest a blocking read or wait holds before answering "nothing yet, wait again". */
+  maxWaitMs: number;
+  /** Reconciliation tick. */
+  reconcileIntervalMs: number;
+  /** How often delivery cursors are persisted (delivery is at-least-once in between). */
+  cursorFlushMs: number;
+  /** Resume sessions that were live when the kernel last stopped. */
+  resumeOnStart: boolean;
+  /** Events older than this are deleted by the retention phase (undelivered messages are kept). */
+  retentionDays: number | null;
+  /** The URL agents use to reach this kernel (set by the HTTP surface once it listens). */
+  publicUrl: string | null;
+}
+
+export const defaultKernelConfig = (): KernelConfig => ({
+  limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 50 },
+  termGraceMs: 60_000,
+  maxWaitMs: 20_000,
+  reconcileIntervalMs: 10_000,
+  cursorFlushMs: 50,
+  resumeOnStart: true,
+  retentionDays: 30,
+  publicUrl: null,
+});

@@ -1,0 +1,25 @@
+import type { Store } from '../store/store.ts';
+import type { Clock } from '../util/clock.ts';
+import type { IdGenerator } from '../util/ids.ts';
+import type { KernelConfig } from './config.ts';
+import type { FdTable } from './fdtable.ts';
+
+/** What the kernel's mechanisms run after a commit: the world outside the database. */
+export interface Effects {
+  /** Start (or resume) the agent process of a session. */
+  startAgent(sessionId: string, how: 'start' | 'resume'): void;
+  /** Dispose of the agent process of a session; idempotent. */
+  stopAgent(sessionId: string): void;
+  /** Arm the SIGTERM grace timer. */
+  armTermDeadline(sessionId: string, at: number): void;
+}
+
+/** The parts every kernel mechanism shares. One per kernel; never module state. */
+export interface Core {
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  config: KernelConfig;
+  fdTable: FdTable;
+  effects: Effects;
+}

@@ -1,0 +1,153 @@
+import type { AgentHandle, DeliveredMessage } from '../runtimes/types.ts';
+import { renderInput } from '../runtimes/types.ts';
+import type { LogEvent } from '../store/events.ts';
+import type { FdsTable } from '../store/schema.ts';
+import type { Core } from './core.ts';
+import { isInit } from './lifecycle.ts';
+import { canRead, type MessageView } from './records.ts';
+
+/**
+ * Moves committed messages to their holders. `async` fds of running agents are pushed at
+ * the agent's next safe point, everything pending batched into one input; `sync` and
+ * `detach` fds wait for a read, which a waiting reader is woken for. Always from the log:
+ * whatever is past a cursor after a restart is still due.
+ */
+export class Delivery {
+  private pumps = new Map<string, Pump>();
+  private waiters = new Map<string, Set<() => void>>();
+
+  constructor(private readonly core: Core) {}
+
+  /** Called with every committed batch, in seq order. */
+  onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.type !== 'stream.message' || !e.stream_id) continue;
+      const meta = this.core.fdTable.stream(e.stream_id);
+      for (const fd of this.core.fdTable.subscribers(e.stream_id)) {
+        if (!canRead(fd.perm)) continue;
+        const own = fd.holder === e.actor && !meta?.selfEcho;
+        this.wake(fd.id);
+        if (fd.mode !== 'async') continue;
+        if (own || isInit(fd.holder)) {
+          // Nothing to hand over: init consumes what reaches it, and nobody gets their own echo.
+          this.core.fdTable.advance(fd.id, e.seq);
+          continue;
+        }
+        this.pumps.get(fd.holder)?.add(fd, e);
+      }
+    }
+  }
+
+  /** An agent came up: hand it everything its async fds have pending in the log. */
+  async attach(sessionId: string, handle: AgentHandle): Promise<void> {
+    const pump = new Pump(this.core, sessionId, handle);
+    this.pumps.set(sessionId, pump);
+    await pump.backlog();
+    pump.kick();
+  }
+
+  detach(sessionId: string): void {
+    this.pumps.delete(sessionId);
+  }
+
+  /** The agent reached a safe point. */
+  kick(sessionId: string): void {
+    this.pumps.get(sessionId)?.kick();
+  }
+
+  /** Resolve when something arrives on the fd, the wait runs out, or the caller gives up. */
+  waitFor(fdId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.waiters.get(fdId);
+      if (!set) {
+        set = new Set();
+        this.waiters.set(fdId, set);
+      }
+      const done = () => {
+        this.core.clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        set.delete(done);
+        if (set.size === 0) this.waiters.delete(fdId);
+        resolve();
+      };
+      const timer = this.core.clock.setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      set.add(done);
+    });
+  }
+
+  private wake(fdId: string): void {
+    const set = this.waiters.get(fdId);
+    if (set) for (const w of [...set]) w();
+  }
+}
+
+class Pump {
+  private pending = new Map<number, { fd: FdsTable; event: LogEvent }>();
+
+  constructor(
+    private readonly core: Core,
+    private readonly sessionId: string,
+    private readonly handle: AgentHandle,
+  ) {}
+
+  add(fd: FdsTable, event: LogEvent): void {
+    if (event.seq <= this.core.fdTable.cursor(fd.id)) return;
+    this.pending.set(event.seq, { fd, event });
+    this.kick();
+  }
+
+  async backlog(): Promise<void> {
+    for (const fd of this.core.fdTable.heldBy(this.sessionId)) {
+      if (fd.mode !== 'async' || !canRead(fd.perm)) continue;
+      const meta = this.core.fdTable.stream(fd.stream_id);
+      const due = await this.core.store.log.messagesAfter(fd.stream_id, this.core.fdTable.cursor(fd.id));
+      for (const e of due) {
+        if (e.actor === this.sessionId && !meta?.selfEcho) continue;
+        this.pending.set(e.seq, { fd, event: e });
+      }
+    }
+  }
+
+  kick(): void {
+    if (this.pending.size === 0 || !this.handle.ready) return;
+    const batch = [...this.pending.values()]
+      .filter(({ fd, event }) => event.seq > this.core.fdTable.cursor(fd.id))
+      .sort((a, b) => a.event.seq - b.event.seq);
+    this.pending.clear();
+    if (batch.length === 0) return;
+    const messages: DeliveredMessage[] = batch.map(({ fd, event }) => toDelivered(fd, event, this.core));
+    // Delivered first, then the cursor moves: a crash in between re-delivers, never loses.
+    this.handle.deliver({ messages, text: renderInput(messages) });
+    for (const { fd, event } of batch) this.core.fdTable.advance(fd.id, event.seq);
+  }
+}
+
+function toDelivered(fd: FdsTable, e: LogEvent, core: Core): DeliveredMessage {
+  const p = e.payload as { text?: string; kind?: 'message' | 'signal'; signal?: string; data?: unknown };
+  return {
+    seq: e.seq,
+    fd: fd.num,
+    stream: core.fdTable.stream(fd.stream_id)?.name ?? fd.stream_id,
+    from: e.actor,
+    text: p.text ?? '',
+    kind: p.kind ?? 'message',
+    ...(p.signal ? { signal: p.signal } : {}),
+    ...(p.data !== undefined ? { data: p.data } : {}),
+  };
+}
+
+export function toMessageView(e: LogEvent): MessageView {
+  const p = e.payload as { text?: string; kind?: 'message' | 'signal'; signal?: string; data?: unknown };
+  return {
+    seq: e.seq,
+    id: e.id,
+    ts: e.ts,
+    streamId: e.stream_id ?? '',
+    from: e.actor,
+    text: p.text ?? '',
+    kind: p.kind ?? 'message',
+    ...(p.signal ? { signal: p.signal } : {}),
+    ...(p.data !== undefined ? { data: p.data } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+/** Every failure a caller can see has a stable code, a human message and the HTTP status that fits. */
+export const ERROR_STATUS = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  reserved_name: 409,
+  name_taken: 409,
+  undelivered_messages: 409,
+  limit_exceeded: 429,
+  session_stopped: 409,
+  runtime_unavailable: 422,
+  runtime_failed: 502,
+  unavailable: 503,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class WarrenError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'WarrenError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = details;
+  }
+
+  toJSON() {
+    return { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+  }
+}
+
+export const notFound = (what: string, id: string | number) =>
+  new WarrenError('not_found', `${what} ${JSON.stringify(id)} does not exist`, { what, id });
+
+export const forbidden = (message: string) => new WarrenError('forbidden', message);
+
+export const invalid = (message: string, details?: Record<string, unknown>) =>
+  new WarrenError('invalid_input', message, details);

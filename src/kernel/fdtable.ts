@@ -1,0 +1,157 @@
+import type { LogEvent } from '../store/events.ts';
+import type { FdsTable } from '../store/schema.ts';
+import type { Store } from '../store/store.ts';
+import type { Clock, TimerHandle } from '../util/clock.ts';
+
+export interface StreamMeta {
+  name: string;
+  selfEcho: boolean;
+}
+
+/**
+ * The open fds, mirrored in memory from committed events, for fan-out on the hot path.
+ * The database stays the truth for every decision made inside a transaction; this index
+ * only answers "who is subscribed to this stream" after a message has committed.
+ * It also owns delivery cursors: advanced in memory as messages are delivered and flushed
+ * in the background, so delivery is at-least-once across a crash (receivers drop repeats by seq).
+ */
+export class FdTable {
+  private byId = new Map<string, FdsTable>();
+  private byStream = new Map<string, Set<string>>();
+  private streams = new Map<string, StreamMeta>();
+  private dirty = new Set<string>();
+  private timer: TimerHandle | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly flushMs: number,
+  ) {}
+
+  async load(): Promise<void> {
+    const rows = await this.store.reader
+      .selectFrom('fds')
+      .selectAll()
+      .where('closed_at', 'is', null)
+      .execute();
+    for (const r of rows) this.put({ ...r, cursor: Number(r.cursor) });
+    const streams = await this.store.reader
+      .selectFrom('streams')
+      .selectAll()
+      .where('closed_at', 'is', null)
+      .execute();
+    for (const s of streams) this.streams.set(s.id, { name: s.name, selfEcho: s.self_echo === 1 });
+  }
+
+  stream(id: string): StreamMeta | undefined {
+    return this.streams.get(id);
+  }
+
+  /** Follow fd changes in commit order. */
+  apply(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.type === 'stream.created' && e.stream_id) {
+        this.streams.set(e.stream_id, {
+          name: e.payload.name as string,
+          selfEcho: e.payload.selfEcho === true,
+        });
+      } else if (e.type === 'stream.closed' && e.stream_id) this.streams.delete(e.stream_id);
+      else if (e.type === 'fd.opened') this.put(e.payload.row as FdsTable);
+      else if (e.type === 'fd.closed') this.remove(e.payload.fdId as string);
+      else if (e.type === 'fd.moved') {
+        const row = this.byId.get(e.payload.fdId as string);
+        if (row) {
+          row.holder = e.payload.to as string;
+          row.num = e.payload.num as number;
+        }
+      }
+    }
+  }
+
+  get(fdId: string): FdsTable | undefined {
+    return this.byId.get(fdId);
+  }
+
+  subscribers(streamId: string): FdsTable[] {
+    const ids = this.byStream.get(streamId);
+    if (!ids) return [];
+    const out: FdsTable[] = [];
+    for (const id of ids) {
+      const r = this.byId.get(id);
+      if (r) out.push(r);
+    }
+    return out;
+  }
+
+  heldBy(holder: string): FdsTable[] {
+    return [...this.byId.values()].filter((r) => r.holder === holder);
+  }
+
+  /** The delivered position: the in-memory one runs ahead of the persisted one. */
+  cursor(fdId: string, persisted = 0): number {
+    return Math.max(this.byId.get(fdId)?.cursor ?? 0, persisted);
+  }
+
+  advance(fdId: string, seq: number): void {
+    const row = this.byId.get(fdId);
+    if (!row || seq <= row.cursor) return;
+    row.cursor = seq;
+    this.dirty.add(fdId);
+    if (!this.timer) this.timer = this.clock.setTimeout(() => void this.flush(), this.flushMs);
+  }
+
+  /** Persist advanced cursors (one unit, one statement per fd). */
+  async flush(): Promise<void> {
+    if (this.timer) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.flushing) await this.flushing;
+    if (this.dirty.size === 0) return;
+    const updates = [...this.dirty].map((id) => ({ id, cursor: this.byId.get(id)?.cursor ?? 0 }));
+    this.dirty.clear();
+    this.flushing = this.store.writer
+      .write(async (tx) => {
+        for (const u of updates) {
+          await tx.db
+            .updateTable('fds')
+            .set({ cursor: u.cursor })
+            .where('id', '=', u.id)
+            .where('cursor', '<', u.cursor)
+            .execute();
+        }
+      })
+      .catch((error) => {
+        // Keep them dirty: the next flush tries again; delivery stays at-least-once.
+        for (const u of updates) this.dirty.add(u.id);
+        console.error('warren: cursor flush failed:', (error as Error).message);
+      })
+      .finally(() => {
+        this.flushing = undefined;
+      });
+    await this.flushing;
+  }
+
+  private put(row: FdsTable): void {
+    const prev = this.byId.get(row.id);
+    const cursor = Math.max(Number(row.cursor), prev?.cursor ?? 0);
+    this.byId.set(row.id, { ...row, cursor });
+    let set = this.byStream.get(row.stream_id);
+    if (!set) {
+      set = new Set();
+      this.byStream.set(row.stream_id, set);
+    }
+    set.add(row.id);
+  }
+
+  private remove(fdId: string): void {
+    const row = this.byId.get(fdId);
+    if (!row) return;
+    this.byId.delete(fdId);
+    this.dirty.delete(fdId);
+    const set = this.byStream.get(row.stream_id);
+    set?.delete(fdId);
+    if (set && set.size === 0) this.byStream.delete(row.stream_id);
+  }
+}

@@ -1,0 +1,355 @@
+import { sql } from 'kysely';
+import type { EndReason, FdsTable, SessionStatus, SessionsTable, StreamsTable } from '../store/schema.ts';
+import type { WriteTx } from '../store/writer.ts';
+import type { Core } from './core.ts';
+import { WarrenError } from './errors.ts';
+import { nextFdNum, openFdsOf, openFdsOn, sessionRow } from './lookup.ts';
+import { INIT_SESSION, KERNEL_ACTOR } from './principal.ts';
+import { sendSignal } from './signals.ts';
+import { closeFdRow, closeStreamRow, undelivered } from './streams.ts';
+
+/** The endings a session reaches by itself; its children are handed up, not taken along. */
+const NATURAL_ENDS: ReadonlySet<EndReason> = new Set([
+  'completed',
+  'crashed',
+  'expired',
+  'budget_exceeded',
+  'terminated',
+]);
+
+export const initIdOf = (zone: string) => (zone === 'default' ? INIT_SESSION : `${INIT_SESSION}.${zone}`);
+export const isInit = (id: string) => id === INIT_SESSION || id.startsWith(`${INIT_SESSION}.`);
+
+/** Make sure a zone and its root session exist. */
+export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
+  const exists = await tx.db.selectFrom('zones').select('id').where('id', '=', zone).executeTakeFirst();
+  if (exists) return;
+  await tx.db
+    .insertInto('zones')
+    .values({ id: zone, created_at: tx.now, max_depth: null, max_children: null, max_sessions: null })
+    .execute();
+  const init: SessionsTable = {
+    id: initIdOf(zone),
+    zone,
+    parent_id: null,
+    depth: 0,
+    status: 'running',
+    end_reason: null,
+    runtime: 'init',
+    runner: 'kernel',
+    title: 'init',
+    spec: '{}',
+    runtime_state: null,
+    parent_close: 'reparent',
+    token_hash: null,
+    idempotency_key: null,
+    last_message: null,
+    suspend_reason: null,
+    term_deadline: null,
+    expires_at: null,
+    max_turns: null,
+    turns: 0,
+    usage: '{}',
+    created_at: tx.now,
+    updated_at: tx.now,
+    ended_at: null,
+  };
+  await tx.db.insertInto('sessions').values(init).execute();
+  tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });
+}
+
+/** Serialise spawns in a zone across nodes; SQLite's single writer already does. */
+export async function lockZone(tx: WriteTx, zone: string): Promise<void> {
+  if (tx.kind === 'postgres') await sql`select id from zones where id = ${zone} for update`.execute(tx.db);
+}
+
+export async function setStatus(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  to: Exclude<SessionStatus, 'stopped'>,
+  extra: { reason?: string; actor?: string } = {},
+): Promise<SessionsTable> {
+  if (row.status === 'stopped') return row;
+  if (row.status === to) return row;
+  const patch: Partial<SessionsTable> = { status: to, updated_at: tx.now };
+  if (to === 'suspended') patch.suspend_reason = extra.reason ?? 'suspended';
+  else patch.suspend_reason = null;
+  if (to === 'idle') patch.turns = row.turns + 1;
+  await tx.db.updateTable('sessions').set(patch).where('id', '=', row.id).execute();
+  tx.append({
+    zone: row.zone,
+    type: 'session.status',
+    actor: extra.actor ?? KERNEL_ACTOR,
+    session_id: row.id,
+    payload: { from: row.status, to, ...(extra.reason ? { reason: extra.reason } : {}) },
+  });
+  const next = { ...row, ...patch };
+  if (to === 'idle') {
+    await notifyParent(tx, next);
+    if (next.max_turns !== null && next.turns >= next.max_turns) {
+      await endSession(tx, core, next.id, 'budget_exceeded', KERNEL_ACTOR, { maxTurns: next.max_turns });
+    }
+  }
+  return next;
+}
+
+/** SIGCHLD: wake the parent with the child's id, status and last message. */
+async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<void> {
+  if (!child.parent_id) return;
+  const parent = await tx.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('id', '=', child.parent_id)
+    .executeTakeFirst();
+  if (!parent || parent.status === 'stopped') return;
+  await sendSignal(tx, child.zone, parent.id, 'SIGCHLD', {
+    child: child.id,
+    title: child.title,
+    status: child.status,
+    endReason: child.end_reason,
+    lastMessage: child.last_message,
+  });
+}
+
+/**
+ * The one way a session stops. Killed and reaped sessions take down what they own (the
+ * cascade); sessions that end on their own hand their live children to their parent.
+ */
+export async function endSession(
+  tx: WriteTx,
+  core: Core,
+  id: string,
+  reason: EndReason,
+  actor: string,
+  detail: Record<string, unknown> = {},
+): Promise<boolean> {
+  if (isInit(id)) throw new WarrenError('forbidden', 'init never ends');
+  const row = await sessionRow(tx, id);
+  if (row.status === 'stopped') return false;
+  const patch = {
+    status: 'stopped' as const,
+    end_reason: reason,
+    ended_at: tx.now,
+    updated_at: tx.now,
+    term_deadline: null,
+  };
+  await tx.db.updateTable('sessions').set(patch).where('id', '=', id).execute();
+  tx.append({
+    zone: row.zone,
+    type: 'session.status',
+    actor,
+    session_id: id,
+    payload: { from: row.status, to: 'stopped', endReason: reason, ...detail },
+  });
+  tx.afterCommit(() => core.effects.stopAgent(id));
+
+  if (NATURAL_ENDS.has(reason)) await handOffChildren(tx, core, row, reason);
+  else {
+    // Kill and reap: tear down the streams it owns (its children's plumbing, rooms it made).
+    const owned = await tx.db
+      .selectFrom('streams')
+      .selectAll()
+      .where('owner', '=', id)
+      .where('closed_at', 'is', null)
+      .execute();
+    for (const s of owned) await tearDownStream(tx, core, s, actor, `owner ${id} ${reason}`, false);
+  }
+  await closeFdsCascade(tx, core, await openFdsOf(tx, id), { actor, reason: `session ${reason}` });
+  await notifyParent(tx, { ...row, ...patch });
+  return true;
+}
+
+/** Children of a session that ended on its own: reparent (default), terminate, or SIGTERM each. */
+async function handOffChildren(
+  tx: WriteTx,
+  core: Core,
+  dead: SessionsTable,
+  reason: EndReason,
+): Promise<void> {
+  const children = await tx.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('parent_id', '=', dead.id)
+    .where('status', '!=', 'stopped')
+    .execute();
+  if (children.length === 0) return;
+  const adopter = await adopterOf(tx, dead);
+  for (const child of children) {
+    if (child.parent_close === 'terminate') {
+      await endSession(tx, core, child.id, 'killed', KERNEL_ACTOR, {
+        parentClose: 'terminate',
+        parent: dead.id,
+      });
+      continue;
+    }
+    await adopt(tx, child, dead, adopter, reason);
+    if (child.parent_close === 'sigterm') await requestTerm(tx, core, child, KERNEL_ACTOR);
+  }
+}
+
+async function adopterOf(tx: WriteTx, dead: SessionsTable): Promise<SessionsTable> {
+  if (dead.parent_id) {
+    const parent = await tx.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', dead.parent_id)
+      .executeTakeFirst();
+    if (parent && parent.status !== 'stopped') return parent;
+  }
+  return sessionRow(tx, initIdOf(dead.zone));
+}
+
+/** Move the dead parent's fds on the child's streams, and the streams themselves, to the adopter. */
+async function adopt(
+  tx: WriteTx,
+  child: SessionsTable,
+  from: SessionsTable,
+  to: SessionsTable,
+  reason: EndReason,
+): Promise<void> {
+  const streams = await tx.db
+    .selectFrom('streams')
+    .selectAll()
+    .where('session_id', '=', child.id)
+    .where('closed_at', 'is', null)
+    .execute();
+  const moved: Record<string, number> = {};
+  for (const s of streams) {
+    if (s.owner === from.id)
+      await tx.db.updateTable('streams').set({ owner: to.id }).where('id', '=', s.id).execute();
+    for (const fd of await openFdsOn(tx, s.id)) {
+      if (fd.holder !== from.id) continue;
+      const num = await nextFdNum(tx, to.zone, to.id);
+      await tx.db.updateTable('fds').set({ holder: to.id, num }).where('id', '=', fd.id).execute();
+      tx.append({
+        zone: fd.zone,
+        type: 'fd.moved',
+        actor: KERNEL_ACTOR,
+        stream_id: s.id,
+        session_id: to.id,
+        payload: { fdId: fd.id, from: from.id, to: to.id, num },
+      });
+      moved[s.kind] = num;
+    }
+  }
+  await tx.db
+    .updateTable('sessions')
+    .set({ parent_id: to.id, updated_at: tx.now })
+    .where('id', '=', child.id)
+    .execute();
+  tx.append({
+    zone: child.zone,
+    type: 'session.reparented',
+    actor: KERNEL_ACTOR,
+    session_id: child.id,
+    payload: { from: from.id, to: to.id, reason },
+  });
+  await sendSignal(tx, child.zone, to.id, 'ADOPTED', {
+    child: child.id,
+    title: child.title,
+    from: from.id,
+    reason,
+    lifecycleFd: moved.lifecycle,
+    pipeFd: moved.pipe,
+  });
+}
+
+/** SIGTERM: a stop request the agent can act on, escalated to SIGKILL after the grace period. */
+export async function requestTerm(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  actor: string,
+): Promise<number> {
+  const graceMs = core.config.termGraceMs;
+  const deadline = tx.now + graceMs;
+  await tx.db
+    .updateTable('sessions')
+    .set({ term_deadline: deadline, updated_at: tx.now })
+    .where('id', '=', row.id)
+    .execute();
+  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline }, actor);
+  tx.afterCommit(() => core.effects.armTermDeadline(row.id, deadline));
+  return deadline;
+}
+
+/**
+ * Close fds, then reap every session nobody holds any more, and close streams nobody
+ * holds. Reaping closes the reaped session's fds in turn: the cascade runs downhill.
+ */
+export async function closeFdsCascade(
+  tx: WriteTx,
+  core: Core,
+  fds: FdsTable[],
+  how: { actor: string; reason: string; forced?: boolean },
+): Promise<string[]> {
+  const reaped: string[] = [];
+  const touched = new Set<string>();
+  for (const fd of fds) {
+    await closeFdRow(tx, fd, how);
+    touched.add(fd.stream_id);
+  }
+  for (const streamId of touched) {
+    const stream = await tx.db
+      .selectFrom('streams')
+      .selectAll()
+      .where('id', '=', streamId)
+      .executeTakeFirst();
+    if (!stream || stream.closed_at !== null) continue;
+    const open = await openFdsOn(tx, streamId);
+    if (open.length === 0) await closeStreamRow(tx, stream, how.actor, 'no fds left');
+    if (stream.session_id && (stream.kind === 'lifecycle' || stream.kind === 'pipe')) {
+      const owner = stream.session_id;
+      if (!isInit(owner) && !(await isHeld(tx, owner))) {
+        if (await endSession(tx, core, owner, 'reaped', how.actor, { lastFdClosedBy: how.actor }))
+          reaped.push(owner);
+      }
+    }
+  }
+  return reaped;
+}
+
+/** Alive means held: someone other than the session holds an fd on its lifecycle or pipe. */
+export async function isHeld(tx: WriteTx, sessionId: string): Promise<boolean> {
+  const row = await tx.db
+    .selectFrom('fds')
+    .innerJoin('streams', 'streams.id', 'fds.stream_id')
+    .select('fds.id')
+    .where('streams.session_id', '=', sessionId)
+    .where('streams.kind', 'in', ['lifecycle', 'pipe'])
+    .where('fds.closed_at', 'is', null)
+    .where('fds.holder', '!=', sessionId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Evict every subscriber and close the stream. */
+export async function tearDownStream(
+  tx: WriteTx,
+  core: Core,
+  stream: StreamsTable,
+  actor: string,
+  reason: string,
+  checkUndelivered: boolean,
+): Promise<string[]> {
+  const fds = await openFdsOn(tx, stream.id);
+  if (checkUndelivered) {
+    for (const fd of fds) {
+      const n = await undelivered(tx.db, core.fdTable, fd, stream.self_echo === 1);
+      if (n > 0) {
+        throw new WarrenError(
+          'undelivered_messages',
+          `fd ${fd.num} of ${fd.holder} has ${n} undelivered messages`,
+          {
+            holder: fd.holder,
+            undelivered: n,
+          },
+        );
+      }
+    }
+  }
+  const reaped = await closeFdsCascade(tx, core, fds, { actor, reason });
+  await closeStreamRow(tx, stream, actor, reason);
+  return reaped;
+}

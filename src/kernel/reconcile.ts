@@ -1,0 +1,200 @@
+import type { TimerHandle } from '../util/clock.ts';
+import type { Core } from './core.ts';
+import { endSession, isHeld, setStatus } from './lifecycle.ts';
+import { KERNEL_ACTOR } from './principal.ts';
+
+export interface ReconcileHooks {
+  escalate(sessionId: string): Promise<void>;
+  isRunningHere(sessionId: string): boolean;
+}
+
+interface Phase {
+  name: string;
+  run(): Promise<void>;
+}
+
+const BATCH = 500;
+
+/**
+ * The backstop. Handlers react in the moment; this loop repairs whatever drifted. Phases
+ * run in order with errors isolated, a tick never overlaps the previous one, and each
+ * phase selects only rows that need work (indexed), so a tick costs what changed.
+ */
+export class Reconciler {
+  private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  readonly phases: Phase[];
+
+  constructor(
+    private readonly core: Core,
+    private readonly hooks: ReconcileHooks,
+  ) {
+    this.phases = [
+      { name: 'term-deadlines', run: () => this.termDeadlines() },
+      { name: 'ttl', run: () => this.ttl() },
+      { name: 'lost-agents', run: () => this.lostAgents() },
+      { name: 'unheld', run: () => this.unheld() },
+      { name: 'cursors', run: () => this.core.fdTable.flush() },
+      { name: 'retention', run: () => this.retention() },
+    ];
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) this.core.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One tick; if one is in flight, wait for it instead of doubling up. */
+  tick(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.runPhases().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.core.clock.setTimeout(() => {
+      void this.tick().finally(() => this.schedule());
+    }, this.core.config.reconcileIntervalMs);
+  }
+
+  private async runPhases(): Promise<void> {
+    for (const phase of this.phases) {
+      try {
+        await phase.run();
+      } catch (error) {
+        console.error(`warren: reconcile phase ${phase.name} failed:`, (error as Error).message);
+      }
+    }
+  }
+
+  /** SIGTERM grace periods that ran out while no timer was armed (a restart). */
+  private async termDeadlines(): Promise<void> {
+    const due = await this.core.store.reader
+      .selectFrom('sessions')
+      .select('id')
+      .where('status', '!=', 'stopped')
+      .where('term_deadline', '<=', this.core.clock.now())
+      .limit(BATCH)
+      .execute();
+    for (const r of due) await this.hooks.escalate(r.id);
+  }
+
+  private async ttl(): Promise<void> {
+    const due = await this.core.store.reader
+      .selectFrom('sessions')
+      .select('id')
+      .where('status', '!=', 'stopped')
+      .where('expires_at', '<=', this.core.clock.now())
+      .limit(BATCH)
+      .execute();
+    for (const r of due) {
+      await this.core.store.writer.write((tx) => endSession(tx, this.core, r.id, 'expired', KERNEL_ACTOR));
+    }
+  }
+
+  /** Live sessions whose agent is not running here: their transport is gone. */
+  private async lostAgents(): Promise<void> {
+    const live = await this.core.store.reader
+      .selectFrom('sessions')
+      .select(['id', 'updated_at'])
+      .where('status', 'in', ['running', 'idle'])
+      .where('depth', '>', 0)
+      .execute();
+    const lost = live.filter((r) => !this.hooks.isRunningHere(r.id));
+    if (lost.length === 0) return;
+    await this.core.store.writer.write(async (tx) => {
+      for (const { id } of lost) {
+        if (this.hooks.isRunningHere(id)) continue;
+        const row = await tx.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+        if (row && (row.status === 'running' || row.status === 'idle')) {
+          await setStatus(tx, this.core, row, 'suspended', { reason: 'transport lost' });
+        }
+      }
+    });
+  }
+
+  /** Sessions nobody holds that the event path missed. */
+  private async unheld(): Promise<void> {
+    const candidates = await this.core.store.reader
+      .selectFrom('sessions')
+      .select('id')
+      .where('status', '!=', 'stopped')
+      .where('depth', '>', 0)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('fds')
+              .innerJoin('streams', 'streams.id', 'fds.stream_id')
+              .select('fds.id')
+              .whereRef('streams.session_id', '=', 'sessions.id')
+              .where('streams.kind', 'in', ['lifecycle', 'pipe'])
+              .where('fds.closed_at', 'is', null)
+              .whereRef('fds.holder', '!=', 'sessions.id'),
+          ),
+        ),
+      )
+      .limit(BATCH)
+      .execute();
+    for (const { id } of candidates) {
+      await this.core.store.writer.write(async (tx) => {
+        if (!(await isHeld(tx, id)))
+          await endSession(tx, this.core, id, 'reaped', KERNEL_ACTOR, { by: 'reconcile' });
+      });
+    }
+  }
+
+  /** Drop events past the retention window, except messages some open fd has not been given. */
+  private async retention(): Promise<void> {
+    const days = this.core.config.retentionDays;
+    if (days === null) return;
+    const cutoff = this.core.clock.now() - days * 86_400_000;
+    await this.core.store.writer.write(async (tx) => {
+      const victims = await tx.db
+        .selectFrom('events')
+        .select('seq')
+        .where('ts', '<', cutoff)
+        .where(({ or, eb, not, exists, selectFrom }) =>
+          or([
+            eb('type', '!=', 'stream.message'),
+            not(
+              exists(
+                selectFrom('fds')
+                  .select('fds.id')
+                  .whereRef('fds.stream_id', '=', 'events.stream_id')
+                  .where('fds.closed_at', 'is', null)
+                  .whereRef('fds.cursor', '<', 'events.seq'),
+              ),
+            ),
+          ]),
+        )
+        .orderBy('seq', 'asc')
+        .limit(BATCH * 10)
+        .execute();
+      if (victims.length === 0) return;
+      await tx.db
+        .deleteFrom('events')
+        .where(
+          'seq',
+          'in',
+          victims.map((v) => v.seq),
+        )
+        .execute();
+      tx.append({
+        zone: 'default',
+        type: 'log.retention',
+        actor: KERNEL_ACTOR,
+        payload: { deleted: victims.length, before: cutoff, upToSeq: victims.at(-1)?.seq ?? 0 },
+      });
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import type {
+  DeliveryMode,
+  EndReason,
+  FdsTable,
+  ParentClose,
+  Permission,
+  SessionStatus,
+  SessionsTable,
+  StreamKind,
+  StreamsTable,
+} from '../store/schema.ts';
+import { parseJson } from '../util/json.ts';
+
+/** The kernel's public shapes: what syscalls return. Rows never leave the kernel raw. */
+export interface SessionInfo {
+  id: string;
+  zone: string;
+  parentId: string | null;
+  depth: number;
+  status: SessionStatus;
+  endReason: EndReason | null;
+  runtime: string;
+  runner: string;
+  title: string | null;
+  parentClose: ParentClose;
+  lastMessage: string | null;
+  suspendReason: string | null;
+  turns: number;
+  usage: Usage;
+  createdAt: number;
+  updatedAt: number;
+  endedAt: number | null;
+}
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  turns?: number;
+}
+
+export interface StreamInfo {
+  id: string;
+  zone: string;
+  name: string;
+  kind: StreamKind;
+  owner: string;
+  sessionId: string | null;
+  selfEcho: boolean;
+  createdAt: number;
+  closedAt: number | null;
+}
+
+export interface FdInfo {
+  fd: number;
+  id: string;
+  holder: string;
+  streamId: string;
+  streamName: string;
+  permission: Permission;
+  deliveryMode: DeliveryMode;
+  cursor: number;
+  owned: boolean;
+  spawned: boolean;
+  /** Messages on the stream past the cursor that are due to this holder. */
+  pending: number;
+}
+
+export interface MessageView {
+  seq: number;
+  id: string;
+  ts: number;
+  streamId: string;
+  from: string;
+  text: string;
+  kind: 'message' | 'signal';
+  signal?: string;
+  data?: unknown;
+}
+
+export const sessionInfo = (r: SessionsTable): SessionInfo => ({
+  id: r.id,
+  zone: r.zone,
+  parentId: r.parent_id,
+  depth: r.depth,
+  status: r.status,
+  endReason: r.end_reason,
+  runtime: r.runtime,
+  runner: r.runner,
+  title: r.title,
+  parentClose: r.parent_close,
+  lastMessage: r.last_message,
+  suspendReason: r.suspend_reason,
+  turns: r.turns,
+  usage: parseJson<Usage>(r.usage, {}),
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+  endedAt: r.ended_at === null ? null : Number(r.ended_at),
+});
+
+export const streamInfo = (r: StreamsTable): StreamInfo => ({
+  id: r.id,
+  zone: r.zone,
+  name: r.name,
+  kind: r.kind,
+  owner: r.owner,
+  sessionId: r.session_id,
+  selfEcho: r.self_echo === 1,
+  createdAt: Number(r.created_at),
+  closedAt: r.closed_at === null ? null : Number(r.closed_at),
+});
+
+export const RESERVED_PREFIXES = ['pipe:', 'lifecycle:', 'stdin:'] as const;
+export const isReservedName = (name: string) => RESERVED_PREFIXES.some((p) => name.startsWith(p));
+
+export const canRead = (p: Permission) => p === 'r' || p === 'rw';
+export const canWrite = (p: Permission) => p === 'w' || p === 'rw';
+/** Attenuation: `granted` is no more than `held`. */
+export const permWithin = (granted: Permission, held: Permission) => held === 'rw' || granted === held;
+
+export type FdRow = FdsTable;

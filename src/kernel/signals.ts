@@ -1,0 +1,71 @@
+import type { WriteTx } from '../store/writer.ts';
+import { KERNEL_ACTOR } from './principal.ts';
+import { postMessage } from './streams.ts';
+
+export const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGCHLD', 'SIGSTOP', 'SIGCONT', 'ADOPTED'] as const;
+export type SignalName = (typeof SIGNALS)[number];
+
+/** What an LLM agent reads: a short tagged line. The structured fields travel alongside. */
+export function signalText(signal: SignalName, f: Record<string, unknown>): string {
+  switch (signal) {
+    case 'SIGTERM':
+      return `[SIGTERM] Stop requested${f.by ? ` by ${f.by}` : ''}. Finish what you are doing, close the fds you own, and stop. You will be killed in ${Math.round(Number(f.graceMs ?? 0) / 1000)}s otherwise.`;
+    case 'SIGCHLD': {
+      const last = f.lastMessage ? ` Last message: ${truncate(String(f.lastMessage), 500)}` : '';
+      const reason = f.endReason ? ` (${f.endReason})` : '';
+      return `[SIGCHLD] Child ${f.child}${f.title ? ` "${f.title}"` : ''} is ${f.status}${reason}.${last}`;
+    }
+    case 'ADOPTED':
+      return `[ADOPTED] You adopted ${f.child}${f.title ? ` "${f.title}"` : ''}: its parent ${f.from} ended (${f.reason}). Its fds are now yours (lifecycle fd ${f.lifecycleFd}${f.pipeFd !== undefined ? `, pipe fd ${f.pipeFd}` : ''}).`;
+    case 'SIGSTOP':
+      return '[SIGSTOP] Suspended.';
+    case 'SIGCONT':
+      return '[SIGCONT] Resumed.';
+    case 'SIGKILL':
+      return '[SIGKILL] Killed.';
+  }
+}
+
+const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+/** Record a signal in the log. */
+export function logSignal(
+  tx: WriteTx,
+  zone: string,
+  signal: SignalName,
+  target: string,
+  actor: string,
+  fields: Record<string, unknown> = {},
+) {
+  tx.append({ zone, type: 'signal', actor, session_id: target, payload: { signal, target, ...fields } });
+}
+
+/**
+ * Deliver a signal as a message on the target's stdin stream, written in the same
+ * transaction as the change that caused it: it is neither lost nor repeated by a restart.
+ */
+export async function sendSignal(
+  tx: WriteTx,
+  zone: string,
+  target: string,
+  signal: SignalName,
+  fields: Record<string, unknown>,
+  actor = KERNEL_ACTOR,
+): Promise<void> {
+  logSignal(tx, zone, signal, target, actor, fields);
+  const stdin = await tx.db
+    .selectFrom('streams')
+    .selectAll()
+    .where('zone', '=', zone)
+    .where('name', '=', `stdin:${target}`)
+    .where('closed_at', 'is', null)
+    .executeTakeFirst();
+  if (!stdin) return;
+  postMessage(
+    tx,
+    stdin,
+    actor,
+    { text: signalText(signal, fields), kind: 'signal', signal, data: fields },
+    target,
+  );
+}

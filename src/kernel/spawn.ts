@@ -1,0 +1,220 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { DeliveryMode, ParentClose, SessionsTable } from '../store/schema.ts';
+import type { WriteTx } from '../store/writer.ts';
+import type { Core } from './core.ts';
+import { WarrenError } from './errors.ts';
+import { ensureZone, initIdOf, lockZone } from './lifecycle.ts';
+import { liveSessionRow } from './lookup.ts';
+import { type Principal, principalId } from './principal.ts';
+import { createStream, openFd } from './streams.ts';
+
+export interface SpawnRequest {
+  runtime: string;
+  runner?: string;
+  title?: string;
+  prompt?: string;
+  /** Runtime-specific configuration (a script, a command line, a model …). */
+  config?: Record<string, unknown>;
+  cwd?: string;
+  model?: string;
+  env?: Record<string, string>;
+  pipe?: DeliveryMode;
+  parentClose?: ParentClose;
+  ttlSeconds?: number;
+  maxTurns?: number;
+  idempotencyKey?: string;
+}
+
+export interface SpawnResult {
+  session: SessionsTable;
+  /** The spawner's fds on the child. */
+  lifecycleFd: number;
+  pipeFd: number;
+  created: boolean;
+}
+
+/**
+ * The one spawn path: the CLI, an agent's ipc_spawn, a plugin's dispatch all come here.
+ * Limits are checked in the same transaction as the insert (and under the zone's row lock
+ * on PostgreSQL), so concurrent spawns cannot overshoot them.
+ */
+export async function spawnInTx(
+  tx: WriteTx,
+  core: Core,
+  spawner: Principal,
+  req: SpawnRequest,
+): Promise<SpawnResult> {
+  const zone = spawner.zone;
+  await ensureZone(tx, zone);
+  await lockZone(tx, zone);
+  const spawnerId = principalId(spawner);
+
+  if (req.idempotencyKey) {
+    const existing = await tx.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('zone', '=', zone)
+      .where('idempotency_key', '=', req.idempotencyKey)
+      .executeTakeFirst();
+    if (existing)
+      return { session: existing, ...(await spawnerFdsOn(tx, spawnerId, existing.id)), created: false };
+  }
+
+  const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(zone);
+  const parent = await liveSessionRow(tx, parentId);
+  const zoneRow = await tx.db
+    .selectFrom('zones')
+    .selectAll()
+    .where('id', '=', zone)
+    .executeTakeFirstOrThrow();
+  const limits = core.config.limits;
+  const maxDepth = zoneRow.max_depth ?? limits.maxDepth;
+  const maxChildren = zoneRow.max_children ?? limits.maxChildren;
+  const maxSessions = zoneRow.max_sessions ?? limits.maxSessionsPerZone;
+  const depth = parent.depth + 1;
+  if (depth > maxDepth) {
+    throw new WarrenError('limit_exceeded', `spawn would reach depth ${depth}; the limit is ${maxDepth}`, {
+      limit: 'maxDepth',
+      max: maxDepth,
+    });
+  }
+  const children = await countLive(tx, { parentId: parent.id });
+  if (children >= maxChildren) {
+    throw new WarrenError(
+      'limit_exceeded',
+      `${parent.id} already has ${children} live children; the limit is ${maxChildren}`,
+      {
+        limit: 'maxChildren',
+        max: maxChildren,
+      },
+    );
+  }
+  const inZone = await countLive(tx, { zone });
+  if (inZone >= maxSessions) {
+    throw new WarrenError(
+      'limit_exceeded',
+      `zone ${zone} already has ${inZone} live sessions; the limit is ${maxSessions}`,
+      {
+        limit: 'maxSessionsPerZone',
+        max: maxSessions,
+      },
+    );
+  }
+
+  const id = core.ids.session();
+  const spec = {
+    prompt: req.prompt ?? null,
+    config: req.config ?? {},
+    cwd: req.cwd ?? null,
+    model: req.model ?? null,
+    env: req.env ?? {},
+  };
+  const session: SessionsTable = {
+    id,
+    zone,
+    parent_id: parent.id,
+    depth,
+    status: 'pending',
+    end_reason: null,
+    runtime: req.runtime,
+    runner: req.runner ?? 'local',
+    title: req.title ?? null,
+    spec: JSON.stringify(spec),
+    runtime_state: null,
+    parent_close: req.parentClose ?? 'reparent',
+    token_hash: null,
+    idempotency_key: req.idempotencyKey ?? null,
+    last_message: null,
+    suspend_reason: null,
+    term_deadline: null,
+    expires_at: req.ttlSeconds ? tx.now + req.ttlSeconds * 1000 : null,
+    max_turns: req.maxTurns ?? null,
+    turns: 0,
+    usage: '{}',
+    created_at: tx.now,
+    updated_at: tx.now,
+    ended_at: null,
+  };
+  await tx.db.insertInto('sessions').values(session).execute();
+  tx.append({
+    zone,
+    type: 'session.spawned',
+    actor: spawnerId,
+    session_id: id,
+    payload: {
+      parent: parent.id,
+      depth,
+      runtime: session.runtime,
+      runner: session.runner,
+      title: session.title,
+      prompt: spec.prompt,
+      pipe: req.pipe ?? 'detach',
+      parentClose: session.parent_close,
+    },
+  });
+
+  // The child's plumbing, owned by the spawner: tearing the spawner down tears these down.
+  const mk = (kind: 'lifecycle' | 'pipe' | 'stdin') =>
+    createStream(tx, core.ids, {
+      zone,
+      name: `${kind}:${id}`,
+      kind,
+      owner: spawnerId,
+      sessionId: id,
+      actor: spawnerId,
+    });
+  const stdin = await mk('stdin');
+  const pipe = await mk('pipe');
+  const lifecycle = await mk('lifecycle');
+  // The child's own ends, numbered like a Unix process's: 0 stdin, 1 its pipe, 2 lifecycle.
+  const own = { zone, holder: id, actor: spawnerId, spawned: true, cursor: 0 };
+  await openFd(tx, core.ids, { ...own, stream: stdin, perm: 'r', mode: 'async', num: 0 });
+  await openFd(tx, core.ids, { ...own, stream: pipe, perm: 'rw', mode: 'async', num: 1 });
+  await openFd(tx, core.ids, { ...own, stream: lifecycle, perm: 'rw', mode: 'detach', num: 2 });
+  const mine = { zone, holder: spawnerId, actor: spawnerId, owned: true, spawned: true, cursor: 0 };
+  const lfd = await openFd(tx, core.ids, { ...mine, stream: lifecycle, perm: 'rw', mode: 'detach' });
+  const pfd = await openFd(tx, core.ids, { ...mine, stream: pipe, perm: 'rw', mode: req.pipe ?? 'detach' });
+
+  tx.afterCommit(() => core.effects.startAgent(id, 'start'));
+  return { session, lifecycleFd: lfd.num, pipeFd: pfd.num, created: true };
+}
+
+async function spawnerFdsOn(tx: WriteTx, holder: string, child: string) {
+  const rows = await tx.db
+    .selectFrom('fds')
+    .innerJoin('streams', 'streams.id', 'fds.stream_id')
+    .select(['fds.num', 'streams.kind'])
+    .where('fds.holder', '=', holder)
+    .where('streams.session_id', '=', child)
+    .where('fds.closed_at', 'is', null)
+    .execute();
+  return {
+    lifecycleFd: rows.find((r) => r.kind === 'lifecycle')?.num ?? -1,
+    pipeFd: rows.find((r) => r.kind === 'pipe')?.num ?? -1,
+  };
+}
+
+/** Live sessions matching a parent and/or a zone (init, at depth 0, never counts). */
+async function countLive(tx: WriteTx, f: { parentId?: string; zone?: string }): Promise<number> {
+  let q = tx.db.selectFrom('sessions').where('status', '!=', 'stopped').where('depth', '>', 0);
+  if (f.parentId !== undefined) q = q.where('parent_id', '=', f.parentId);
+  if (f.zone !== undefined) q = q.where('zone', '=', f.zone);
+  const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Session tokens are derived, not stored: resume hands an agent the same token it had. */
+export function sessionToken(secret: string, sessionId: string): string {
+  return `wst_${sessionId}.${mac(secret, sessionId)}`;
+}
+
+export function verifySessionToken(secret: string, token: string): string | null {
+  const m = /^wst_([a-z0-9_.]+)\.([A-Za-z0-9_-]+)$/.exec(token);
+  if (!m) return null;
+  const [, id, sig] = m as unknown as [string, string, string];
+  const want = Buffer.from(mac(secret, id));
+  const got = Buffer.from(sig);
+  return want.length === got.length && timingSafeEqual(want, got) ? id : null;
+}
+
+const mac = (secret: string, id: string) => createHmac('sha256', secret).update(id).digest('base64url');

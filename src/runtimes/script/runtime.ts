@@ -1,0 +1,186 @@
+import type { AgentContext, AgentHandle, AgentInput, Runtime } from '../types.ts';
+import { loadScript, type Script, type Step } from './format.ts';
+import { interpolate } from './vars.ts';
+
+/**
+ * A built-in deterministic agent: it plays a script of syscalls as its session. Needs no
+ * API key; the demo and the tests run on it. Its position is saved after every step, so a
+ * resumed script continues where it stood (a step cut off by a crash runs again).
+ */
+export class ScriptRuntime implements Runtime {
+  readonly name = 'script';
+
+  validate(spec: AgentContext['spec']): void {
+    loadScript(spec.config);
+  }
+
+  async start(ctx: AgentContext): Promise<AgentHandle> {
+    const script = loadScript(ctx.spec.config);
+    const agent = new ScriptAgent(ctx, script);
+    void agent.run();
+    return agent;
+  }
+}
+
+class ScriptAgent implements AgentHandle {
+  private pc: number;
+  private vars: Record<string, unknown>;
+  private stopped = false;
+  private inbox: ((input: AgentInput) => void) | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly ctx: AgentContext,
+    private readonly script: Script,
+  ) {
+    const saved = ctx.resumeState as { pc?: number; vars?: Record<string, unknown> } | null;
+    this.pc = saved?.pc ?? 0;
+    this.vars = { ...(saved?.vars ?? {}), self: { id: ctx.sessionId, prompt: ctx.spec.prompt } };
+  }
+
+  get ready(): boolean {
+    return this.inbox !== undefined;
+  }
+
+  deliver(input: AgentInput): void {
+    const take = this.inbox;
+    this.inbox = undefined;
+    take?.(input);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  async run(): Promise<void> {
+    const { sink } = this.ctx;
+    try {
+      while (!this.stopped && this.pc < this.script.steps.length) {
+        const step = this.script.steps[this.pc]!;
+        const done = await this.exec(step);
+        if (this.stopped) return;
+        this.pc += 1;
+        await sink.saveState({ pc: this.pc, vars: this.persistable() });
+        if (done) return;
+      }
+      if (!this.stopped) sink.exit({ reason: 'completed' });
+    } catch (error) {
+      if (this.stopped) return;
+      await sink.output(`script failed at step ${this.pc + 1}: ${(error as Error).message}`);
+      sink.exit({ reason: 'crashed', error: (error as Error).message });
+    }
+  }
+
+  /** Returns true when the step ends the script. */
+  private async exec(step: Step): Promise<boolean> {
+    const { sink, call } = this.ctx;
+    const v = <T>(x: T): T => interpolate(x, this.vars);
+    if ('say' in step) await sink.output(v(step.say));
+    else if ('reply' in step) await call('ipc_write', { fd: 1, message: v(step.reply) });
+    else if ('spawn' in step) {
+      const { as, script, ...rest } = v(step.spawn);
+      const res = await call('ipc_spawn', { ...rest, ...(script !== undefined ? { script } : {}) });
+      if (as) this.vars[as] = res;
+    } else if ('write' in step)
+      await call('ipc_write', { fd: this.fd(step.write.fd), message: v(step.write.message) });
+    else if ('read' in step) {
+      const res = await this.readUntilMessage(this.fd(step.read.fd), step.read.timeoutMs);
+      if (step.read.as) this.vars[step.read.as] = res;
+    } else if ('wait' in step) {
+      const input = await this.waitForInput();
+      if (!input) return true;
+      if (step.wait.as) this.vars[step.wait.as] = input;
+    } else if ('close' in step)
+      await call('ipc_close', { fd: this.fd(step.close.fd), force: step.close.force ?? false });
+    else if ('create_stream' in step) {
+      const res = await call('ipc_create_stream', {
+        name: v(step.create_stream.name),
+        selfEcho: step.create_stream.selfEcho ?? false,
+      });
+      if (step.create_stream.as) this.vars[step.create_stream.as] = res;
+    } else if ('attach' in step) {
+      const a = step.attach;
+      const res = await call('ipc_attach', {
+        fd: this.fd(a.fd),
+        targetSessionId: v(a.target),
+        permission: a.permission,
+        deliveryMode: a.deliveryMode,
+      });
+      if (a.as) this.vars[a.as] = res;
+    } else if ('share' in step) {
+      const s = step.share;
+      await call('ipc_share_stream', {
+        ...(s.fd !== undefined ? { fd: this.fd(s.fd) } : {}),
+        ...(s.streamName ? { streamName: v(s.streamName) } : {}),
+        ...(s.permission ? { permission: s.permission } : {}),
+        ...(s.deliveryMode ? { deliveryMode: s.deliveryMode } : {}),
+      });
+    } else if ('sleep' in step) await this.sleep(step.sleep);
+    else if ('listen' in step) {
+      for (;;) {
+        const input = await this.waitForInput();
+        if (!input) return true;
+        if (step.listen.say) await sink.output(interpolate(step.listen.say, { ...this.vars, input }));
+      }
+    } else if ('call' in step) {
+      const res = await call(step.call.syscall, v(step.call.input));
+      if (step.call.as) this.vars[step.call.as] = res;
+    } else if ('exit' in step) {
+      sink.exit({ reason: step.exit });
+      return true;
+    }
+    return false;
+  }
+
+  private fd(ref: number | string): number {
+    const n = Number(interpolate(ref, this.vars));
+    if (!Number.isInteger(n) || n < 0) throw new Error(`not an fd: ${JSON.stringify(ref)}`);
+    return n;
+  }
+
+  /** A blocking read is a series of bounded waits; the agent stays busy (inside a syscall). */
+  private async readUntilMessage(fd: number, timeoutMs?: number): Promise<unknown> {
+    const until = timeoutMs ? this.ctx.clock.now() + timeoutMs : Number.POSITIVE_INFINITY;
+    for (;;) {
+      const res = (await this.ctx.call('ipc_read', { fd, wait: true })) as {
+        messages: Array<{ text: string }>;
+      };
+      if (res.messages.length > 0 || this.stopped || this.ctx.clock.now() >= until) return res;
+    }
+  }
+
+  /** End of turn: go idle and take the next pushed input. */
+  private waitForInput(): Promise<AgentInput | undefined> {
+    return new Promise((resolve) => {
+      this.wake = () => resolve(undefined);
+      this.inbox = (input) => {
+        this.wake = undefined;
+        const { sink } = this.ctx;
+        void sink.busy();
+        void sink
+          .event('input', { text: input.text, seqs: input.messages.map((m) => m.seq) })
+          .then(() => resolve(input));
+      };
+      void this.ctx.sink.idle();
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = this.ctx.clock.setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        this.ctx.clock.clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  private persistable(): Record<string, unknown> {
+    const { self: _self, ...rest } = this.vars;
+    return JSON.parse(JSON.stringify(rest));
+  }
+}

@@ -1,0 +1,104 @@
+import type { Usage } from '../kernel/records.ts';
+import type { Clock } from '../util/clock.ts';
+
+/** One message handed to an agent, with its seq so the agent can drop repeats. */
+export interface DeliveredMessage {
+  seq: number;
+  fd: number;
+  stream: string;
+  from: string;
+  text: string;
+  kind: 'message' | 'signal';
+  signal?: string;
+  data?: unknown;
+}
+
+/** Everything pending for an agent at a safe point, batched into one input. */
+export interface AgentInput {
+  messages: DeliveredMessage[];
+  /** The batch rendered as text, for agents that take text. */
+  text: string;
+}
+
+/**
+ * How a running agent reports back; the kernel turns each call into log events, applied in
+ * the order they were made. The promises settle once recorded: await them to order a
+ * report before a syscall the agent makes next.
+ */
+export interface AgentSink {
+  /** Assistant text: logged, and remembered as the session's last message. */
+  output(text: string): Promise<void>;
+  /** Anything else worth recording: tool calls and results, turn input, raw runtime notes. */
+  event(type: string, payload: Record<string, unknown>): Promise<void>;
+  usage(usage: Usage): Promise<void>;
+  /** Working on a turn. */
+  busy(): Promise<void>;
+  /** Turn over: a safe point, pending input may be delivered now. */
+  idle(): Promise<void>;
+  /** Remember what resume needs (a position, a CLI session id). */
+  saveState(state: Record<string, unknown>): Promise<void>;
+  /** The agent's process is gone. */
+  exit(result: AgentExit): void;
+}
+
+export interface AgentExit {
+  reason: 'completed' | 'crashed';
+  error?: string;
+  code?: number | null;
+  stderrTail?: string;
+}
+
+export interface AgentSpec {
+  prompt: string | null;
+  config: Record<string, unknown>;
+  cwd: string | null;
+  model: string | null;
+  env: Record<string, string>;
+}
+
+export interface AgentContext {
+  sessionId: string;
+  zone: string;
+  depth: number;
+  title: string | null;
+  spec: AgentSpec;
+  /** The session's scoped token (the same one on every resume). */
+  token: string;
+  /** Where agents reach the kernel over HTTP, when it listens. */
+  url: string | null;
+  /** Present when resuming: what the agent saved last. */
+  resumeState: Record<string, unknown> | null;
+  sink: AgentSink;
+  /** Call a syscall as this session (for in-process agents such as `script`). */
+  call(name: string, input: Record<string, unknown>): Promise<unknown>;
+  clock: Clock;
+}
+
+export interface AgentHandle {
+  /** True when the agent can take input now (at a safe point). */
+  readonly ready: boolean;
+  deliver(input: AgentInput): void;
+  /** Dispose of the agent's process; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** How one kind of agent is started, fed, resumed and stopped. */
+export interface Runtime {
+  readonly name: string;
+  /** Reject a bad spawn before anything is written, with a typed error naming what is wrong. */
+  validate(spec: AgentSpec): void;
+  /** Start, or resume when `ctx.resumeState` is set. */
+  start(ctx: AgentContext): Promise<AgentHandle>;
+}
+
+export type RuntimeRegistry = ReadonlyMap<string, Runtime>;
+
+export function renderInput(messages: DeliveredMessage[]): string {
+  return messages
+    .map((m) =>
+      m.kind === 'signal'
+        ? m.text
+        : `[message fd=${m.fd} stream=${m.stream} from=${m.from} seq=${m.seq}] ${m.text}`,
+    )
+    .join('\n');
+}

@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import type { DialectKind } from '../dialect.ts';
+import { initial } from './001_initial.ts';
+
+/** Versioned migrations, in order. Append; never edit one that has shipped. */
+export function migrations(kind: DialectKind): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return {
+        '001_initial': initial(kind),
+      };
+    },
+  };
+}

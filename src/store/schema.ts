@@ -1,0 +1,135 @@
+/**
+ * The tables, as the query layer sees them. Booleans are integers (0/1) and times are
+ * epoch milliseconds so that one set of queries serves SQLite and PostgreSQL alike.
+ */
+import type { Generated } from 'kysely';
+
+export type SessionStatus = 'pending' | 'running' | 'idle' | 'suspended' | 'stopped';
+export type EndReason =
+  | 'completed'
+  | 'killed'
+  | 'terminated'
+  | 'crashed'
+  | 'expired'
+  | 'budget_exceeded'
+  | 'reaped';
+export type ParentClose = 'reparent' | 'terminate' | 'sigterm';
+export type StreamKind = 'named' | 'pipe' | 'lifecycle' | 'stdin';
+export type Permission = 'r' | 'w' | 'rw';
+export type DeliveryMode = 'sync' | 'async' | 'detach';
+
+export interface ZonesTable {
+  id: string;
+  created_at: number;
+  max_depth: number | null;
+  max_children: number | null;
+  max_sessions: number | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  zone: string;
+  parent_id: string | null;
+  depth: number;
+  status: SessionStatus;
+  end_reason: EndReason | null;
+  runtime: string;
+  runner: string;
+  title: string | null;
+  /** The spawn request (prompt, cwd, model, script, env …) as JSON: what resume needs. */
+  spec: string;
+  /** Runtime-owned resume state (script position, CLI session id …) as JSON. */
+  runtime_state: string | null;
+  parent_close: ParentClose;
+  token_hash: string | null;
+  idempotency_key: string | null;
+  last_message: string | null;
+  suspend_reason: string | null;
+  /** SIGTERM grace deadline: past it the kernel sends SIGKILL. */
+  term_deadline: number | null;
+  expires_at: number | null;
+  max_turns: number | null;
+  turns: number;
+  usage: string;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
+export interface StreamsTable {
+  id: string;
+  zone: string;
+  name: string;
+  kind: StreamKind;
+  /** The principal that created it: a session id or `operator:<name>`. */
+  owner: string;
+  /** For reserved streams, the session they belong to. */
+  session_id: string | null;
+  self_echo: number;
+  created_at: number;
+  closed_at: number | null;
+}
+
+export interface FdsTable {
+  id: string;
+  zone: string;
+  /** A session id or `operator:<name>`. */
+  holder: string;
+  /** The number the holder uses; never reused by that holder. */
+  num: number;
+  stream_id: string;
+  perm: Permission;
+  mode: DeliveryMode;
+  /** The last seq delivered on this fd. */
+  cursor: number;
+  /** Created by spawn for the spawner: the holder must close it before it stops. */
+  owned: number;
+  /** Granted by spawn (as opposed to attach / create). */
+  spawned: number;
+  created_at: number;
+  closed_at: number | null;
+}
+
+export interface EventsTable {
+  seq: number;
+  id: string;
+  zone: string;
+  ts: number;
+  type: string;
+  actor: string;
+  session_id: string | null;
+  stream_id: string | null;
+  payload: string;
+}
+
+export interface LogHeadTable {
+  id: number;
+  seq: number;
+}
+
+export interface OperatorKeysTable {
+  id: string;
+  name: string;
+  hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  zones: ZonesTable;
+  sessions: SessionsTable;
+  streams: StreamsTable;
+  fds: FdsTable;
+  events: EventsTable;
+  log_head: LogHeadTable;
+  operator_keys: OperatorKeysTable;
+  settings: SettingsTable;
+}
+
+/** Keeps `Generated` imported for future auto-increment columns without a lint warning. */
+export type _Reserved = Generated<number>;

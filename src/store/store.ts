@@ -1,0 +1,70 @@
+import { type Kysely, Migrator, sql } from 'kysely';
+import type { Clock } from '../util/clock.ts';
+import type { IdGenerator } from '../util/ids.ts';
+import { type Connections, type DialectKind, openConnections, type StoreLocation } from './dialect.ts';
+import { LogReader } from './log.ts';
+import { migrations } from './migrations/index.ts';
+import type { Database } from './schema.ts';
+import { GroupCommitWriter } from './writer.ts';
+
+/** The store: one writer (group commit), readers, the log views, and the migrated schema. */
+export class Store {
+  readonly kind: DialectKind;
+  readonly writer: GroupCommitWriter;
+  readonly reader: Kysely<Database>;
+  readonly log: LogReader;
+
+  private constructor(
+    private readonly conn: Connections,
+    clock: Clock,
+    ids: IdGenerator,
+  ) {
+    this.kind = conn.kind;
+    this.writer = new GroupCommitWriter(conn, clock, ids);
+    this.reader = conn.reader;
+    this.log = new LogReader(conn.reader);
+  }
+
+  static async open(loc: StoreLocation, clock: Clock, ids: IdGenerator): Promise<Store> {
+    const conn = await openConnections(loc);
+    try {
+      await migrate(conn);
+    } catch (error) {
+      await conn.close();
+      throw error;
+    }
+    return new Store(conn, clock, ids);
+  }
+
+  /** Row locks exist only on PostgreSQL; SQLite serialises writers on its own. */
+  get supportsRowLocks(): boolean {
+    return this.kind === 'postgres';
+  }
+
+  async close(): Promise<void> {
+    await this.writer.close();
+    await this.conn.close();
+  }
+}
+
+async function migrate(conn: Connections): Promise<void> {
+  // Kysely's Migrator, given no schema, takes a `kysely_migration` table in ANY schema of the
+  // database as its own; with one schema per node or per test it would then skip creating
+  // its tables here and fail. Pin it to the schema this connection lives in.
+  const migrationTableSchema =
+    conn.kind === 'postgres'
+      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn.writer))
+          .rows[0]?.schema ?? undefined)
+      : undefined;
+  const migrator = new Migrator({ db: conn.writer, provider: migrations(conn.kind), migrationTableSchema });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
+  }
+}
+
+/** Drop a PostgreSQL schema (tests). */
+export async function dropPostgresSchema(db: Kysely<Database>, schema: string): Promise<void> {
+  await sql.raw(`drop schema if exists "${schema.replaceAll('"', '')}" cascade`).execute(db);
+}

@@ -1,0 +1,123 @@
+import { parseArgs } from 'node:util';
+import type { FastifyInstance } from 'fastify';
+import { ensureOperatorKey } from '../../auth/keys.ts';
+import { runDemo } from '../../demo/demo.ts';
+import type { Durability } from '../../store/dialect.ts';
+import { Warren } from '../../warren.ts';
+import { buildHttpServer } from '../http/server.ts';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  db?: string;
+  durability: Durability;
+  demo: boolean;
+}
+
+export interface Running {
+  warren: Warren;
+  http: FastifyInstance;
+  url: string;
+  stop(): Promise<void>;
+}
+
+type Out = { write(s: string): unknown };
+
+/** Start a warren server: store, kernel, HTTP on one port. */
+export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
+  const warren = await Warren.open({
+    dataDir: opts.dataDir,
+    durability: opts.durability,
+    ...(opts.db ? { db: opts.db } : {}),
+  });
+  const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
+  const http = await buildHttpServer(warren);
+  let address: string;
+  try {
+    address = await http.listen({ host: opts.host, port: opts.port });
+  } catch (error) {
+    await warren.close();
+    throw error;
+  }
+  const url = address.replace('[::1]', 'localhost');
+  warren.kernel.config.publicUrl = url;
+  out.write(`warren listening on ${url} (store: ${opts.db ?? `${opts.dataDir}/warren.db`})\n`);
+  if (key.created) {
+    out.write(`operator API key (shown once; also saved to ${key.file}, mode 0600):\n  ${key.key}\n`);
+  }
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await http.close();
+      await warren.close();
+    })();
+    return stopping;
+  };
+  if (opts.demo) {
+    const { lead } = await runDemo(warren, (l) => out.write(`${l}\n`));
+    out.write(
+      [
+        '',
+        'The demo is running. In another terminal:',
+        '  ./bin/warren.js ps',
+        '  ./bin/warren.js streams list',
+        '  ./bin/warren.js events',
+        `  ./bin/warren.js session events ${lead}`,
+        'Ctrl-C stops the server (sessions stay resumable).',
+        '',
+      ].join('\n'),
+    );
+  }
+  return { warren, http, url, stop };
+}
+
+export const serveCommand = {
+  command: ['serve'],
+  summary: 'Run the warren server (REST, live events) on one port',
+  usage:
+    'warren serve [--host 127.0.0.1] [--port 7700] [--data-dir ./.warren] [--db <sqlite file | postgres:// url>] [--durability process|power] [--demo]',
+  async run(args: string[], io: { stdout: Out; stderr: Out; env: NodeJS.ProcessEnv }): Promise<number> {
+    const { values } = parseArgs({
+      args,
+      strict: true,
+      options: {
+        host: { type: 'string', default: io.env.WARREN_HOST ?? '127.0.0.1' },
+        port: { type: 'string', default: io.env.WARREN_PORT ?? '7700' },
+        'data-dir': { type: 'string', default: io.env.WARREN_DATA_DIR ?? '.warren' },
+        db: { type: 'string', ...(io.env.WARREN_DB ? { default: io.env.WARREN_DB } : {}) },
+        durability: { type: 'string', default: io.env.WARREN_DURABILITY ?? 'process' },
+        demo: { type: 'boolean', default: false },
+      },
+    });
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      io.stderr.write(`error: --port must be 0-65535, got ${values.port}\n`);
+      return 2;
+    }
+    if (values.durability !== 'process' && values.durability !== 'power') {
+      io.stderr.write('error: --durability must be process or power\n');
+      return 2;
+    }
+    const running = await serve(
+      {
+        host: values.host!,
+        port,
+        dataDir: values['data-dir']!,
+        ...(values.db ? { db: values.db } : {}),
+        durability: values.durability,
+        demo: values.demo!,
+      },
+      io.stdout,
+    );
+    await new Promise<void>((resolve) => {
+      const onSignal = () => {
+        io.stderr.write('\nwarren: shutting down…\n');
+        void running.stop().then(resolve);
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+    });
+    return 0;
+  },
+};

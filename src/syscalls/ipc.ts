@@ -1,0 +1,248 @@
+import { z } from 'zod';
+import * as s from './schemas.ts';
+import { defineSyscall } from './types.ts';
+
+/** The ipc_* group: what an agent uses to spawn, talk and listen. Operators may use them on their own fds. */
+
+export const ipcSpawn = defineSyscall({
+  name: 'ipc_spawn',
+  group: 'ipc',
+  summary: 'Spawn a child session, with a pipe to it',
+  description:
+    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — read its replies with ipc_read (bounded waits you repeat); 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them before you stop.",
+  input: z.object({
+    prompt: z.string().optional().describe('The task for the child'),
+    runtime: z.string().default('script').describe('script | command | … (see `warren runtimes`)'),
+    pipe: s.deliveryMode.default('detach'),
+    title: z.string().max(200).optional(),
+    script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),
+    command: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe('For runtime=command: the command line'),
+    config: z.record(z.string(), z.unknown()).optional().describe('Runtime-specific configuration'),
+    cwd: z.string().optional(),
+    model: z.string().optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    runner: z.string().optional().describe('Where it runs (environmentId); default local'),
+    environmentId: z.string().optional().describe('Alias of runner'),
+    persona: z.string().optional(),
+    maxTurns: z.coerce.number().int().positive().optional(),
+    ttlSeconds: z.coerce.number().int().positive().optional(),
+    parentClose: z
+      .enum(['reparent', 'terminate', 'sigterm'])
+      .optional()
+      .describe('What happens to it if you end on your own'),
+    idempotencyKey: z.string().max(200).optional().describe('Spawn at most once per key'),
+  }),
+  output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
+  callers: ['session', 'operator'],
+  http: { method: 'POST', path: '/v1/sessions' },
+  cli: {
+    command: ['spawn'],
+    positional: ['prompt'],
+    examples: [
+      'warren spawn "summarise the repo" --runtime script --script examples/echo.yaml',
+      'warren spawn --runtime command --command "python3 agent.py" --title helper',
+    ],
+  },
+  async handler({ kernel, principal }, i) {
+    const config: Record<string, unknown> = { ...(i.config ?? {}) };
+    if (i.script !== undefined) config.script = i.script;
+    if (i.command !== undefined) config.command = i.command;
+    if (i.persona !== undefined) config.persona = i.persona;
+    return kernel.spawn(principal, {
+      runtime: i.runtime,
+      config,
+      pipe: i.pipe,
+      ...(i.prompt !== undefined ? { prompt: i.prompt } : {}),
+      ...(i.title !== undefined ? { title: i.title } : {}),
+      ...(i.cwd !== undefined ? { cwd: i.cwd } : {}),
+      ...(i.model !== undefined ? { model: i.model } : {}),
+      ...(i.env !== undefined ? { env: i.env } : {}),
+      ...((i.runner ?? i.environmentId) !== undefined ? { runner: i.runner ?? i.environmentId } : {}),
+      ...(i.maxTurns !== undefined ? { maxTurns: i.maxTurns } : {}),
+      ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
+      ...(i.parentClose !== undefined ? { parentClose: i.parentClose } : {}),
+      ...(i.idempotencyKey !== undefined ? { idempotencyKey: i.idempotencyKey } : {}),
+    });
+  },
+});
+
+export const ipcWrite = defineSyscall({
+  name: 'ipc_write',
+  group: 'ipc',
+  summary: 'Write a message to a stream through an fd',
+  description: 'Write a message to a child (or any stream) through an open fd you hold with w or rw.',
+  input: z.object({ fd: s.fdNumber, message: z.string().max(1_000_000), data: z.unknown().optional() }),
+  output: z.object({ seq: z.number() }),
+  callers: ['session', 'operator'],
+  http: { method: 'POST', path: '/v1/fds/:fd/write' },
+  cli: {
+    command: ['fds', 'write'],
+    positional: ['fd', 'message'],
+    examples: ['warren fds write 3 "hello room"'],
+  },
+  handler: ({ kernel, principal }, i) => kernel.write(principal, i.fd, i.message, i.data),
+});
+
+export const ipcRead = defineSyscall({
+  name: 'ipc_read',
+  group: 'ipc',
+  summary: 'Read what is due on an fd',
+  description:
+    'Read the messages past your cursor on an fd and advance it. With wait=true, blocks until a message arrives or a bounded time passes; then timedOut=true means "nothing yet, call again".',
+  input: z.object({
+    fd: s.fdNumber,
+    wait: s.optionalFlag,
+    waitMs: z.coerce.number().int().nonnegative().optional(),
+    limit: z.coerce.number().int().positive().max(1000).optional(),
+  }),
+  output: z.object({ messages: z.array(s.message), cursor: z.number(), timedOut: z.boolean() }),
+  callers: ['session', 'operator'],
+  http: { method: 'POST', path: '/v1/fds/:fd/read' },
+  cli: { command: ['fds', 'read'], positional: ['fd'], examples: ['warren fds read 3 --wait'] },
+  handler: ({ kernel, principal, signal }, i) =>
+    kernel.read(principal, i.fd, {
+      ...(i.wait !== undefined ? { wait: i.wait } : {}),
+      ...(i.waitMs !== undefined ? { waitMs: i.waitMs } : {}),
+      ...(i.limit !== undefined ? { limit: i.limit } : {}),
+      ...(signal ? { signal } : {}),
+    }),
+});
+
+export const ipcClose = defineSyscall({
+  name: 'ipc_close',
+  group: 'ipc',
+  summary: 'Close an fd',
+  description:
+    'Close an fd. Closing the last fd that holds a child reaps it (and the cascade runs down its tree). Refuses while messages are undelivered on the fd unless force=true (logged).',
+  input: z.object({ fd: s.fdNumber, force: s.optionalFlag }),
+  output: z.object({
+    fd: z.number(),
+    closed: z.boolean(),
+    undelivered: z.number(),
+    reaped: z.array(z.string()),
+  }),
+  callers: ['session', 'operator'],
+  http: { method: 'POST', path: '/v1/fds/:fd/close' },
+  cli: {
+    command: ['fds', 'close'],
+    positional: ['fd'],
+    examples: ['warren fds close 3', 'warren fds close 3 --force'],
+  },
+  handler: ({ kernel, principal }, i) => kernel.close(principal, i.fd, { force: i.force ?? false }),
+});
+
+export const ipcListFds = defineSyscall({
+  name: 'ipc_list_fds',
+  group: 'ipc',
+  summary: 'List your open fds',
+  description:
+    'List your open fds. Owned fds (owned=true) are children you spawned: close them before you stop.',
+  input: z.object({}),
+  output: z.object({ fds: z.array(s.fd) }),
+  callers: ['session', 'operator'],
+  http: { method: 'GET', path: '/v1/fds' },
+  cli: { command: ['fds', 'list'], examples: ['warren fds list'] },
+  handler: async ({ kernel, principal }) => ({ fds: await kernel.listFds(principal) }),
+});
+
+export const ipcTerminate = defineSyscall({
+  name: 'ipc_terminate',
+  group: 'ipc',
+  summary: 'Send SIGTERM to a child through its fd',
+  description:
+    'Send a graceful SIGTERM to a child via its pipe or lifecycle fd. The child gets a [SIGTERM] message and is expected to wrap up and stop; past its grace period it is killed. The fd stays open — close it after.',
+  input: z.object({ fd: s.fdNumber }),
+  output: z.object({
+    session: z.string(),
+    signal: z.enum(['SIGTERM', 'SIGKILL']),
+    deadline: z.number().nullable(),
+  }),
+  callers: ['session', 'operator'],
+  http: { method: 'POST', path: '/v1/fds/:fd/terminate' },
+  handler: ({ kernel, principal }, i) => kernel.terminate(principal, i.fd),
+});
+
+export const ipcListStreams = defineSyscall({
+  name: 'ipc_list_streams',
+  group: 'ipc',
+  summary: 'List streams with subscribers and buffer depth',
+  description:
+    'List active streams with their subscribers and message-buffer depth. A session sees only streams it is in. internal=true includes lifecycle/pipe/stdin plumbing.',
+  input: z.object({ internal: s.optionalFlag }),
+  output: z.object({ streams: z.array(s.streamListing) }),
+  callers: ['session', 'operator'],
+  http: { method: 'GET', path: '/v1/streams' },
+  cli: { command: ['streams', 'list'], examples: ['warren streams list', 'warren streams list --internal'] },
+  handler: async ({ kernel, principal }, i) => ({
+    streams: await kernel.listStreams(principal, { internal: i.internal ?? false }),
+  }),
+});
+
+export const ipcCreateStream = defineSyscall({
+  name: 'ipc_create_stream',
+  group: 'ipc',
+  summary: 'Create a named stream',
+  description:
+    'Create a named stream for inter-session traffic and get an rw fd on it. selfEcho=true lets participants see their own messages (the chatroom case).',
+  input: z.object({ name: z.string().min(1).max(200), selfEcho: s.optionalFlag }),
+  output: z.object({ stream: s.stream, fd: z.number() }),
+  callers: ['session', 'operator'],
+  handler: ({ kernel, principal }, i) => kernel.createStream(principal, i.name, i.selfEcho ?? false),
+});
+
+export const ipcAttach = defineSyscall({
+  name: 'ipc_attach',
+  group: 'ipc',
+  summary: 'Grant another session onto a stream you hold',
+  description:
+    "Grant another session an fd on a stream you hold. You cannot grant more than you hold (attenuation). Write-only (w) requires deliveryMode 'detach'.",
+  input: z.object({
+    fd: s.fdNumber,
+    targetSessionId: s.sessionId,
+    permission: s.permission.default('rw'),
+    deliveryMode: s.deliveryMode.default('async'),
+  }),
+  output: z.object({ fd: z.number(), stream: z.string(), target: z.string() }),
+  callers: ['session', 'operator'],
+  handler: ({ kernel, principal }, i) =>
+    kernel.attach(principal, i.fd, i.targetSessionId, i.permission, i.deliveryMode),
+});
+
+export const ipcShareStream = defineSyscall({
+  name: 'ipc_share_stream',
+  group: 'ipc',
+  summary: 'Share a stream with your parent',
+  description:
+    'Share a stream you hold with your parent: it gets an fd and a [stream-ref] notice. For sibling-to-sibling, share up to the parent, who can ipc_attach it onward. Reserved streams cannot be shared.',
+  input: z.object({
+    fd: s.fdNumber.optional(),
+    streamName: z.string().optional(),
+    permission: s.permission.optional(),
+    deliveryMode: s.deliveryMode.optional(),
+  }),
+  output: z.object({ parent: z.string(), parentFd: z.number(), stream: z.string() }),
+  callers: ['session'],
+  handler: ({ kernel, principal }, i) =>
+    kernel.share(
+      principal,
+      { ...(i.fd !== undefined ? { fd: i.fd } : {}), ...(i.streamName ? { streamName: i.streamName } : {}) },
+      i.permission,
+      i.deliveryMode,
+    ),
+});
+
+export const ipcSyscalls = [
+  ipcSpawn,
+  ipcWrite,
+  ipcRead,
+  ipcClose,
+  ipcListFds,
+  ipcTerminate,
+  ipcListStreams,
+  ipcCreateStream,
+  ipcAttach,
+  ipcShareStream,
+];

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/** Shared shapes for syscall inputs and outputs. */
+
+export const permission = z.enum(['r', 'w', 'rw']);
+export const deliveryMode = z.enum(['sync', 'async', 'detach']);
+export const fdNumber = z.coerce.number().int().nonnegative().describe('An fd number you hold');
+export const sessionId = z.string().min(1).describe('A session id');
+export const streamRef = z.string().min(1).describe('A stream id or name');
+const flag = z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+export const optionalFlag = flag.optional();
+export const limit = z.coerce.number().int().positive().max(10_000).optional();
+export const seq = z.coerce.number().int().nonnegative();
+
+/** An ISO 8601 time (or epoch ms) in, epoch ms out. */
+export const isoTime = z.union([z.coerce.number().int(), z.string()]).transform((v, ctx) => {
+  const ms = typeof v === 'number' ? v : Date.parse(v);
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: `not an ISO 8601 time: ${v}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+export const usage = z.object({
+  inputTokens: z.number().optional(),
+  outputTokens: z.number().optional(),
+  costUsd: z.number().optional(),
+  turns: z.number().optional(),
+});
+
+export const session = z.object({
+  id: z.string(),
+  zone: z.string(),
+  parentId: z.string().nullable(),
+  depth: z.number(),
+  status: z.enum(['pending', 'running', 'idle', 'suspended', 'stopped']),
+  endReason: z
+    .enum(['completed', 'killed', 'terminated', 'crashed', 'expired', 'budget_exceeded', 'reaped'])
+    .nullable(),
+  runtime: z.string(),
+  runner: z.string(),
+  title: z.string().nullable(),
+  parentClose: z.enum(['reparent', 'terminate', 'sigterm']),
+  lastMessage: z.string().nullable(),
+  suspendReason: z.string().nullable(),
+  turns: z.number(),
+  usage,
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  endedAt: z.number().nullable(),
+});
+
+export const fd = z.object({
+  fd: z.number(),
+  id: z.string(),
+  holder: z.string(),
+  streamId: z.string(),
+  streamName: z.string(),
+  permission,
+  deliveryMode,
+  cursor: z.number(),
+  owned: z.boolean(),
+  spawned: z.boolean(),
+  pending: z.number(),
+});
+
+export const stream = z.object({
+  id: z.string(),
+  zone: z.string(),
+  name: z.string(),
+  kind: z.enum(['named', 'pipe', 'lifecycle', 'stdin']),
+  owner: z.string(),
+  sessionId: z.string().nullable(),
+  selfEcho: z.boolean(),
+  createdAt: z.number(),
+  closedAt: z.number().nullable(),
+});
+
+export const streamListing = stream.extend({ subscribers: z.array(fd), bufferDepth: z.number() });
+
+export const message = z.object({
+  seq: z.number(),
+  id: z.string(),
+  ts: z.number(),
+  streamId: z.string(),
+  from: z.string(),
+  text: z.string(),
+  kind: z.enum(['message', 'signal']),
+  signal: z.string().optional(),
+  data: z.unknown().optional(),
+});
+
+export const event = z.object({
+  seq: z.number(),
+  id: z.string(),
+  zone: z.string(),
+  ts: z.number(),
+  type: z.string(),
+  actor: z.string(),
+  session_id: z.string().nullable(),
+  stream_id: z.string().nullable(),
+  payload: z.record(z.string(), z.unknown()),
+});

@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import type { Kernel } from '../kernel/kernel.ts';
+import type { Principal } from '../kernel/principal.ts';
+
+export type CallerKind = Principal['kind'];
+
+export interface SyscallContext {
+  principal: Principal;
+  kernel: Kernel;
+  /** Aborted when the caller goes away (HTTP client disconnects, MCP request cancelled). */
+  signal?: AbortSignal;
+  /** Long waits report progress here (MCP progress notifications, CLI spinner). */
+  progress?: (message: string) => void;
+}
+
+/** How REST exposes a syscall. Path params, query and body are merged into one input. */
+export interface HttpBinding {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Fastify-style path, e.g. `/v1/sessions/:id/events`. */
+  path: string;
+}
+
+/** How the CLI exposes a syscall. Other input fields become `--flags`. */
+export interface CliBinding {
+  /** e.g. `['streams', 'attach']`. */
+  command: string[];
+  /** Input fields taken from positional arguments, in order. */
+  positional?: string[];
+  /** Short aliases: flag name -> input field (e.g. `perm` -> `permission`). */
+  flags?: Record<string, string>;
+  examples?: string[];
+}
+
+/**
+ * One operation, defined once. Every surface (REST, CLI, MCP) is generated from this:
+ * a surface validates with `input`, checks `callers`, calls `handler`, and never adds logic.
+ */
+export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  name: string;
+  group: 'sessions' | 'streams' | 'ipc' | 'events' | 'operator';
+  summary: string;
+  description?: string;
+  input: I;
+  output: O;
+  /** Who may call it at all; finer checks (fd ownership, attenuation) are the kernel's. */
+  callers: readonly CallerKind[];
+  http?: HttpBinding;
+  cli?: CliBinding;
+  handler(ctx: SyscallContext, input: z.output<I>): Promise<z.input<O>>;
+}
+
+/** Keeps each definition's types while collecting them in one table. */
+export const defineSyscall = <I extends z.ZodType, O extends z.ZodType>(s: Syscall<I, O>): Syscall<I, O> => s;

@@ -1,0 +1,162 @@
+/**
+ * Run a suite against every store backend: SQLite (a real file in a fresh temp dir) and
+ * PostgreSQL (a fresh schema per store in WARREN_TEST_PG_URL).
+ *
+ *   forEachStore('log', (target) => {
+ *     it('appends', async () => {
+ *       const store = await target.open();
+ *       ...
+ *     });
+ *   });
+ *
+ * Stores opened inside a test are closed after that test; stores opened in a `before`
+ * hook are closed after the suite. Temp dirs and schemas are removed after the suite.
+ * If PostgreSQL is unreachable its suites are skipped with one loud warning, unless
+ * `CI` is set: then they fail.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import pg from 'pg';
+import type { DialectKind, Durability, StoreLocation } from '../../src/store/dialect.ts';
+import { Store } from '../../src/store/store.ts';
+import { type Clock, systemClock } from '../../src/util/clock.ts';
+import { createIds, type IdGenerator } from '../../src/util/ids.ts';
+
+export const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface OpenOptions {
+  /** Reopen an existing location (from `target.location()` or a previous open); default: a fresh one. */
+  location?: StoreLocation;
+  durability?: Durability;
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+export interface StoreTarget {
+  readonly kind: DialectKind;
+  /** A fresh, empty location (temp file / new schema), removed after the suite. */
+  location(durability?: Durability): StoreLocation;
+  /** Open (and migrate) a store; it is closed for you. Closing it yourself is fine too. */
+  open(opts?: OpenOptions): Promise<Store>;
+}
+
+const pgProblem: string | undefined = await probePostgres(PG_URL);
+let warned = false;
+
+async function probePostgres(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message || String(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const randomSuffix = () => Math.random().toString(36).slice(2, 10);
+
+export function forEachStore(
+  name: string,
+  fn: (target: StoreTarget) => void,
+  opts: { backends?: DialectKind[] } = {},
+): void {
+  const backends = opts.backends ?? ['sqlite', 'postgres'];
+  for (const kind of backends) {
+    const title = `${name} [${kind}]`;
+    if (kind === 'postgres' && pgProblem !== undefined) {
+      const why = `PostgreSQL unreachable at ${PG_URL}: ${pgProblem}`;
+      if (process.env.CI) {
+        describe(title, () => {
+          it('needs PostgreSQL (CI is set, so this is a failure, not a skip)', () => {
+            throw new Error(why);
+          });
+        });
+      } else {
+        if (!warned) process.stderr.write(`\nWARNING: ${why}: PG tests SKIPPED\n\n`);
+        warned = true;
+        describe(title, { skip: why }, () => {});
+      }
+      continue;
+    }
+    describe(title, () => {
+      const target = new Target(kind);
+      beforeEach(() => {
+        target.inTest = true;
+      });
+      afterEach(async () => {
+        target.inTest = false;
+        await target.closeStores(target.testStores);
+      });
+      after(async () => {
+        await target.closeStores(target.suiteStores);
+        await target.removeLocations();
+      });
+      fn(target);
+    });
+  }
+}
+
+class Target implements StoreTarget {
+  inTest = false;
+  readonly testStores: Store[] = [];
+  readonly suiteStores: Store[] = [];
+  private readonly dirs: string[] = [];
+  private readonly schemas: string[] = [];
+
+  constructor(readonly kind: DialectKind) {}
+
+  location(durability: Durability = 'process'): StoreLocation {
+    if (this.kind === 'sqlite') {
+      const dir = mkdtempSync(join(tmpdir(), 'warren-test-'));
+      this.dirs.push(dir);
+      return { url: join(dir, 'warren.db'), durability };
+    }
+    const schema = `t_${randomSuffix()}`;
+    this.schemas.push(schema);
+    return { url: PG_URL, durability, schema, poolSize: 4 };
+  }
+
+  async open(opts: OpenOptions = {}): Promise<Store> {
+    const location = opts.location
+      ? { ...opts.location, durability: opts.durability ?? opts.location.durability }
+      : this.location(opts.durability);
+    const clock = opts.clock ?? systemClock;
+    const store = await Store.open(location, clock, opts.ids ?? createIds(clock));
+    // Let both the test and the cleanup close it.
+    const close = store.close.bind(store);
+    let closing: Promise<void> | undefined;
+    store.close = () => {
+      closing ??= close();
+      return closing;
+    };
+    (this.inTest ? this.testStores : this.suiteStores).push(store);
+    return store;
+  }
+
+  async closeStores(stores: Store[]): Promise<void> {
+    const all = stores.splice(0);
+    const results = await Promise.allSettled(all.map((s) => s.close()));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  async removeLocations(): Promise<void> {
+    for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    const schemas = this.schemas.splice(0);
+    if (schemas.length === 0) return;
+    const client = new pg.Client({ connectionString: PG_URL });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      for (const schema of schemas) await client.query(`drop schema if exists "${schema}" cascade`);
+    } finally {
+      await client.end();
+    }
+  }
+}

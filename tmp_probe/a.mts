@@ -1,0 +1,2 @@
+import { sqliteAppend, formatRows } from '../bench/store.ts';
+console.log(formatRows(await sqliteAppend()));
