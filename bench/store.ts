@@ -63,9 +63,9 @@ export async function sqliteAppend(
   let best: AppendRound | undefined;
   let bestRaw = 0;
   for (let r = 0; r < rounds; r++) {
-    const round = await appendRound(join(tmp.dir, `r${r}`), total, appenders);
-    if (!best || round.writerRate > best.writerRate) best = round;
-    bestRaw = Math.max(bestRaw, round.rawRate);
+    const result = await appendRound(join(tmp.dir, `r${r}`), total, appenders);
+    if (!best || result.writerRate > best.writerRate) best = result;
+    bestRaw = Math.max(bestRaw, result.rawRate);
   }
   const { writerRate, appended, batches } = best!;
   return [
@@ -155,18 +155,23 @@ export async function sqliteReplay(opts: { events?: number } = {}): Promise<Benc
     for (let i = 0; i < total; i += 5000) {
       await store.writer.append(Array.from({ length: Math.min(5000, total - i) }, (_, k) => event(i + k)));
     }
-    // Warm the page cache and statement cache once, as a long-running kernel would be.
+    // Warm the page cache and statement cache once, as a long-running kernel would be;
+    // then the best of three full passes.
     await store.log.tail(0, { limit: 10_000 });
-    const t0 = performance.now();
-    let after = 0;
+    let ms = Number.POSITIVE_INFINITY;
     let read = 0;
-    for (;;) {
-      const page = await store.log.tail(after, { limit: 10_000 });
-      if (page.length === 0) break;
-      read += page.length;
-      after = page.at(-1)!.seq;
+    for (let pass = 0; pass < 3; pass++) {
+      const t0 = performance.now();
+      let after = 0;
+      read = 0;
+      for (;;) {
+        const page = await store.log.tail(after, { limit: 10_000 });
+        if (page.length === 0) break;
+        read += page.length;
+        after = page.at(-1)!.seq;
+      }
+      ms = Math.min(ms, performance.now() - t0);
     }
-    const ms = performance.now() - t0;
     if (read !== total) throw new Error(`replay read ${read} of ${total} events`);
     return [
       {
@@ -174,7 +179,7 @@ export async function sqliteReplay(opts: { events?: number } = {}): Promise<Benc
         value: round(read / (ms / 1000)),
         unit: 'events/s',
         goal: 300_000,
-        note: `${read} events, payload JSON parsed`,
+        note: `${read} events, payload JSON parsed, best of 3 passes`,
       },
     ];
   } finally {

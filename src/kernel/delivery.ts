@@ -30,7 +30,7 @@ export class Delivery {
         if (fd.mode !== 'async') continue;
         if (own || isInit(fd.holder)) {
           // Nothing to hand over: init consumes what reaches it, and nobody gets their own echo.
-          this.core.fdTable.advance(fd.id, e.seq);
+          this.core.fdTable.ack(fd.id, e.seq);
           continue;
         }
         this.pumps.get(fd.holder)?.add(fd, e);
@@ -50,8 +50,17 @@ export class Delivery {
     this.pumps.delete(sessionId);
   }
 
-  /** The agent reached a safe point. */
-  kick(sessionId: string): void {
+  /**
+   * The agent says its turn is over. What it was handed up to now is what that turn took:
+   * taken here, at the moment of the report, and acknowledged once the report is recorded
+   * (`turnRecorded`), so input handed over in between is not acknowledged by mistake.
+   */
+  turnEnding(sessionId: string): Map<string, number> {
+    return this.pumps.get(sessionId)?.takeInflight() ?? new Map();
+  }
+
+  turnRecorded(sessionId: string, consumed: Map<string, number>): void {
+    for (const [fdId, seq] of consumed) this.core.fdTable.ack(fdId, seq);
     this.pumps.get(sessionId)?.kick();
   }
 
@@ -70,7 +79,7 @@ export class Delivery {
         if (set.size === 0) this.waiters.delete(fdId);
         resolve();
       };
-      const timer = this.core.clock.setTimeout(done, ms);
+      const timer = this.core.clock.setTimeout(done, ms, { keepAlive: true });
       signal?.addEventListener('abort', done, { once: true });
       set.add(done);
     });
@@ -82,8 +91,15 @@ export class Delivery {
   }
 }
 
+/** A backlog this deep is handed over in slices: one input stays a readable size. */
+const MAX_BATCH = 500;
+
 class Pump {
   private pending = new Map<number, { fd: FdsTable; event: LogEvent }>();
+  /** Handed over, waiting for the end of the turn that takes them. */
+  private inflight = new Map<string, number>();
+  private more = false;
+  private loading = false;
 
   constructor(
     private readonly core: Core,
@@ -97,29 +113,59 @@ class Pump {
     this.kick();
   }
 
+  /** Load what the log has due on this session's async fds (a slice of it, if it is deep). */
   async backlog(): Promise<void> {
-    for (const fd of this.core.fdTable.heldBy(this.sessionId)) {
-      if (fd.mode !== 'async' || !canRead(fd.perm)) continue;
-      const meta = this.core.fdTable.stream(fd.stream_id);
-      const due = await this.core.store.log.messagesAfter(fd.stream_id, this.core.fdTable.cursor(fd.id));
-      for (const e of due) {
-        if (e.actor === this.sessionId && !meta?.selfEcho) continue;
-        this.pending.set(e.seq, { fd, event: e });
+    this.loading = true;
+    this.more = false;
+    try {
+      for (const fd of this.core.fdTable.heldBy(this.sessionId)) {
+        if (fd.mode !== 'async' || !canRead(fd.perm)) continue;
+        const meta = this.core.fdTable.stream(fd.stream_id);
+        const due = await this.core.store.log.messagesAfter(
+          fd.stream_id,
+          this.core.fdTable.cursor(fd.id),
+          MAX_BATCH,
+        );
+        if (due.length === MAX_BATCH) this.more = true;
+        for (const e of due) {
+          if (e.actor === this.sessionId && !meta?.selfEcho) {
+            this.core.fdTable.advance(fd.id, e.seq);
+            continue;
+          }
+          this.pending.set(e.seq, { fd, event: e });
+        }
       }
+    } finally {
+      this.loading = false;
     }
   }
 
   kick(): void {
-    if (this.pending.size === 0 || !this.handle.ready) return;
+    if (this.pending.size === 0 || !this.handle.ready || this.loading) return;
     const batch = [...this.pending.values()]
       .filter(({ fd, event }) => event.seq > this.core.fdTable.cursor(fd.id))
-      .sort((a, b) => a.event.seq - b.event.seq);
-    this.pending.clear();
-    if (batch.length === 0) return;
+      .sort((a, b) => a.event.seq - b.event.seq)
+      .slice(0, MAX_BATCH);
+    for (const b of batch) this.pending.delete(b.event.seq);
+    if (batch.length === 0) {
+      this.pending.clear();
+      return;
+    }
     const messages: DeliveredMessage[] = batch.map(({ fd, event }) => toDelivered(fd, event, this.core));
-    // Delivered first, then the cursor moves: a crash in between re-delivers, never loses.
+    // Handed over now; acknowledged (and so persisted) when the turn that takes them ends.
     this.handle.deliver({ messages, text: renderInput(messages) });
-    for (const { fd, event } of batch) this.core.fdTable.advance(fd.id, event.seq);
+    for (const { fd, event } of batch) {
+      this.core.fdTable.advance(fd.id, event.seq);
+      this.inflight.set(fd.id, Math.max(this.inflight.get(fd.id) ?? 0, event.seq));
+    }
+    if (this.handle.acksOnDeliver) for (const [fdId, seq] of this.takeInflight()) this.core.fdTable.ack(fdId, seq);
+    if (this.more && this.pending.size === 0) void this.backlog().then(() => this.kick());
+  }
+
+  takeInflight(): Map<string, number> {
+    const taken = this.inflight;
+    this.inflight = new Map();
+    return taken;
   }
 }
 

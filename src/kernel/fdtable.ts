@@ -12,14 +12,17 @@ export interface StreamMeta {
  * The open fds, mirrored in memory from committed events, for fan-out on the hot path.
  * The database stays the truth for every decision made inside a transaction; this index
  * only answers "who is subscribed to this stream" after a message has committed.
- * It also owns delivery cursors: advanced in memory as messages are delivered and flushed
- * in the background, so delivery is at-least-once across a crash (receivers drop repeats by seq).
+ * It also owns the two positions of every fd: `delivered` (handed to the holder, in memory:
+ * nothing is handed over twice in one life) and the cursor (acknowledged: the read returned,
+ * or the agent's turn that took the input ended), which is flushed in the background. After
+ * a crash everything past the cursor is due again: at-least-once, receivers drop repeats by seq.
  */
 export class FdTable {
   private byId = new Map<string, FdsTable>();
   private byStream = new Map<string, Set<string>>();
   private streams = new Map<string, StreamMeta>();
   private dirty = new Set<string>();
+  private delivered = new Map<string, number>();
   private timer: TimerHandle | undefined;
   private flushing: Promise<void> | undefined;
 
@@ -88,15 +91,28 @@ export class FdTable {
     return [...this.byId.values()].filter((r) => r.holder === holder);
   }
 
-  /** The delivered position: the in-memory one runs ahead of the persisted one. */
+  /** How far the fd has been handed out: never behind its cursor. */
   cursor(fdId: string, persisted = 0): number {
-    return Math.max(this.byId.get(fdId)?.cursor ?? 0, persisted);
+    return Math.max(this.delivered.get(fdId) ?? 0, this.acked(fdId), persisted);
   }
 
+  /** The acknowledged position (what survives a crash). */
+  acked(fdId: string): number {
+    return this.byId.get(fdId)?.cursor ?? 0;
+  }
+
+  /** Handed to the holder; not yet acknowledged. */
   advance(fdId: string, seq: number): void {
+    if (!this.byId.has(fdId)) return;
+    if (seq > (this.delivered.get(fdId) ?? 0)) this.delivered.set(fdId, seq);
+  }
+
+  /** Acknowledged: persisted with the next flush. */
+  ack(fdId: string, seq: number): void {
     const row = this.byId.get(fdId);
     if (!row || seq <= row.cursor) return;
     row.cursor = seq;
+    this.advance(fdId, seq);
     this.dirty.add(fdId);
     if (!this.timer) this.timer = this.clock.setTimeout(() => void this.flush(), this.flushMs);
   }
@@ -150,6 +166,7 @@ export class FdTable {
     if (!row) return;
     this.byId.delete(fdId);
     this.dirty.delete(fdId);
+    this.delivered.delete(fdId);
     const set = this.byStream.get(row.stream_id);
     set?.delete(fdId);
     if (set && set.size === 0) this.byStream.delete(row.stream_id);

@@ -307,7 +307,8 @@ export class Kernel {
       const due = await this.store.log.messagesAfter(row.stream_id, cursor, limit);
       const mine = due.filter((e) => selfEcho || e.actor !== holder);
       const last = due.at(-1);
-      if (last) this.fdTable.advance(row.id, last.seq);
+      // A read acknowledges what it returns: the caller has it in hand.
+      if (last) this.fdTable.ack(row.id, last.seq);
       const left = deadline - this.clock.now();
       if (mine.length > 0 || !opts.wait || left <= 0 || opts.signal?.aborted) {
         return {
@@ -337,7 +338,7 @@ export class Kernel {
       const reaped = await closeFdsCascade(tx, this.core, [row], {
         actor,
         reason: 'closed',
-        ...(n > 0 ? { forced: true } : {}),
+        ...(n > 0 ? { forced: true, undelivered: n } : {}),
       });
       return { fd, closed: true, undelivered: n, reaped };
     });

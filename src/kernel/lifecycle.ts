@@ -282,7 +282,7 @@ export async function closeFdsCascade(
   tx: WriteTx,
   core: Core,
   fds: FdsTable[],
-  how: { actor: string; reason: string; forced?: boolean },
+  how: { actor: string; reason: string; forced?: boolean; undelivered?: number },
 ): Promise<string[]> {
   const reaped: string[] = [];
   const touched = new Set<string>();

@@ -79,6 +79,12 @@ export class Supervisor {
     const sink = this.sinkFor(row);
     try {
       const rt = this.runtime(row.runtime);
+      // Running before the agent starts, so its first reports (idle, output) land after this.
+      await this.apply(sessionId, async (tx, r) => {
+        if (r.status === 'pending' || r.status === 'suspended') {
+          await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
+        }
+      });
       const ctx: AgentContext = {
         sessionId,
         zone: row.zone,
@@ -101,19 +107,14 @@ export class Supervisor {
         .select('status')
         .where('id', '=', sessionId)
         .executeTakeFirst();
-      if (!now || now.status === 'stopped') {
+      if (!now || now.status === 'stopped' || now.status === 'suspended') {
         await handle.stop();
         return;
       }
       this.handles.set(sessionId, handle);
-      await this.apply(sessionId, async (tx, r) => {
-        if (r.status === 'pending' || r.status === 'suspended') {
-          await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
-        }
-      });
       await this.delivery.attach(sessionId, handle);
     } catch (error) {
-      sink.exit({ reason: 'crashed', error: `could not start: ${(error as Error).message}` });
+      void sink.exit({ reason: 'crashed', error: `could not start: ${(error as Error).message}` });
     }
   }
 
@@ -197,11 +198,12 @@ export class Supervisor {
           if (r.status === 'idle' || r.status === 'pending')
             await setStatus(tx, this.core, r, 'running', { actor: id });
         }),
-      idle: () =>
-        this.apply(id, async (tx, r) => {
-          if (r.status === 'running' || r.status === 'pending')
-            await setStatus(tx, this.core, r, 'idle', { actor: id });
-        }).then(() => this.delivery.kick(id)),
+      idle: () => {
+        const consumed = this.delivery.turnEnding(id);
+        return this.apply(id, async (tx, r) => {
+          if (r.status === 'running' || r.status === 'pending') await setStatus(tx, this.core, r, 'idle', { actor: id });
+        }).then(() => this.delivery.turnRecorded(id, consumed));
+      },
       saveState: (state) =>
         this.apply(id, async (tx) => {
           await tx.db

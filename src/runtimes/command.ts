@@ -80,6 +80,9 @@ class CommandAgent implements AgentHandle {
     return this.alive && !this.stopping;
   }
 
+  /** A command has no turns unless it reports them; what reaches its stdin counts as delivered. */
+  readonly acksOnDeliver = true;
+
   deliver(input: AgentInput): void {
     this.child.stdin!.write(
       `${JSON.stringify({ type: 'input', messages: input.messages, text: input.text })}\n`,

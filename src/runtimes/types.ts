@@ -77,6 +77,11 @@ export interface AgentContext {
 export interface AgentHandle {
   /** True when the agent can take input now (at a safe point). */
   readonly ready: boolean;
+  /**
+   * True for agents without turns: input counts as acknowledged once handed over. Otherwise
+   * it is acknowledged when the agent next reports idle (the turn that took it has ended).
+   */
+  readonly acksOnDeliver?: boolean;
   deliver(input: AgentInput): void;
   /** Dispose of the agent's process; idempotent. */
   stop(): Promise<void>;

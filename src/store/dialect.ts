@@ -79,7 +79,20 @@ function cachedStatements(db: SqliteDatabase.Database, max = 512) {
   };
 }
 
-async function openPostgres(loc: StoreLocation): Promise<Connections> {
+/** `postgres://…?schema=name` selects the schema to live in; pg itself does not know that parameter. */
+export function splitSchema(url: string): { url: string; schema?: string } {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema');
+  if (!schema) return { url };
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))
+    throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
+  u.searchParams.delete('schema');
+  return { url: u.toString(), schema };
+}
+
+async function openPostgres(given: StoreLocation): Promise<Connections> {
+  const split = splitSchema(given.url);
+  const loc: StoreLocation = { ...given, url: split.url, ...(split.schema ? { schema: split.schema } : {}) };
   const options = [
     loc.schema ? `-c search_path=${loc.schema}` : '',
     // `process`: a kernel crash loses nothing the server acknowledged; `power`: wait for the flush.

@@ -42,7 +42,7 @@ export const ipcSpawn = defineSyscall({
     command: ['spawn'],
     positional: ['prompt'],
     examples: [
-      'warren spawn "summarise the repo" --runtime script --script examples/echo.yaml',
+      'warren spawn "coordinate two workers" --script @examples/demo.yaml --pipe async',
       'warren spawn --runtime command --command "python3 agent.py" --title helper',
     ],
   },

@@ -9,7 +9,7 @@ export const sessionId = z.string().min(1).describe('A session id');
 export const streamRef = z.string().min(1).describe('A stream id or name');
 const flag = z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
 export const optionalFlag = flag.optional();
-export const limit = z.coerce.number().int().positive().max(10_000).optional();
+export const limit = z.coerce.number().int().positive().max(10_000).optional().describe('Max rows to return');
 export const seq = z.coerce.number().int().nonnegative();
 
 /** An ISO 8601 time (or epoch ms) in, epoch ms out. */

@@ -1,7 +1,11 @@
 /** Time, injected so tests can run kernels side by side and drive timers themselves. */
 export interface Clock {
   now(): number;
-  setTimeout(fn: () => void, ms: number): TimerHandle;
+  /**
+   * By default a timer does not keep the process alive (grace periods, ticks); pass
+   * `keepAlive` for work in progress that must finish (a bounded wait, an agent's sleep).
+   */
+  setTimeout(fn: () => void, ms: number, opts?: { keepAlive?: boolean }): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
@@ -9,10 +13,9 @@ export type TimerHandle = { readonly __timer: unique symbol } | ReturnType<typeo
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, ms) => {
+  setTimeout: (fn, ms, opts) => {
     const t = setTimeout(fn, ms);
-    // Kernel timers (grace periods, ticks) must never keep a finished process alive.
-    t.unref();
+    if (!opts?.keepAlive) t.unref();
     return t;
   },
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),

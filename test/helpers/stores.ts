@@ -11,8 +11,8 @@
  *
  * Stores opened inside a test are closed after that test; stores opened in a `before`
  * hook are closed after the suite. Temp dirs and schemas are removed after the suite.
- * If PostgreSQL is unreachable its suites are skipped with one loud warning, unless
- * `CI` is set: then they fail.
+ * If PostgreSQL is unreachable its suites are skipped with one loud warning (per test
+ * file: each runs in its own process), unless `CI` is set: then they fail.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,7 +80,10 @@ export function forEachStore(
       } else {
         if (!warned) process.stderr.write(`\nWARNING: ${why}: PG tests SKIPPED\n\n`);
         warned = true;
-        describe(title, { skip: why }, () => {});
+        // A skipped test (not a skipped suite) so the run's summary counts it.
+        describe(title, () => {
+          it('needs PostgreSQL', { skip: why }, () => {});
+        });
       }
       continue;
     }
@@ -89,6 +92,9 @@ export function forEachStore(
       beforeEach(() => {
         target.inTest = true;
       });
+      fn(target);
+      // Registered after the suite's own hooks, so they run after them: a suite's
+      // `afterEach` / `after` can still use its stores.
       afterEach(async () => {
         target.inTest = false;
         await target.closeStores(target.testStores);
@@ -97,7 +103,6 @@ export function forEachStore(
         await target.closeStores(target.suiteStores);
         await target.removeLocations();
       });
-      fn(target);
     });
   }
 }

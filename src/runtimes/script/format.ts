@@ -3,6 +3,15 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { invalid } from '../../kernel/errors.ts';
 
+const isRegExp = (s: string) => {
+  try {
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** A script: the steps a deterministic agent plays, each one a syscall or a pause. */
 const fdRef = z.union([z.number().int().nonnegative(), z.string()]);
 const step = z.union([
@@ -28,7 +37,15 @@ const step = z.union([
       .object({ fd: fdRef, as: z.string().optional(), timeoutMs: z.number().int().positive().optional() })
       .strict(),
   }),
-  z.strictObject({ wait: z.object({ as: z.string().optional() }).strict().default({}) }),
+  // End the turn and take the next input; with `match`, inputs whose text does not match are passed over.
+  z.strictObject({
+    wait: z
+      .strictObject({
+        as: z.string().optional(),
+        match: z.string().refine(isRegExp, 'not a valid regular expression').optional(),
+      })
+      .default({}),
+  }),
   z.strictObject({ close: z.strictObject({ fd: fdRef, force: z.boolean().optional() }) }),
   z.strictObject({
     create_stream: z.strictObject({

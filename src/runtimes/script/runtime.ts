@@ -88,7 +88,10 @@ class ScriptAgent implements AgentHandle {
       const res = await this.readUntilMessage(this.fd(step.read.fd), step.read.timeoutMs);
       if (step.read.as) this.vars[step.read.as] = res;
     } else if ('wait' in step) {
-      const input = await this.waitForInput();
+      const pattern = step.wait.match ? new RegExp(step.wait.match) : undefined;
+      let input: AgentInput | undefined;
+      do input = await this.waitForInput();
+      while (input && pattern && !pattern.test(input.text));
       if (!input) return true;
       if (step.wait.as) this.vars[step.wait.as] = input;
     } else if ('close' in step)
@@ -168,10 +171,14 @@ class ScriptAgent implements AgentHandle {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = this.ctx.clock.setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms);
+      const t = this.ctx.clock.setTimeout(
+        () => {
+          this.wake = undefined;
+          resolve();
+        },
+        ms,
+        { keepAlive: true },
+      );
       this.wake = () => {
         this.ctx.clock.clearTimeout(t);
         resolve();

@@ -1,0 +1,27 @@
+import { renderKeyValues } from '../table.ts';
+import { eventViews } from './events.ts';
+import { fdViews } from './fds.ts';
+import { text, type View, type ViewContext } from './format.ts';
+import { sessionViews } from './sessions.ts';
+import { streamViews } from './streams.ts';
+
+export type { View, ViewContext } from './format.ts';
+
+/** Syscall name -> how its output reads in a terminal. */
+export const views: Readonly<Record<string, View>> = {
+  ...sessionViews,
+  ...streamViews,
+  ...fdViews,
+  ...eventViews,
+};
+
+/** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */
+export const genericView: View = (output, ctx) => {
+  if (output === null || typeof output !== 'object' || Array.isArray(output))
+    return `${JSON.stringify(output)}\n`;
+  const pairs = Object.entries(output).map(([k, v]): [string, string] => [k, text(v)]);
+  return pairs.length ? renderKeyValues(pairs, ctx) : 'ok\n';
+};
+
+export const renderOutput = (syscall: string, output: unknown, ctx: ViewContext): string =>
+  (views[syscall] ?? genericView)(output, ctx);

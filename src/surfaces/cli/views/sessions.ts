@@ -1,0 +1,85 @@
+import { renderKeyValues, renderTable } from '../table.ts';
+import { compactJson, iso, list, plural, type Session, text, type View, view } from './format.ts';
+
+/** Process control: ps, spawn, kill, send, suspend, resume. */
+
+const reasonOf = (s: Session): string =>
+  s.endReason ?? (s.status === 'suspended' ? (s.suspendReason ?? '') : '');
+
+const ps = view<{ sessions: Session[] }>((out, ctx) =>
+  renderTable(
+    ['ID', 'Title', 'Status', 'Reason/End', 'Parent', 'Depth', 'Runtime', 'Last message'],
+    out.sessions.map((s) => [
+      s.id,
+      s.title ?? '',
+      s.status,
+      [reasonOf(s), s.endedAt ? iso(s.endedAt) : ''].filter(Boolean).join(' '),
+      s.parentId ?? '',
+      String(s.depth),
+      s.runtime,
+      s.lastMessage ?? '',
+    ]),
+    { ...ctx, empty: 'no sessions' },
+  ),
+);
+
+export const sessionDetails = (s: Session, width?: number): string =>
+  renderKeyValues(
+    [
+      ['id', s.id],
+      ['title', text(s.title)],
+      ['status', s.status],
+      ['end reason', text(s.endReason)],
+      ['suspend reason', text(s.suspendReason)],
+      ['parent', text(s.parentId)],
+      ['depth', String(s.depth)],
+      ['zone', s.zone],
+      ['runtime', s.runtime],
+      ['runner', s.runner],
+      ['parent close', s.parentClose],
+      ['turns', String(s.turns)],
+      ['usage', compactJson(s.usage)],
+      ['created', iso(s.createdAt)],
+      ['updated', iso(s.updatedAt)],
+      ['ended', iso(s.endedAt)],
+      ['last message', text(s.lastMessage)],
+    ],
+    width ? { width } : {},
+  );
+
+const sessionShow = view<{ session: Session }>((out, ctx) => sessionDetails(out.session, ctx.width));
+
+const spawn = view<{ session: Session; lifecycleFd: number; pipeFd: number; created: boolean }>(
+  (out) =>
+    `${out.created ? 'spawned' : 'already spawned (same idempotency key)'} ${out.session.id}` +
+    ` — status ${out.session.status}, lifecycle fd ${out.lifecycleFd}, pipe fd ${out.pipeFd}\n`,
+);
+
+const kill = view<{ id: string; signal: string; deadline: number | null }>((out) =>
+  out.signal === 'SIGTERM' && out.deadline
+    ? `SIGTERM sent to ${out.id}; SIGKILL at ${iso(out.deadline)} if it has not stopped\n`
+    : `${out.signal} sent to ${out.id}\n`,
+);
+
+const send = view<{ seq: number }>((out) => `sent (seq ${out.seq})\n`);
+
+const suspend = view<{ sessions: string[] }>(
+  (out) => `SIGSTOP: suspended ${plural(out.sessions.length, 'session')}: ${list(out.sessions)}\n`,
+);
+
+const resume = view<{ session: Session; continued: string[] }>(
+  (out) =>
+    `resumed ${out.session.id} — status ${out.session.status}` +
+    (out.continued.length ? `; SIGCONT: ${list(out.continued)}` : '') +
+    '\n',
+);
+
+export const sessionViews: Record<string, View> = {
+  ps,
+  session_show: sessionShow,
+  ipc_spawn: spawn,
+  kill,
+  send,
+  suspend,
+  resume,
+};

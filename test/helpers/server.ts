@@ -1,0 +1,94 @@
+/**
+ * A real warren server in a child process (`bin/warren.js serve`), for tests that need
+ * one: a crash, a restart, the CLI against a live daemon. Always stopped by the test.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const WARREN_BIN = fileURLToPath(new URL('../../bin/warren.js', import.meta.url));
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  key: string;
+  output(): string;
+  /** Graceful stop (SIGTERM), bounded. */
+  stop(): Promise<void>;
+  /** The crash: SIGKILL, no goodbye. */
+  crash(): Promise<void>;
+  api<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
+}
+
+export async function startServer(opts: {
+  dataDir: string;
+  db?: string;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<ServerProcess> {
+  const args = [
+    WARREN_BIN,
+    'serve',
+    '--port',
+    '0',
+    '--data-dir',
+    opts.dataDir,
+    ...(opts.db ? ['--db', opts.db] : []),
+    ...(opts.args ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${out}`)), 20_000);
+    const check = () => {
+      const m = /warren listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${out}`));
+    });
+  });
+  const key = readFileSync(join(opts.dataDir, 'operator.key'), 'utf8').trim();
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stopWith = async (sig: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(sig);
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  };
+  return {
+    child,
+    url,
+    key,
+    output: () => out,
+    stop: () => stopWith('SIGTERM'),
+    crash: () => stopWith('SIGKILL'),
+    async api<T>(method: string, path: string, body?: unknown) {
+      const res = await fetch(url + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, json: (await res.json()) as T };
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Run a kernel suite against every backend: each `target.open()` is a real Warren (store,
+ * kernel, syscall table) on a fresh SQLite file or PostgreSQL schema, closed after the test.
+ */
+import { afterEach } from 'node:test';
+import { operator } from '../../src/kernel/principal.ts';
+import type { DialectKind, StoreLocation } from '../../src/store/dialect.ts';
+import { Warren, type WarrenOptions } from '../../src/warren.ts';
+import { forEachStore } from './stores.ts';
+
+export interface WarrenTarget {
+  readonly kind: DialectKind;
+  location(): StoreLocation;
+  /** A fresh warren, or one reopened on `location`. Closed after the test. */
+  open(opts?: Omit<WarrenOptions, 'db' | 'schema'> & { location?: StoreLocation }): Promise<Warren>;
+}
+
+export const op = operator();
+
+/** Fast timings for tests: short waits, short ticks. */
+export const testKernel = {
+  maxWaitMs: 300,
+  reconcileIntervalMs: 60_000,
+  cursorFlushMs: 10,
+  termGraceMs: 60_000,
+};
+
+export function forEachWarren(
+  name: string,
+  fn: (target: WarrenTarget) => void,
+  backends?: DialectKind[],
+): void {
+  forEachStore(
+    name,
+    (stores) => {
+      const open: Warren[] = [];
+      afterEach(async () => {
+        await Promise.allSettled(open.splice(0).map((w) => w.close()));
+      });
+      fn({
+        kind: stores.kind,
+        location: () => stores.location(),
+        async open(opts = {}) {
+          const { location = stores.location(), kernel, ...rest } = opts;
+          const w = await Warren.open({
+            db: location.url,
+            ...(location.schema ? { schema: location.schema } : {}),
+            kernel: { ...testKernel, ...kernel },
+            ...rest,
+          });
+          const close = w.close.bind(w);
+          let closing: Promise<void> | undefined;
+          w.close = () => {
+            closing ??= close();
+            return closing;
+          };
+          open.push(w);
+          return w;
+        },
+      });
+    },
+    backends ? { backends } : {},
+  );
+}
+
+/** Poll until `fn` returns something truthy, or fail after `ms`. */
+export async function until<T>(
+  fn: () => Promise<T> | T,
+  ms = 5000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  let last: T | undefined;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last as NonNullable<T>;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: syscall outputs are checked by their own schemas
+type Any = any;
+
+/** Call a syscall as someone; outputs are loosely typed in tests. */
+export const call = (w: Warren, name: string, input: Record<string, unknown> = {}, who = op): Promise<Any> =>
+  w.call(who, name, input) as Promise<Any>;
+
+export const sessionOf = async (w: Warren, id: string) => (await call(w, 'session_show', { id })).session;
+
+export const waitStatus = (w: Warren, id: string, status: string, ms = 5000) =>
+  until(async () => (await sessionOf(w, id)).status === status, ms, `${id} to be ${status}`);
+
+export const asSession = (id: string, depth = 1) => ({
+  kind: 'session' as const,
+  sessionId: id,
+  zone: 'default',
+  depth,
+});
+
+/** A script agent that idles until killed. */
+export const idleScript = { steps: [{ listen: {} }] };

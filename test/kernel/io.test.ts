@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { asSession, call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
+
+forEachWarren('streams and fds', (t) => {
+  it('a sync read waits a bounded time, then says "nothing yet"', async () => {
+    const w = await t.open({ kernel: { maxWaitMs: 150 } });
+    const { fd } = await call(w, 'streams_create', { name: 'quiet' });
+    const t0 = Date.now();
+    const r = await call(w, 'ipc_read', { fd, wait: true, waitMs: 60_000 });
+    const took = Date.now() - t0;
+    assert.equal(r.timedOut, true);
+    assert.deepEqual(r.messages, []);
+    assert.ok(took >= 140 && took < 2000, `waited ${took} ms`);
+  });
+
+  it('a waiting read returns as soon as a message arrives', async () => {
+    const w = await t.open({ kernel: { maxWaitMs: 5000 } });
+    const room = await call(w, 'streams_create', { name: 'r1', selfEcho: true });
+    const reader = call(w, 'ipc_read', { fd: room.fd, wait: true });
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    const { seq } = await call(w, 'ipc_write', { fd: room.fd, message: 'hi' });
+    const r = await reader;
+    assert.ok(Date.now() - t0 < 1000);
+    assert.equal(r.timedOut, false);
+    assert.deepEqual(
+      r.messages.map((m: { text: string; seq: number }) => [m.text, m.seq]),
+      [['hi', seq]],
+    );
+    assert.equal(r.cursor, seq);
+    assert.deepEqual((await call(w, 'ipc_read', { fd: room.fd })).messages, []);
+  });
+
+  it('self-echo off: a writer never receives its own messages; on: it does', async () => {
+    const w = await t.open();
+    const quiet = await call(w, 'streams_create', { name: 'no-echo' });
+    await call(w, 'ipc_write', { fd: quiet.fd, message: 'mine' });
+    assert.deepEqual((await call(w, 'ipc_read', { fd: quiet.fd })).messages, []);
+    const loud = await call(w, 'streams_create', { name: 'echo', selfEcho: true });
+    await call(w, 'ipc_write', { fd: loud.fd, message: 'mine' });
+    assert.equal((await call(w, 'ipc_read', { fd: loud.fd })).messages[0].text, 'mine');
+  });
+
+  it('async fds of a running agent are pushed, batched at its next safe point', async () => {
+    const w = await t.open();
+    const agent = await call(w, 'ipc_spawn', {
+      script: { steps: [{ sleep: 200 }, { wait: { as: 'got' } }, { say: '${got.text}' }, { listen: {} }] },
+    });
+    const id = agent.session.id;
+    const room = await call(w, 'streams_create', { name: 'batch', selfEcho: true });
+    await call(w, 'streams_attach', { session: id, stream: 'batch', mode: 'async' });
+    await call(w, 'ipc_write', { fd: room.fd, message: 'one' });
+    await call(w, 'ipc_write', { fd: room.fd, message: 'two' });
+    await call(w, 'send', { id, text: 'three' });
+    const inputs = await until(async () => {
+      const evs = (await call(w, 'session_events', { id })).events.filter(
+        (e: { type: string }) => e.type === 'session.input',
+      );
+      return evs.length > 0 && evs;
+    });
+    assert.equal(inputs.length, 1, 'all pending messages arrive as one input');
+    assert.equal(inputs[0].payload.seqs.length, 3);
+    assert.match(inputs[0].payload.text, /one[\s\S]*two[\s\S]*three/);
+  });
+
+  it('permissions: no reading a w fd, no writing an r fd, attenuation, w only with detach', async () => {
+    const w = await t.open();
+    const a = await call(w, 'ipc_spawn', { script: idleScript });
+    const b = await call(w, 'ipc_spawn', { script: idleScript });
+    const asA = asSession(a.session.id);
+    const room = await call(w, 'ipc_create_stream', { name: 'perm-room' }, asA);
+    await assert.rejects(
+      call(
+        w,
+        'ipc_attach',
+        { fd: room.fd, targetSessionId: b.session.id, permission: 'w', deliveryMode: 'async' },
+        asA,
+      ),
+      { code: 'invalid_input' },
+    );
+    const ro = await call(
+      w,
+      'ipc_attach',
+      { fd: room.fd, targetSessionId: b.session.id, permission: 'r', deliveryMode: 'detach' },
+      asA,
+    );
+    const asB = asSession(b.session.id);
+    await assert.rejects(call(w, 'ipc_write', { fd: ro.fd, message: 'x' }, asB), { code: 'forbidden' });
+    // b holds r: it cannot hand anyone rw
+    await assert.rejects(
+      call(
+        w,
+        'ipc_attach',
+        { fd: ro.fd, targetSessionId: a.session.id, permission: 'rw', deliveryMode: 'async' },
+        asB,
+      ),
+      { code: 'forbidden' },
+    );
+    const wo = await call(
+      w,
+      'ipc_attach',
+      { fd: room.fd, targetSessionId: b.session.id, permission: 'w', deliveryMode: 'detach' },
+      asA,
+    );
+    await assert.rejects(call(w, 'ipc_read', { fd: wo.fd }, asB), { code: 'forbidden' });
+    await call(w, 'ipc_write', { fd: wo.fd, message: 'from b' }, asB);
+    await assert.rejects(call(w, 'ipc_write', { fd: 99, message: 'x' }, asB), { code: 'not_found' });
+  });
+
+  it('close refuses while messages are undelivered, unless forced (and the force is logged)', async () => {
+    const w = await t.open();
+    const room = await call(w, 'streams_create', { name: 'full' });
+    const a = await call(w, 'ipc_spawn', { script: idleScript });
+    const asA = asSession(a.session.id);
+    const { fd } = await call(w, 'streams_attach', { session: a.session.id, stream: 'full', mode: 'detach' });
+    await call(w, 'ipc_write', { fd: room.fd, message: 'unread' });
+    await assert.rejects(
+      call(w, 'ipc_close', { fd }, asA),
+      (e: Error & { code: string; details: { undelivered: number } }) => {
+        assert.equal(e.code, 'undelivered_messages');
+        assert.equal(e.details.undelivered, 1);
+        return true;
+      },
+    );
+    const listed = (await call(w, 'ipc_list_fds', {}, asA)).fds.find((f: { fd: number }) => f.fd === fd);
+    assert.equal(listed.pending, 1);
+    const r = await call(w, 'ipc_close', { fd, force: true }, asA);
+    assert.equal(r.undelivered, 1);
+    const closed = (await call(w, 'events', { type: 'fd.closed' })).events[0];
+    assert.equal(closed.payload.forced, true);
+    assert.equal(closed.payload.undelivered, 1);
+  });
+
+  it('lists streams with subscribers and buffer depth; internals only on request', async () => {
+    const w = await t.open();
+    const a = await call(w, 'ipc_spawn', { script: idleScript });
+    const room = await call(w, 'streams_create', { name: 'depth' });
+    await call(w, 'streams_attach', { session: a.session.id, stream: 'depth', mode: 'detach' });
+    await call(w, 'ipc_write', { fd: room.fd, message: '1' });
+    await call(w, 'ipc_write', { fd: room.fd, message: '2' });
+    const { streams } = await call(w, 'ipc_list_streams');
+    assert.deepEqual(
+      streams.map((s: { name: string }) => s.name),
+      ['depth'],
+    );
+    assert.equal(streams[0].bufferDepth, 2);
+    assert.equal(streams[0].subscribers.length, 2);
+    const all = (await call(w, 'ipc_list_streams', { internal: true })).streams.map(
+      (s: { name: string }) => s.name.split(':')[0],
+    );
+    assert.deepEqual(all.sort(), ['depth', 'lifecycle', 'pipe', 'stdin']);
+    const seen = (await call(w, 'ipc_list_streams', {}, asSession(a.session.id))).streams;
+    assert.deepEqual(
+      seen.map((s: { name: string }) => s.name),
+      ['depth'],
+    );
+  });
+
+  it('share: a child grants its parent a stream and sends a [stream-ref] notice', async () => {
+    const w = await t.open();
+    const parent = await call(w, 'ipc_spawn', { script: idleScript });
+    const child = await call(w, 'ipc_spawn', { script: idleScript }, asSession(parent.session.id));
+    const asChild = asSession(child.session.id, 2);
+    await call(w, 'ipc_create_stream', { name: 'findings' }, asChild);
+    const shared = await call(
+      w,
+      'ipc_share_stream',
+      { streamName: 'findings', permission: 'r', deliveryMode: 'detach' },
+      asChild,
+    );
+    assert.equal(shared.parent, parent.session.id);
+    const pfds = (await call(w, 'ipc_list_fds', {}, asSession(parent.session.id))).fds;
+    const got = pfds.find((f: { fd: number }) => f.fd === shared.parentFd);
+    assert.equal(got.streamName, 'findings');
+    assert.equal(got.permission, 'r');
+    const stdin = await call(w, 'streams_transcript', { stream: `stdin:${parent.session.id}` });
+    assert.ok(stdin.messages.some((m: { text: string }) => m.text.startsWith('[stream-ref]')));
+    await assert.rejects(call(w, 'ipc_share_stream', { streamName: `pipe:${child.session.id}` }, asChild), {
+      code: 'reserved_name',
+    });
+    await assert.rejects(
+      call(w, 'ipc_share_stream', { streamName: 'findings', permission: 'rw' }, asSession(parent.session.id)),
+      {
+        code: 'forbidden',
+      },
+    );
+  });
+
+  it('transcript pages backwards; session events page forwards', async () => {
+    const w = await t.open();
+    const room = await call(w, 'streams_create', { name: 'pages' });
+    const seqs: number[] = [];
+    for (let i = 0; i < 5; i++)
+      seqs.push((await call(w, 'ipc_write', { fd: room.fd, message: `m${i}` })).seq);
+    const first = await call(w, 'streams_transcript', { stream: 'pages', limit: 2 });
+    assert.deepEqual(
+      first.messages.map((m: { text: string }) => m.text),
+      ['m4', 'm3'],
+    );
+    const next = await call(w, 'streams_transcript', {
+      stream: room.stream.id,
+      limit: 2,
+      before: first.messages[1].seq,
+    });
+    assert.deepEqual(
+      next.messages.map((m: { text: string }) => m.text),
+      ['m2', 'm1'],
+    );
+    const a = await call(w, 'ipc_spawn', { script: idleScript });
+    const all = (await call(w, 'session_events', { id: a.session.id })).events;
+    assert.ok(all.length > 3);
+    const from = await call(w, 'session_events', { id: a.session.id, from: all[1].seq, limit: 2 });
+    assert.deepEqual(
+      from.events.map((e: { seq: number }) => e.seq),
+      [all[2].seq, all[3].seq],
+    );
+  });
+});

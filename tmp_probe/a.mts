@@ -1,2 +1,0 @@
-import { sqliteAppend, formatRows } from '../bench/store.ts';
-console.log(formatRows(await sqliteAppend()));

@@ -1,2 +1,0 @@
-import { sqliteAppend, formatRows } from '../bench/store.ts';
-for (let i = 0; i < 3; i++) console.log(formatRows(await sqliteAppend()));
