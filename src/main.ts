@@ -1,12 +1,12 @@
 import { runCli } from './surfaces/cli/main.ts';
-import { serveCommand } from './surfaces/cli/serve.ts';
+import { demoCommand, serveCommand } from './surfaces/cli/serve.ts';
 
 /** The `warren` command. */
-export async function main(argv: string[]): Promise<number> {
-  const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
-  // `npm start` runs `warren demo`: serve with the bundled demo.
-  if (argv[0] === 'demo') return serveCommand.run(['--demo', ...argv.slice(1)], io);
-  return runCli(argv, io, [serveCommand]);
+export function main(argv: string[]): Promise<number> {
+  return runCli(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env }, [
+    serveCommand,
+    demoCommand,
+  ]);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

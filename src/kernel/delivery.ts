@@ -158,7 +158,8 @@ class Pump {
       this.core.fdTable.advance(fd.id, event.seq);
       this.inflight.set(fd.id, Math.max(this.inflight.get(fd.id) ?? 0, event.seq));
     }
-    if (this.handle.acksOnDeliver) for (const [fdId, seq] of this.takeInflight()) this.core.fdTable.ack(fdId, seq);
+    if (this.handle.acksOnDeliver)
+      for (const [fdId, seq] of this.takeInflight()) this.core.fdTable.ack(fdId, seq);
     if (this.more && this.pending.size === 0) void this.backlog().then(() => this.kick());
   }
 

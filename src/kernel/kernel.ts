@@ -218,6 +218,9 @@ export class Kernel {
     const actor = principalId(p);
     const ref = await this.store.writer.write(async (tx) => {
       const row = await this.controllable(tx, p, id);
+      // Its stdin closed with it: say that, not "stream stdin:… does not exist".
+      if (row.status === 'stopped')
+        throw new WarrenError('session_stopped', `session ${id} has stopped (${row.end_reason})`, { id });
       const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
       return postMessage(tx, stdin, actor, { text }, id);
     });

@@ -201,7 +201,8 @@ export class Supervisor {
       idle: () => {
         const consumed = this.delivery.turnEnding(id);
         return this.apply(id, async (tx, r) => {
-          if (r.status === 'running' || r.status === 'pending') await setStatus(tx, this.core, r, 'idle', { actor: id });
+          if (r.status === 'running' || r.status === 'pending')
+            await setStatus(tx, this.core, r, 'idle', { actor: id });
         }).then(() => this.delivery.turnRecorded(id, consumed));
       },
       saveState: (state) =>

@@ -12,7 +12,10 @@ export const ipcSpawn = defineSyscall({
     "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — read its replies with ipc_read (bounded waits you repeat); 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them before you stop.",
   input: z.object({
     prompt: z.string().optional().describe('The task for the child'),
-    runtime: z.string().default('script').describe('script | command | … (see `warren runtimes`)'),
+    runtime: z
+      .string()
+      .default('script')
+      .describe('How the agent runs: script (built-in, deterministic) or command (any executable)'),
     pipe: s.deliveryMode.default('detach'),
     title: z.string().max(200).optional(),
     script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),

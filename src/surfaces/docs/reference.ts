@@ -1,0 +1,55 @@
+import type { SyscallTable } from '../../syscalls/dispatch.ts';
+import type { Syscall } from '../../syscalls/types.ts';
+import { buildCommands, kebab } from '../cli/commands.ts';
+import { signature } from '../cli/help.ts';
+import { inputFields } from '../cli/schema-info.ts';
+
+const GROUP_TITLES: Record<Syscall['group'], string> = {
+  ipc: 'ipc — what agents use (and operators, on their own fds)',
+  sessions: 'sessions — process control',
+  streams: 'streams — the operator control plane',
+  events: 'events — reading the action log',
+  operator: 'operator',
+};
+
+/** docs/reference.md, rendered from the syscall table: the one source of every surface. */
+export function renderReference(table: SyscallTable): string {
+  const commands = buildCommands([...table.values()], []);
+  const out: string[] = [
+    '# Syscall reference',
+    '',
+    '<!-- Generated from the syscall table by `npm run docs`. Do not edit by hand: a test checks it is current. -->',
+    '',
+    'Every operation is defined once, in `src/syscalls/`; REST routes and CLI commands are generated from',
+    'these definitions. Every syscall is also reachable as `POST /v1/syscalls/<name>` with its input as the JSON body.',
+    '',
+  ];
+  for (const group of Object.keys(GROUP_TITLES) as Syscall['group'][]) {
+    const members = [...table.values()].filter((s) => s.group === group);
+    if (members.length === 0) continue;
+    out.push(`## ${GROUP_TITLES[group]}`, '');
+    for (const s of members) {
+      out.push(`### \`${s.name}\``, '', s.summary + (s.summary.endsWith('.') ? '' : '.'), '');
+      if (s.description) out.push(s.description, '');
+      out.push(`- Callers: ${s.callers.join(', ')}`);
+      if (s.http) out.push(`- REST: \`${s.http.method} ${s.http.path}\``);
+      const cmd = commands.find((c) => c.kind === 'syscall' && c.syscall.name === s.name);
+      if (cmd) out.push(`- CLI: \`warren ${signature(cmd)}\``);
+      out.push('');
+      const fields = inputFields(s.input);
+      if (fields.length > 0) {
+        out.push('| input | type | required | default | description |', '|---|---|---|---|---|');
+        for (const f of fields) {
+          const type = f.kind === 'enum' ? (f.choices ?? []).join(' \\| ') : f.kind;
+          const dflt = f.default === undefined ? '' : `\`${JSON.stringify(f.default)}\``;
+          out.push(
+            `| \`${f.name}\` (\`--${kebab(f.name)}\`) | ${type} | ${f.required ? 'yes' : ''} | ${dflt} | ${(f.description ?? '').replaceAll('|', '\\|')} |`,
+          );
+        }
+        out.push('');
+      }
+      if (s.cli?.examples?.length) out.push('```sh', ...s.cli.examples, '```', '');
+    }
+  }
+  return `${out.join('\n').trimEnd()}\n`;
+}

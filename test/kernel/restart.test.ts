@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import {
+  asSession,
+  call,
+  forEachWarren,
+  idleScript,
+  sessionOf,
+  until,
+  waitStatus,
+} from '../helpers/warrens.ts';
+
+type Ev = { type: string; payload: Record<string, unknown> };
+
+forEachWarren('restart', (t) => {
+  it('sessions, streams, fds and cursors survive a restart; live sessions come back', async () => {
+    const loc = t.location();
+    const w1 = await t.open({ location: loc });
+    const room = await call(w1, 'streams_create', { name: 'keep', selfEcho: true });
+    const a = await call(w1, 'ipc_spawn', { script: idleScript, title: 'keeper' });
+    await call(w1, 'streams_attach', { session: a.session.id, stream: 'keep', mode: 'detach' });
+    await call(w1, 'ipc_write', { fd: room.fd, message: 'one' });
+    const read = await call(w1, 'ipc_read', { fd: room.fd });
+    await call(w1, 'ipc_write', { fd: room.fd, message: 'two' });
+    const fdsBefore = (await call(w1, 'ipc_list_fds')).fds;
+    await w1.close();
+
+    const w2 = await t.open({ location: loc });
+    assert.deepEqual(
+      (await call(w2, 'ipc_list_fds')).fds.map((f: { fd: number; streamName: string }) => [
+        f.fd,
+        f.streamName,
+      ]),
+      fdsBefore.map((f: { fd: number; streamName: string }) => [f.fd, f.streamName]),
+    );
+    const again = await call(w2, 'ipc_read', { fd: room.fd });
+    assert.deepEqual(
+      again.messages.map((m: { text: string }) => m.text),
+      ['two'],
+      'the cursor survived: only what was not yet read is due',
+    );
+    assert.ok(again.cursor > read.cursor);
+    const events = (await call(w2, 'session_events', { id: a.session.id })).events as Ev[];
+    assert.ok(events.some((e) => e.type === 'session.status' && e.payload.reason === 'kernel restart'));
+    await waitStatus(w2, a.session.id, 'idle');
+  });
+
+  it('a SIGCHLD pending at shutdown is delivered once after restart, never twice', async () => {
+    const loc = t.location();
+    const w1 = await t.open({ location: loc });
+    const parent = await call(w1, 'ipc_spawn', {
+      script: {
+        steps: [
+          { sleep: 400 },
+          { wait: { as: 'news', match: 'SIGCHLD.*stopped' } },
+          { say: 'got: ${news.text}' },
+          { listen: {} },
+        ],
+      },
+    });
+    const child = await call(
+      w1,
+      'ipc_spawn',
+      { script: { steps: [{ exit: 'completed' }] } },
+      asSession(parent.session.id),
+    );
+    await waitStatus(w1, child.session.id, 'stopped');
+    // The parent is asleep (not at a safe point): the signal waits in the log.
+    await w1.close();
+
+    const w2 = await t.open({ location: loc });
+    const said = await until(async () => {
+      const s = await sessionOf(w2, parent.session.id);
+      return s.lastMessage?.startsWith('got:') ? s.lastMessage : null;
+    }, 8000);
+    assert.match(said, /\[SIGCHLD\].*stopped \(completed\)/);
+    await waitStatus(w2, parent.session.id, 'idle');
+    const stdin = await call(w2, 'streams_transcript', { stream: `stdin:${parent.session.id}` });
+    const sigchld = stdin.messages.filter(
+      (m: { signal?: string; data?: { status?: string } }) =>
+        m.signal === 'SIGCHLD' && m.data?.status === 'stopped',
+    );
+    assert.equal(sigchld.length, 1, 'written once');
+    await w2.close();
+
+    // Another restart: it was delivered and acknowledged; nothing is due again.
+    const w3 = await t.open({ location: loc });
+    await waitStatus(w3, parent.session.id, 'idle');
+    await new Promise((r) => setTimeout(r, 200));
+    const inputs = ((await call(w3, 'session_events', { id: parent.session.id })).events as Ev[]).filter(
+      (e) => e.type === 'session.input',
+    );
+    const deliveries = inputs.filter((e) => String(e.payload.text).includes('stopped (completed)'));
+    assert.equal(deliveries.length, 1, 'delivered once across two restarts');
+  });
+
+  it('two kernels live side by side in one process without touching each other', async () => {
+    const w1 = await t.open();
+    const w2 = await t.open();
+    const a = await call(w1, 'ipc_spawn', { script: idleScript, title: 'one' });
+    const b = await call(w2, 'ipc_spawn', { script: idleScript, title: 'two' });
+    assert.notEqual(a.session.id, b.session.id);
+    const titles = async (w: typeof w1) =>
+      (await call(w, 'ps')).sessions.map((s: { title: string }) => s.title);
+    assert.deepEqual(await titles(w1), ['init', 'one']);
+    assert.deepEqual(await titles(w2), ['init', 'two']);
+    await call(w1, 'kill', { id: a.session.id });
+    assert.equal((await sessionOf(w2, b.session.id)).status === 'stopped', false);
+  });
+});
