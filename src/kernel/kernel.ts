@@ -195,6 +195,10 @@ export class Kernel {
     const actor = principalId(p);
     return this.store.writer.write(async (tx) => {
       const row = await this.controllable(tx, p, id);
+      // Like kill(2) on a reaped pid: an error, and nothing written.
+      if (row.status === 'stopped') {
+        throw new WarrenError('session_stopped', `session ${id} has already stopped (${row.end_reason})`, { id });
+      }
       if (opts.graceful && this.supervisor.has(id)) {
         const deadline = await requestTerm(tx, this.core, row, actor);
         return { id, signal: 'SIGTERM' as const, deadline };

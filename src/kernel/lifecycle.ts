@@ -334,22 +334,23 @@ export async function tearDownStream(
   checkUndelivered: boolean,
 ): Promise<string[]> {
   const fds = await openFdsOn(tx, stream.id);
-  if (checkUndelivered) {
-    for (const fd of fds) {
-      const n = await undelivered(tx.db, core.fdTable, fd, stream.self_echo === 1);
-      if (n > 0) {
-        throw new WarrenError(
-          'undelivered_messages',
-          `fd ${fd.num} of ${fd.holder} has ${n} undelivered messages`,
-          {
-            holder: fd.holder,
-            undelivered: n,
-          },
-        );
-      }
+  let dropped = 0;
+  for (const fd of fds) {
+    const n = await undelivered(tx.db, core.fdTable, fd, stream.self_echo === 1);
+    if (n > 0 && checkUndelivered) {
+      throw new WarrenError('undelivered_messages', `fd ${fd.num} of ${fd.holder} has ${n} undelivered messages`, {
+        holder: fd.holder,
+        undelivered: n,
+      });
     }
+    dropped += n;
   }
-  const reaped = await closeFdsCascade(tx, core, fds, { actor, reason });
+  // Closing over undelivered messages is a forced close, and the log says so.
+  const reaped: string[] = [];
+  for (const fd of fds) {
+    const n = dropped > 0 ? await undelivered(tx.db, core.fdTable, fd, stream.self_echo === 1) : 0;
+    reaped.push(...(await closeFdsCascade(tx, core, [fd], { actor, reason, ...(n > 0 ? { forced: true, undelivered: n } : {}) })));
+  }
   await closeStreamRow(tx, stream, actor, reason);
   return reaped;
 }

@@ -187,6 +187,16 @@ forEachWarren('streams and fds', (t) => {
     );
   });
 
+  it('event time windows take ISO 8601 or epoch ms, and refuse an empty or bad time', async () => {
+    const w = await t.open();
+    const now = Date.now();
+    const iso = (await call(w, 'events', { since: new Date(now - 60_000).toISOString() })).events;
+    assert.ok(iso.length > 0);
+    assert.equal((await call(w, 'events', { since: String(now + 60_000) })).events.length, 0);
+    await assert.rejects(call(w, 'events', { since: '' }), { code: 'invalid_input' });
+    await assert.rejects(call(w, 'events', { until: 'yesterday-ish' }), { code: 'invalid_input' });
+  });
+
   it('transcript pages backwards; session events page forwards', async () => {
     const w = await t.open();
     const room = await call(w, 'streams_create', { name: 'pages' });

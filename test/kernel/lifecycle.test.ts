@@ -214,5 +214,9 @@ forEachWarren('lifecycle', (t) => {
     });
     await assert.rejects(call(w, 'kill', { id: 'init' }), { code: 'forbidden' });
     await assert.rejects(call(w, 'kill', { id: 'ses_nope' }), { code: 'not_found' });
+    await call(w, 'kill', { id: b.session.id });
+    const head = (await call(w, 'events', { limit: 1 })).events[0].seq;
+    await assert.rejects(call(w, 'kill', { id: b.session.id }), { code: 'session_stopped' });
+    assert.equal((await call(w, 'events', { limit: 1 })).events[0].seq, head, 'nothing written for a dead session');
   });
 });

@@ -77,6 +77,11 @@ forEachWarren('operator rooms', (t) => {
     await assert.rejects(call(w, 'streams_close', { stream: 'closing' }), { code: 'undelivered_messages' });
     const closed = await call(w, 'streams_close', { stream: 'closing', force: true });
     assert.deepEqual(closed.evicted.sort(), ['operator:admin', a.session.id].sort());
+    const forced = (await call(w, 'events', { type: 'fd.closed', limit: 10 })).events.filter(
+      (e: { payload: { holder: string } }) => e.payload.holder === a.session.id,
+    );
+    assert.equal(forced[0].payload.forced, true, 'a forced close is logged as forced');
+    assert.equal(forced[0].payload.undelivered, 1);
     assert.deepEqual((await call(w, 'ipc_list_streams')).streams, []);
     assert.deepEqual((await call(w, 'streams_attachments', { session: a.session.id })).fds, []);
     // The name is free again; the old transcript stays readable by id.

@@ -41,6 +41,12 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     return warren.call(principal, syscall.name, input, { signal: ac.signal });
   };
 
+  // A live stream never ends by itself: close() would wait for it forever. End them first.
+  const liveStreams = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const stop of [...liveStreams]) stop();
+  });
+
   app.get('/healthz', async () => ({ ok: true }));
 
   app.get('/v1/syscalls', async (req) => {
@@ -73,12 +79,19 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     if (after !== undefined && (!Number.isInteger(after) || after < 0)) {
       throw new WarrenError('invalid_input', 'after must be a non-negative integer seq');
     }
-    await streamEvents(warren, principal, req, reply, {
-      ...(after !== undefined ? { after } : {}),
-      ...(q.type ? { type: q.type } : {}),
-      ...(q.session ? { session: q.session } : {}),
-      ...(q.stream ? { stream: q.stream } : {}),
-    });
+    await streamEvents(
+      warren,
+      principal,
+      req,
+      reply,
+      {
+        ...(after !== undefined ? { after } : {}),
+        ...(q.type ? { type: q.type } : {}),
+        ...(q.session ? { session: q.session } : {}),
+        ...(q.stream ? { stream: q.stream } : {}),
+      },
+      liveStreams,
+    );
   });
 
   for (const syscall of warren.table.values()) {

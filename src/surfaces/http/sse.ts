@@ -25,6 +25,8 @@ export async function streamEvents(
   req: FastifyRequest,
   reply: FastifyReply,
   filter: LiveFilter,
+  /** The server's open live streams: each adds its `stop` here, so closing the server can end them. */
+  open?: Set<() => void>,
 ): Promise<void> {
   const lastId = req.headers['last-event-id'];
   let cursor = lastId !== undefined && /^\d+$/.test(String(lastId)) ? Number(lastId) : filter.after;
@@ -69,12 +71,14 @@ export async function streamEvents(
   const stop = () => {
     if (closed) return;
     closed = true;
+    open?.delete(stop);
     unsubscribe();
     clearInterval(heartbeat);
     res.end();
   };
   req.raw.on('close', stop);
   res.on('close', stop);
+  open?.add(stop);
 
   // Catch up from the log, then drain what committed meanwhile, then go live.
   try {

@@ -1,0 +1,314 @@
+/**
+ * The README's promise, end to end: a real `warren serve --demo` process, and the real CLI
+ * (`bin/warren.js`) run as child processes against it.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type ServerProcess, startServer, WARREN_BIN } from '../helpers/server.ts';
+import { until } from '../helpers/warrens.ts';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// The CLI must not pick up a developer's own settings.
+const cleanEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !k.startsWith('WARREN_') && k !== 'COLUMNS'),
+);
+
+function runCli(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [WARREN_BIN, ...args],
+      { env: { ...cleanEnv, COLUMNS: '400' }, cwd: opts.cwd, timeout: opts.timeoutMs ?? 20_000 },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') return reject(error);
+        resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A table's header cells: words separated by two or more spaces. */
+const headerOf = (out: string) =>
+  out
+    .split('\n')[0]!
+    .trim()
+    .split(/\s{2,}/);
+
+describe('the CLI against a live demo server (e2e)', () => {
+  let dataDir: string;
+  let server: ServerProcess;
+  let lead: string;
+  let bob: string;
+  const warren = (...args: string[]) => runCli([...args, '--url', server.url, '--data-dir', dataDir]);
+  const ok = async (...args: string[]) => {
+    const r = await warren(...args);
+    assert.equal(r.code, 0, `warren ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
+    return r.stdout;
+  };
+  const json = async <T>(...args: string[]) => JSON.parse(await ok(...args, '--json')) as T;
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'warren-e2e-'));
+    server = await startServer({ dataDir, args: ['--demo'] });
+    await until(() => server.output().includes('The demo is running'), 20_000, 'the demo to be running');
+    lead = /demo: spawned lead (\S+)/.exec(server.output())![1]!;
+    const { sessions } = await json<{ sessions: Array<{ id: string; title: string; status: string }> }>('ps');
+    bob = sessions.find((s) => s.title === 'bob')!.id;
+    assert.ok(bob, 'the demo spawned bob');
+  });
+
+  after(async () => {
+    await server?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('ps: the demo sessions in a table with the reference columns; --json parses', async () => {
+    const [out, data] = await Promise.all([
+      ok('ps'),
+      json<{ sessions: Array<{ id: string; title: string; depth: number; status: string }> }>('ps'),
+    ]);
+    assert.deepEqual(headerOf(out), [
+      'ID',
+      'Title',
+      'Status',
+      'Reason/End',
+      'Parent',
+      'Depth',
+      'Runtime',
+      'Last message',
+    ]);
+    const row = (id: string) => out.split('\n').find((l) => l.startsWith(id));
+    assert.match(row(lead) ?? '', /\blead\b.*\bidle\b.*\binit\b\s+1\s+script/);
+    assert.match(row(bob) ?? '', new RegExp(`\\bbob\\b.*\\bidle\\b.*${lead}\\s+2\\s+script`));
+    assert.match(row('init') ?? '', /init\s+running/);
+    // alice was released by the lead: reaped, so only ps --all shows her.
+    assert.ok(!out.includes('alice'));
+    const titles = data.sessions.map((s) => s.title).sort();
+    assert.deepEqual(titles, ['bob', 'init', 'lead']);
+    const all = await json<{ sessions: Array<{ title: string; status: string; endReason: string }> }>(
+      'ps',
+      '--all',
+    );
+    const alice = all.sessions.find((s) => s.title === 'alice')!;
+    assert.equal(alice.status, 'stopped');
+    assert.equal(alice.endReason, 'reaped');
+  });
+
+  it('events: Seq/ID/Type/Timestamp/Payload, most recent first; --type filters; --json parses', async () => {
+    const [out, data, spawned] = await Promise.all([
+      ok('events', '--limit', '20'),
+      json<{ events: Array<{ seq: number; type: string }> }>('events'),
+      json<{ events: Array<{ type: string }> }>('events', '--type', 'session.spawned'),
+    ]);
+    assert.deepEqual(headerOf(out), ['Seq', 'ID', 'Type', 'Timestamp', 'Payload']);
+    const rows = out.trim().split('\n').slice(1);
+    assert.equal(rows.length, 20);
+    const seqs = rows.map((r) => Number(r.trim().split(/\s+/)[0]));
+    assert.ok(
+      seqs.every((s, i) => i === 0 || seqs[i - 1]! > s),
+      'most recent first',
+    );
+    assert.match(rows[0]!, /^\d+\s+[0-9A-Z]{26}\s+\S+\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\s+\{/);
+    // Default limit 100 (the seq is gap-free from 1, all in one zone).
+    assert.equal(data.events.length, Math.min(100, data.events[0]!.seq));
+    assert.equal(spawned.events.length, 3, 'lead, alice, bob');
+    for (const e of spawned.events) assert.equal(e.type, 'session.spawned');
+  });
+
+  it('streams list: the demo rooms, one indented row per subscriber', async () => {
+    const [out, data] = await Promise.all([
+      ok('streams', 'list'),
+      json<{ streams: Array<{ name: string; subscribers: Array<{ fd: number; holder: string }> }> }>(
+        'streams',
+        'list',
+      ),
+    ]);
+    assert.deepEqual(headerOf(out), ['ID', 'Name', 'Subscribers', 'Buffer Depth']);
+    const names = data.streams.map((s) => s.name);
+    assert.ok(
+      names.some((n) => n.startsWith('lobby-')),
+      names.join(','),
+    );
+    assert.ok(names.includes(`standup-${lead}`), names.join(','));
+    const lines = out.trimEnd().split('\n').slice(1);
+    for (const s of data.streams) {
+      const at = lines.findIndex((l) => l.startsWith('str_') && l.includes(` ${s.name} `));
+      assert.ok(at >= 0, `a row for ${s.name}`);
+      assert.match(lines[at]!, new RegExp(`\\s${s.subscribers.length}\\s+\\d+$`));
+      const subs = lines.slice(at + 1, at + 1 + s.subscribers.length);
+      for (const [i, sub] of subs.entries()) {
+        assert.match(sub, /^\s+fd \d+\s+\S+\s+(r|w|rw)\/(sync|async|detach)/, sub);
+        assert.ok(sub.includes(s.subscribers[i]!.holder), `${sub} names ${s.subscribers[i]!.holder}`);
+      }
+    }
+    // --internal adds the plumbing, with the spawned ends marked.
+    const internal = await ok('streams', 'list', '--internal');
+    assert.ok(internal.includes(`lifecycle:${bob}`));
+    assert.ok(internal.includes(`pipe:${bob}`));
+    assert.ok(internal.includes('(spawned)'));
+  });
+
+  it("session events <lead>: the lead's log with Seq/Type/Timestamp/Content; --from, --limit, --json", async () => {
+    const [out, data] = await Promise.all([
+      ok('session', 'events', lead),
+      json<{ events: Array<{ seq: number; type: string; session_id: string; payload: { text?: string } }> }>(
+        'session',
+        'events',
+        lead,
+      ),
+    ]);
+    assert.deepEqual(headerOf(out), ['Seq', 'Type', 'Timestamp', 'Content']);
+    assert.ok(out.includes('session.spawned'));
+    assert.ok(out.includes('Planning: two workers, one room.'), 'the lead said so');
+    const said = data.events.filter((e) => e.type === 'session.output').map((e) => e.payload.text);
+    assert.ok(said.includes('Heard back: alice: the API has three endpoints / bob: twelve tests, all green'));
+    const seqs = data.events.map((e) => e.seq);
+    assert.ok(
+      seqs.every((s, i) => i === 0 || seqs[i - 1]! < s),
+      'oldest first',
+    );
+    for (const e of data.events) assert.equal(e.session_id, lead);
+    const from = seqs[3]!;
+    const page = await json<{ events: Array<{ seq: number }> }>(
+      'session',
+      'events',
+      lead,
+      '--from',
+      String(from),
+      '--limit',
+      '2',
+    );
+    assert.deepEqual(
+      page.events.map((e) => e.seq),
+      seqs.filter((s) => s > from).slice(0, 2),
+    );
+  });
+
+  it('streams create / attach / attachments / detach (twice) / close', async () => {
+    const created = await ok('streams', 'create', 'e2e-room', '--self-echo');
+    assert.match(created, /^created e2e-room \(str_\w+\); operator fd \d+/);
+    const attached = await ok('streams', 'attach', bob, 'e2e-room', '--perm', 'r', '--mode', 'detach');
+    assert.match(attached, new RegExp(`^attached ${bob} to e2e-room as fd \\d+`));
+    // Attaching again is not an error: it says so.
+    assert.match(await ok('streams', 'attach', bob, 'e2e-room'), /^already attached:/);
+
+    const [table, fds] = await Promise.all([
+      ok('streams', 'attachments', bob),
+      json<{ fds: Array<{ streamName: string; permission: string; deliveryMode: string }> }>(
+        'streams',
+        'attachments',
+        bob,
+      ),
+    ]);
+    assert.ok(table.includes('e2e-room'));
+    const room = fds.fds.find((f) => f.streamName === 'e2e-room')!;
+    assert.equal(room.permission, 'r');
+    assert.equal(room.deliveryMode, 'detach');
+    // Reserved plumbing is not among the attachments.
+    assert.ok(!fds.fds.some((f) => /^(pipe|lifecycle|stdin):/.test(f.streamName)));
+
+    assert.match(
+      await ok('streams', 'detach', bob, 'e2e-room'),
+      new RegExp(`^detached ${bob} from e2e-room`),
+    );
+    assert.match(await ok('streams', 'detach', bob, 'e2e-room'), /was not attached to e2e-room/);
+    const afterDetach = await json<{ fds: Array<{ streamName: string }> }>('streams', 'attachments', bob);
+    assert.ok(!afterDetach.fds.some((f) => f.streamName === 'e2e-room'));
+
+    const closed = await ok('streams', 'close', 'e2e-room');
+    assert.match(closed, /^closed e2e-room \(str_\w+\); evicted operator:admin/);
+    const { streams } = await json<{ streams: Array<{ name: string }> }>('streams', 'list');
+    assert.ok(!streams.some((s) => s.name === 'e2e-room'));
+    // bob lives on: he had other fds.
+    const { session } = await json<{ session: { status: string } }>('session', 'show', bob);
+    assert.notEqual(session.status, 'stopped');
+  });
+
+  it('send: text reaches the session as input', async () => {
+    const out = await ok('send', bob, 'hello from the terminal');
+    assert.match(out, /^sent \(seq \d+\)/);
+    await until(
+      async () =>
+        (
+          await json<{ events: Array<{ type: string; payload: { text?: string } }> }>(
+            'session',
+            'events',
+            bob,
+          )
+        ).events.some(
+          (e) => e.type === 'session.output' && e.payload.text?.includes('hello from the terminal'),
+        ),
+      10_000,
+      'bob to hear it',
+    );
+  });
+
+  it('spawn, then kill --graceful (SIGTERM with a deadline), then kill (SIGKILL)', async () => {
+    const spawned = await ok(
+      'spawn',
+      'sit tight',
+      '--title',
+      'e2e-victim',
+      '--script',
+      '{"steps":[{"listen":{}}]}',
+    );
+    const id = /spawned (ses_\w+)/.exec(spawned)![1]!;
+    const term = await ok('kill', id, '--graceful');
+    assert.match(term, new RegExp(`^SIGTERM sent to ${id}; SIGKILL at \\S+Z if it has not stopped`));
+    const signals = await json<{ events: Array<{ type: string; payload: { signal?: string } }> }>(
+      'session',
+      'events',
+      id,
+    );
+    assert.ok(signals.events.some((e) => e.type === 'signal' && e.payload.signal === 'SIGTERM'));
+    assert.match(await ok('kill', id), new RegExp(`^SIGKILL sent to ${id}`));
+    const { session } = await json<{ session: { status: string; endReason: string } }>('session', 'show', id);
+    assert.equal(session.status, 'stopped');
+    assert.equal(session.endReason, 'killed');
+  });
+
+  it('--help exits 0 for the top level and a subcommand; an unknown command exits 2', async () => {
+    const [top, sub, group, unknown, unknownSub] = await Promise.all([
+      runCli(['--help']),
+      runCli(['streams', 'attach', '--help']),
+      runCli(['streams', '--help']),
+      runCli(['frobnicate']),
+      runCli(['streams', 'frobnicate']),
+    ]);
+    assert.equal(top.code, 0);
+    assert.match(top.stdout, /Usage: warren <command>/);
+    assert.ok(top.stdout.includes('streams attach'));
+    assert.equal(sub.code, 0);
+    assert.ok(sub.stdout.includes('--perm'), sub.stdout);
+    assert.equal(group.code, 0);
+    assert.ok(group.stdout.includes('streams close'));
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command 'frobnicate'/);
+    assert.equal(unknownSub.code, 2);
+    assert.match(unknownSub.stderr, /unknown command 'streams frobnicate'/);
+  });
+
+  it('a wrong key exits 1 with error [unauthenticated]; no server exits 1 saying so', async () => {
+    const [wrong, missing, down] = await Promise.all([
+      runCli(['ps', '--url', server.url, '--key', 'wk_not-the-key']),
+      runCli(['ps', '--url', server.url, '--data-dir', join(dataDir, 'nowhere')]),
+      runCli(['ps', '--url', 'http://127.0.0.1:9', '--key', 'wk_x']),
+    ]);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /^error \[unauthenticated\]: invalid API key/);
+    assert.equal(wrong.stdout, '');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no API key/);
+    assert.equal(down.code, 1);
+    assert.match(down.stderr, /cannot reach warren at http:\/\/127\.0\.0\.1:9/);
+  });
+});
