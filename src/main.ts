@@ -1,4 +1,5 @@
 import { runCli } from './surfaces/cli/main.ts';
+import { mcpCommand } from './surfaces/cli/mcp.ts';
 import { demoCommand, serveCommand } from './surfaces/cli/serve.ts';
 
 /** The `warren` command. */
@@ -6,6 +7,7 @@ export function main(argv: string[]): Promise<number> {
   return runCli(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env }, [
     serveCommand,
     demoCommand,
+    mcpCommand,
   ]);
 }
 

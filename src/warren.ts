@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { Gate, type GatingPolicy } from './auth/gating.ts';
 import type { KernelConfig } from './kernel/config.ts';
+import { notFound } from './kernel/errors.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
@@ -21,6 +23,8 @@ export interface WarrenOptions {
   schema?: string;
   kernel?: Partial<KernelConfig>;
   runtimes?: Runtime[];
+  /** Override the default tool sets of the depth tiers. */
+  gating?: GatingPolicy;
   clock?: Clock;
   ids?: IdGenerator;
 }
@@ -31,6 +35,7 @@ export class Warren {
     readonly store: Store,
     readonly kernel: Kernel,
     readonly table: SyscallTable,
+    readonly gate: Gate,
   ) {}
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
@@ -42,15 +47,19 @@ export class Warren {
       clock,
       ids,
     );
+    const table = syscallTable();
+    const gate = new Gate(table, opts.gating);
     const kernel = new Kernel({
       store,
       runtimes: builtinRuntimes(opts.runtimes),
       clock,
       ids,
+      toolPolicy: (depth, parentTools, allowlist, grants) =>
+        gate.forSpawn(depth, parentTools, allowlist, grants),
+      toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
       ...(opts.kernel ? { config: opts.kernel } : {}),
     });
-    const table = syscallTable();
-    const warren = new Warren(store, kernel, table);
+    const warren = new Warren(store, kernel, table, gate);
     kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
     try {
       await kernel.start();
@@ -61,14 +70,29 @@ export class Warren {
     return warren;
   }
 
-  /** Call a syscall: the path every surface takes. */
-  call(
+  /** Call a syscall: the path every surface takes. Sessions are gated to their tools. */
+  async call(
     principal: Principal,
     name: string,
     input: unknown,
     extra: Pick<SyscallContext, 'signal' | 'progress'> = {},
   ): Promise<unknown> {
-    return dispatch(this.table, { principal, kernel: this.kernel, ...extra }, name, input);
+    const syscall = this.table.get(name);
+    if (!syscall) throw notFound('syscall', name);
+    const who =
+      principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
+    this.gate.check(who, syscall, input);
+    return dispatch(this.table, { principal: who, kernel: this.kernel, ...extra }, name, input);
+  }
+
+  /** A session principal with its tool set, read from its row. */
+  async withTools(principal: Extract<Principal, { kind: 'session' }>): Promise<Principal> {
+    const row = await this.store.reader
+      .selectFrom('sessions')
+      .select(['tools', 'depth'])
+      .where('id', '=', principal.sessionId)
+      .executeTakeFirst();
+    return { ...principal, tools: toolsOfRow(this.gate, row?.tools ?? null, row?.depth ?? principal.depth) };
   }
 
   async close(): Promise<void> {
@@ -76,3 +100,6 @@ export class Warren {
     await this.store.close();
   }
 }
+
+const toolsOfRow = (gate: Gate, tools: string | null, depth: number): readonly string[] =>
+  tools === null ? gate.tierDefaults(depth) : (JSON.parse(tools) as string[]);

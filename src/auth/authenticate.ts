@@ -29,7 +29,7 @@ export async function authenticate(
     if (!row) throw new WarrenError('unauthenticated', 'invalid session token');
     if (row.status === 'stopped')
       throw new WarrenError('unauthenticated', `session ${id} has stopped; its token is no longer valid`);
-    return { kind: 'session', sessionId: id, zone: row.zone, depth: row.depth };
+    return warren.withTools({ kind: 'session', sessionId: id, zone: row.zone, depth: row.depth });
   }
   const name = await verifyOperatorKey(warren.store, bearer);
   if (!name) throw new WarrenError('unauthenticated', 'invalid API key');

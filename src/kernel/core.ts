@@ -3,6 +3,7 @@ import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import type { KernelConfig } from './config.ts';
 import type { FdTable } from './fdtable.ts';
+import type { ToolPolicy } from './spawn.ts';
 
 /** What the kernel's mechanisms run after a commit: the world outside the database. */
 export interface Effects {
@@ -22,4 +23,5 @@ export interface Core {
   config: KernelConfig;
   fdTable: FdTable;
   effects: Effects;
+  toolPolicy: ToolPolicy;
 }

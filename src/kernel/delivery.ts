@@ -15,6 +15,7 @@ import { canRead, type MessageView } from './records.ts';
 export class Delivery {
   private pumps = new Map<string, Pump>();
   private waiters = new Map<string, Set<() => void>>();
+  private turnListeners = new Set<(sessionId: string) => void>();
 
   constructor(private readonly core: Core) {}
 
@@ -61,7 +62,14 @@ export class Delivery {
 
   turnRecorded(sessionId: string, consumed: Map<string, number>): void {
     for (const [fdId, seq] of consumed) this.core.fdTable.ack(fdId, seq);
+    for (const l of this.turnListeners) l(sessionId);
     this.pumps.get(sessionId)?.kick();
+  }
+
+  /** Called after each turn's input has been acknowledged. */
+  onTurnRecorded(listener: (sessionId: string) => void): () => void {
+    this.turnListeners.add(listener);
+    return () => this.turnListeners.delete(listener);
   }
 
   /** Resolve when something arrives on the fd, the wait runs out, or the caller gives up. */

@@ -37,7 +37,7 @@ import {
   streamInfo,
 } from './records.ts';
 import { logSignal, sendSignal } from './signals.ts';
-import { type SpawnRequest, spawnInTx } from './spawn.ts';
+import { type SpawnRequest, spawnInTx, type ToolPolicy } from './spawn.ts';
 import { createStream, openFd, postMessage, undelivered } from './streams.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
 
@@ -47,6 +47,10 @@ export interface KernelOptions {
   config?: Partial<KernelConfig>;
   clock?: Clock;
   ids?: IdGenerator;
+  /** Gives each new session its tools; by default sessions are not restricted by the kernel. */
+  toolPolicy?: ToolPolicy;
+  /** The tools a session may call, as its agent is told. */
+  toolsOf?: (row: SessionsTable) => readonly string[];
 }
 
 export interface StreamListing extends StreamInfo {
@@ -99,9 +103,11 @@ export class Kernel {
       config: this.config,
       fdTable: this.fdTable,
       effects,
+      toolPolicy: opts.toolPolicy ?? (() => null),
     };
     this.delivery = new Delivery(this.core);
     this.supervisor = new Supervisor(this.core, opts.runtimes, this.delivery, () => this.secretValue);
+    if (opts.toolsOf) this.supervisor.toolsOf = opts.toolsOf;
     this.reconciler = new Reconciler(this.core, {
       escalate: (id) => this.escalate(id),
       isRunningHere: (id) => this.supervisor.has(id),
@@ -197,7 +203,9 @@ export class Kernel {
       const row = await this.controllable(tx, p, id);
       // Like kill(2) on a reaped pid: an error, and nothing written.
       if (row.status === 'stopped') {
-        throw new WarrenError('session_stopped', `session ${id} has already stopped (${row.end_reason})`, { id });
+        throw new WarrenError('session_stopped', `session ${id} has already stopped (${row.end_reason})`, {
+          id,
+        });
       }
       if (opts.graceful && this.supervisor.has(id)) {
         const deadline = await requestTerm(tx, this.core, row, actor);
@@ -537,6 +545,67 @@ export class Kernel {
     });
   }
 
+  /**
+   * Wait (bounded) until a child is idle with nothing pending, or stopped. Returns at once
+   * when it already is; otherwise on its next status change, or `timedOut` — call again.
+   */
+  async waitChild(
+    p: Principal,
+    ref: { fd?: number; session?: string },
+    opts: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<{
+    session: string;
+    status: string;
+    endReason: string | null;
+    lastMessage: string | null;
+    timedOut: boolean;
+  }> {
+    const id = await this.childOf(p, ref);
+    // Input written before this call must have been taken, and its turn ended.
+    const mark = await this.store.log.head();
+    const deadline = this.clock.now() + Math.min(opts.waitMs ?? this.config.maxWaitMs, this.config.maxWaitMs);
+    let wake: () => void = () => {};
+    const unsubscribe = this.store.writer.onCommit((events) => {
+      if (events.some((e) => e.session_id === id && e.type === 'session.status')) wake();
+    });
+    const unTurn = this.delivery.onTurnRecorded((sid) => {
+      if (sid === id) wake();
+    });
+    const abort = () => wake();
+    opts.signal?.addEventListener('abort', abort);
+    try {
+      for (;;) {
+        // Armed before looking, so a change between the look and the wait is not missed.
+        const changed = new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        const s = await this.session(p, id);
+        const settled =
+          s.status === 'stopped' || (s.status === 'idle' && !(await this.hasUntakenInput(id, mark)));
+        const left = deadline - this.clock.now();
+        if (settled || left <= 0 || opts.signal?.aborted) {
+          return {
+            session: id,
+            status: s.status,
+            endReason: s.endReason,
+            lastMessage: s.lastMessage,
+            timedOut: !settled,
+          };
+        }
+        let timer: TimerHandle | undefined;
+        await Promise.race([
+          changed,
+          new Promise<void>((r) => (timer = this.clock.setTimeout(r, left, { keepAlive: true }))),
+        ]);
+        if (timer) this.clock.clearTimeout(timer);
+      }
+    } finally {
+      unsubscribe();
+      unTurn();
+      opts.signal?.removeEventListener('abort', abort);
+    }
+  }
+
   // ---------------------------------------------------------------- operator rooms
 
   roomCreate(p: Principal, name: string, selfEcho = false) {
@@ -656,6 +725,50 @@ export class Kernel {
   }
 
   // ---------------------------------------------------------------- internals
+
+  /** The child behind an fd (its lifecycle or pipe) or a session id the caller controls. */
+  private async childOf(p: Principal, ref: { fd?: number; session?: string }): Promise<string> {
+    if (ref.fd !== undefined) {
+      const row = await this.store.reader
+        .selectFrom('fds')
+        .innerJoin('streams', 'streams.id', 'fds.stream_id')
+        .select(['streams.session_id', 'streams.kind'])
+        .where('fds.zone', '=', p.zone)
+        .where('fds.holder', '=', principalId(p))
+        .where('fds.num', '=', ref.fd)
+        .where('fds.closed_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) throw notFound('fd', ref.fd);
+      if (!row.session_id || (row.kind !== 'lifecycle' && row.kind !== 'pipe')) {
+        throw invalid(`fd ${ref.fd} is not a pipe or lifecycle fd of a child`);
+      }
+      return row.session_id;
+    }
+    if (!ref.session) throw invalid('give fd or session');
+    const id = ref.session;
+    await this.store.writer.write((tx) => this.controllable(tx, p, id).then(() => undefined));
+    return id;
+  }
+
+  /** Whether input up to `mark` on a session's async fds is still unacknowledged (not yet taken by a finished turn). */
+  private async hasUntakenInput(id: string, mark: number): Promise<boolean> {
+    for (const fd of this.fdTable.heldBy(id)) {
+      if (fd.mode !== 'async' || !canRead(fd.perm)) continue;
+      const acked = this.fdTable.acked(fd.id);
+      if (acked >= mark) continue;
+      const selfEcho = this.fdTable.stream(fd.stream_id)?.selfEcho ?? false;
+      let q = this.store.reader
+        .selectFrom('events')
+        .select('seq')
+        .where('stream_id', '=', fd.stream_id)
+        .where('type', '=', 'stream.message')
+        .where('seq', '>', acked)
+        .where('seq', '<=', mark);
+      if (!selfEcho) q = q.where('actor', '!=', id);
+      if (await q.limit(1).executeTakeFirst()) return true;
+    }
+    return false;
+  }
 
   private async fdAndStream(tx: WriteTx, p: Principal, fd: number, opts: { reservedOk?: boolean } = {}) {
     if (p.kind === 'session') await liveSessionRow(tx, p.sessionId);

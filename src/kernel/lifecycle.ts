@@ -53,6 +53,8 @@ export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
     created_at: tx.now,
     updated_at: tx.now,
     ended_at: null,
+    tools: null,
+    grants: null,
   };
   await tx.db.insertInto('sessions').values(init).execute();
   tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });
@@ -338,10 +340,14 @@ export async function tearDownStream(
   for (const fd of fds) {
     const n = await undelivered(tx.db, core.fdTable, fd, stream.self_echo === 1);
     if (n > 0 && checkUndelivered) {
-      throw new WarrenError('undelivered_messages', `fd ${fd.num} of ${fd.holder} has ${n} undelivered messages`, {
-        holder: fd.holder,
-        undelivered: n,
-      });
+      throw new WarrenError(
+        'undelivered_messages',
+        `fd ${fd.num} of ${fd.holder} has ${n} undelivered messages`,
+        {
+          holder: fd.holder,
+          undelivered: n,
+        },
+      );
     }
     dropped += n;
   }
@@ -349,7 +355,13 @@ export async function tearDownStream(
   const reaped: string[] = [];
   for (const fd of fds) {
     const n = dropped > 0 ? await undelivered(tx.db, core.fdTable, fd, stream.self_echo === 1) : 0;
-    reaped.push(...(await closeFdsCascade(tx, core, [fd], { actor, reason, ...(n > 0 ? { forced: true, undelivered: n } : {}) })));
+    reaped.push(
+      ...(await closeFdsCascade(tx, core, [fd], {
+        actor,
+        reason,
+        ...(n > 0 ? { forced: true, undelivered: n } : {}),
+      })),
+    );
   }
   await closeStreamRow(tx, stream, actor, reason);
   return reaped;

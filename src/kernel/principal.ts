@@ -1,7 +1,14 @@
 /** Who is calling. Operators act from outside; sessions act as themselves. */
 export type Principal =
   | { kind: 'operator'; name: string; zone: string }
-  | { kind: 'session'; sessionId: string; zone: string; depth: number };
+  | {
+      kind: 'session';
+      sessionId: string;
+      zone: string;
+      depth: number;
+      /** The tools it may call (fixed at spawn); absent means its tier's defaults. */
+      tools?: readonly string[];
+    };
 
 /** The value stored in `fds.holder` / `streams.owner` / `events.actor` for a principal. */
 export const principalId = (p: Principal): string =>

@@ -27,6 +27,8 @@ export interface SessionInfo {
   suspendReason: string | null;
   turns: number;
   usage: Usage;
+  /** The tools it may call; null: its tier's defaults. */
+  tools: string[] | null;
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
@@ -93,6 +95,7 @@ export const sessionInfo = (r: SessionsTable): SessionInfo => ({
   suspendReason: r.suspend_reason,
   turns: r.turns,
   usage: parseJson<Usage>(r.usage, {}),
+  tools: parseJson<string[] | null>(r.tools, null),
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
   endedAt: r.ended_at === null ? null : Number(r.ended_at),

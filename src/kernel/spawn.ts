@@ -23,7 +23,18 @@ export interface SpawnRequest {
   ttlSeconds?: number;
   maxTurns?: number;
   idempotencyKey?: string;
+  /** Allowlist: the child may call at most these tools. */
+  tools?: string[];
+  grants?: { allow?: string[]; deny?: string[] };
 }
+
+/** The policy that gives a new session its tools (injected: the kernel knows no syscall table). */
+export type ToolPolicy = (
+  depth: number,
+  parentTools: readonly string[] | null,
+  allowlist?: readonly string[],
+  grants?: SpawnRequest['grants'],
+) => string[] | null;
 
 export interface SpawnResult {
   session: SessionsTable;
@@ -101,6 +112,14 @@ export async function spawnInTx(
     );
   }
 
+  const parentTools =
+    parent.tools === null ? (parent.depth === 0 ? null : undefined) : (JSON.parse(parent.tools) as string[]);
+  const tools = core.toolPolicy(
+    depth,
+    parentTools === undefined ? core.toolPolicy(parent.depth, null) : parentTools,
+    req.tools,
+    req.grants,
+  );
   const id = core.ids.session();
   const spec = {
     prompt: req.prompt ?? null,
@@ -134,6 +153,11 @@ export async function spawnInTx(
     created_at: tx.now,
     updated_at: tx.now,
     ended_at: null,
+    tools: tools === null ? null : JSON.stringify(tools),
+    grants:
+      req.grants || req.tools
+        ? JSON.stringify({ ...req.grants, ...(req.tools ? { allowlist: req.tools } : {}) })
+        : null,
   };
   await tx.db.insertInto('sessions').values(session).execute();
   tx.append({
@@ -150,6 +174,7 @@ export async function spawnInTx(
       prompt: spec.prompt,
       pipe: req.pipe ?? 'detach',
       parentClose: session.parent_close,
+      ...(tools ? { tools } : {}),
     },
   });
 

@@ -41,6 +41,9 @@ export class Supervisor {
     private readonly secret: () => string,
   ) {}
 
+  /** Which tools a session may call: set by the assembly (the syscall table and its gating). */
+  toolsOf: (row: SessionsTable) => readonly string[] = () => [];
+
   has(sessionId: string): boolean {
     return this.handles.has(sessionId);
   }
@@ -93,6 +96,8 @@ export class Supervisor {
         spec: parseJson<AgentSpec>(row.spec, { prompt: null, config: {}, cwd: null, model: null, env: {} }),
         token: sessionToken(this.secret(), sessionId),
         url: this.core.config.publicUrl,
+        mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
+        tools: this.toolsOf(row),
         resumeState:
           how === 'resume' ? parseJson<Record<string, unknown> | null>(row.runtime_state, null) : null,
         sink,

@@ -66,6 +66,10 @@ export interface AgentContext {
   token: string;
   /** Where agents reach the kernel over HTTP, when it listens. */
   url: string | null;
+  /** The kernel's MCP endpoint (Streamable HTTP; send `Authorization: Bearer <token>`), when it listens. */
+  mcpUrl: string | null;
+  /** The MCP tools (syscall names) this session may call; `tools/list` shows exactly these. */
+  tools: readonly string[];
   /** Present when resuming: what the agent saved last. */
   resumeState: Record<string, unknown> | null;
   sink: AgentSink;

@@ -54,6 +54,10 @@ export interface SessionsTable {
   created_at: number;
   updated_at: number;
   ended_at: number | null;
+  /** JSON array of the tools (syscall names) it may call; null: its tier's defaults. */
+  tools: string | null;
+  /** JSON of the grants asked for at spawn, for the record. */
+  grants: string | null;
 }
 
 export interface StreamsTable {

@@ -15,6 +15,7 @@ export const sessionEvents = defineSyscall({
   }),
   output: z.object({ events: z.array(s.event) }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'GET', path: '/v1/sessions/:id/events' },
   cli: {
     command: ['session', 'events'],

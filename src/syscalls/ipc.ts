@@ -37,9 +37,15 @@ export const ipcSpawn = defineSyscall({
       .optional()
       .describe('What happens to it if you end on your own'),
     idempotencyKey: z.string().max(200).optional().describe('Spawn at most once per key'),
+    tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
+    grants: z
+      .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+      .optional()
+      .describe('Allow / deny rules on tool names (`*` wildcards); deny wins; never more than you hold'),
   }),
   output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
   callers: ['session', 'operator'],
+  tier: 1,
   http: { method: 'POST', path: '/v1/sessions' },
   cli: {
     command: ['spawn'],
@@ -68,6 +74,15 @@ export const ipcSpawn = defineSyscall({
       ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
       ...(i.parentClose !== undefined ? { parentClose: i.parentClose } : {}),
       ...(i.idempotencyKey !== undefined ? { idempotencyKey: i.idempotencyKey } : {}),
+      ...(i.tools !== undefined ? { tools: i.tools } : {}),
+      ...(i.grants !== undefined
+        ? {
+            grants: {
+              ...(i.grants.allow ? { allow: i.grants.allow } : {}),
+              ...(i.grants.deny ? { deny: i.grants.deny } : {}),
+            },
+          }
+        : {}),
     });
   },
 });
@@ -80,6 +95,7 @@ export const ipcWrite = defineSyscall({
   input: z.object({ fd: s.fdNumber, message: z.string().max(1_000_000), data: z.unknown().optional() }),
   output: z.object({ seq: z.number() }),
   callers: ['session', 'operator'],
+  tier: 3,
   http: { method: 'POST', path: '/v1/fds/:fd/write' },
   cli: {
     command: ['fds', 'write'],
@@ -103,6 +119,7 @@ export const ipcRead = defineSyscall({
   }),
   output: z.object({ messages: z.array(s.message), cursor: z.number(), timedOut: z.boolean() }),
   callers: ['session', 'operator'],
+  tier: 3,
   http: { method: 'POST', path: '/v1/fds/:fd/read' },
   cli: { command: ['fds', 'read'], positional: ['fd'], examples: ['warren fds read 3 --wait'] },
   handler: ({ kernel, principal, signal }, i) =>
@@ -128,6 +145,7 @@ export const ipcClose = defineSyscall({
     reaped: z.array(z.string()),
   }),
   callers: ['session', 'operator'],
+  tier: 2,
   http: { method: 'POST', path: '/v1/fds/:fd/close' },
   cli: {
     command: ['fds', 'close'],
@@ -135,6 +153,47 @@ export const ipcClose = defineSyscall({
     examples: ['warren fds close 3', 'warren fds close 3 --force'],
   },
   handler: ({ kernel, principal }, i) => kernel.close(principal, i.fd, { force: i.force ?? false }),
+});
+
+export const ipcWait = defineSyscall({
+  name: 'ipc_wait',
+  group: 'ipc',
+  summary: 'Wait for a child to go idle or stop',
+  description:
+    'Wait until a child (by its pipe or lifecycle fd, or its session id) is idle with nothing pending, or has stopped. Returns at once if it already is; otherwise within a bounded time (well below client timeouts) with timedOut=true — then simply call again. Sends progress notifications while it waits.',
+  input: z.object({
+    fd: s.fdNumber.optional(),
+    session: s.sessionId.optional(),
+    waitMs: z.coerce
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('At most this long (capped by the kernel)'),
+  }),
+  output: z.object({
+    session: z.string(),
+    status: z.string(),
+    endReason: z.string().nullable(),
+    lastMessage: z.string().nullable(),
+    timedOut: z.boolean(),
+  }),
+  callers: ['session', 'operator'],
+  tier: 1,
+  http: { method: 'POST', path: '/v1/sessions/wait' },
+  cli: {
+    command: ['wait'],
+    examples: ['warren wait --session ses_01j…', 'warren wait --fd 4 --wait-ms 5000'],
+  },
+  handler: ({ kernel, principal, signal }, i) =>
+    kernel.waitChild(
+      principal,
+      {
+        ...(i.fd !== undefined ? { fd: i.fd } : {}),
+        ...(i.session !== undefined ? { session: i.session } : {}),
+      },
+      { ...(i.waitMs !== undefined ? { waitMs: i.waitMs } : {}), ...(signal ? { signal } : {}) },
+    ),
 });
 
 export const ipcListFds = defineSyscall({
@@ -146,6 +205,7 @@ export const ipcListFds = defineSyscall({
   input: z.object({}),
   output: z.object({ fds: z.array(s.fd) }),
   callers: ['session', 'operator'],
+  tier: 3,
   http: { method: 'GET', path: '/v1/fds' },
   cli: { command: ['fds', 'list'], examples: ['warren fds list'] },
   handler: async ({ kernel, principal }) => ({ fds: await kernel.listFds(principal) }),
@@ -164,6 +224,7 @@ export const ipcTerminate = defineSyscall({
     deadline: z.number().nullable(),
   }),
   callers: ['session', 'operator'],
+  tier: 1,
   http: { method: 'POST', path: '/v1/fds/:fd/terminate' },
   handler: ({ kernel, principal }, i) => kernel.terminate(principal, i.fd),
 });
@@ -177,6 +238,7 @@ export const ipcListStreams = defineSyscall({
   input: z.object({ internal: s.optionalFlag }),
   output: z.object({ streams: z.array(s.streamListing) }),
   callers: ['session', 'operator'],
+  tier: 2,
   http: { method: 'GET', path: '/v1/streams' },
   cli: { command: ['streams', 'list'], examples: ['warren streams list', 'warren streams list --internal'] },
   handler: async ({ kernel, principal }, i) => ({
@@ -193,6 +255,7 @@ export const ipcCreateStream = defineSyscall({
   input: z.object({ name: z.string().min(1).max(200), selfEcho: s.optionalFlag }),
   output: z.object({ stream: s.stream, fd: z.number() }),
   callers: ['session', 'operator'],
+  tier: 2,
   handler: ({ kernel, principal }, i) => kernel.createStream(principal, i.name, i.selfEcho ?? false),
 });
 
@@ -210,6 +273,7 @@ export const ipcAttach = defineSyscall({
   }),
   output: z.object({ fd: z.number(), stream: z.string(), target: z.string() }),
   callers: ['session', 'operator'],
+  tier: 2,
   handler: ({ kernel, principal }, i) =>
     kernel.attach(principal, i.fd, i.targetSessionId, i.permission, i.deliveryMode),
 });
@@ -228,6 +292,7 @@ export const ipcShareStream = defineSyscall({
   }),
   output: z.object({ parent: z.string(), parentFd: z.number(), stream: z.string() }),
   callers: ['session'],
+  tier: 2,
   handler: ({ kernel, principal }, i) =>
     kernel.share(
       principal,
@@ -241,6 +306,7 @@ export const ipcSyscalls = [
   ipcSpawn,
   ipcWrite,
   ipcRead,
+  ipcWait,
   ipcClose,
   ipcListFds,
   ipcTerminate,

@@ -13,14 +13,16 @@ export const limit = z.coerce.number().int().positive().max(10_000).optional().d
 export const seq = z.coerce.number().int().nonnegative();
 
 /** An ISO 8601 time (or epoch ms) in, epoch ms out. */
-export const isoTime = z.union([z.number().int(), z.string().min(1, 'a time is required')]).transform((v, ctx) => {
-  const ms = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: 'custom', message: `not an ISO 8601 time: ${v}` });
-    return z.NEVER;
-  }
-  return ms;
-});
+export const isoTime = z
+  .union([z.number().int(), z.string().min(1, 'a time is required')])
+  .transform((v, ctx) => {
+    const ms = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: `not an ISO 8601 time: ${v}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 export const usage = z.object({
   inputTokens: z.number().optional(),
@@ -46,6 +48,7 @@ export const session = z.object({
   suspendReason: z.string().nullable(),
   turns: z.number(),
   usage,
+  tools: z.array(z.string()).nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
   endedAt: z.number().nullable(),

@@ -13,6 +13,7 @@ export const ps = defineSyscall({
   input: z.object({ all: s.optionalFlag }),
   output: z.object({ sessions: z.array(s.session) }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'GET', path: '/v1/sessions' },
   cli: { command: ['ps'], examples: ['warren ps', 'warren ps --all --json'] },
   handler: async ({ kernel, principal }, i) => ({
@@ -27,6 +28,7 @@ export const sessionShow = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ session: s.session }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'GET', path: '/v1/sessions/:id' },
   cli: { command: ['session', 'show'], positional: ['id'], examples: ['warren session show ses_01j…'] },
   handler: async ({ kernel, principal }, i) => ({ session: await kernel.session(principal, i.id) }),
@@ -45,6 +47,7 @@ export const kill = defineSyscall({
     deadline: z.number().nullable(),
   }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'POST', path: '/v1/sessions/:id/kill' },
   cli: {
     command: ['kill'],
@@ -63,6 +66,7 @@ export const send = defineSyscall({
   input: z.object({ id: s.sessionId, text: z.string().min(1).max(1_000_000) }),
   output: z.object({ seq: z.number() }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'POST', path: '/v1/sessions/:id/send' },
   cli: {
     command: ['send'],
@@ -79,6 +83,7 @@ export const suspend = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ signal: z.literal('SIGSTOP'), sessions: z.array(z.string()) }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'POST', path: '/v1/sessions/:id/suspend' },
   cli: { command: ['suspend'], positional: ['id'], examples: ['warren suspend ses_01j…'] },
   handler: async ({ kernel, principal }, i) => {
@@ -96,6 +101,7 @@ export const resume = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ session: s.session, continued: z.array(z.string()) }),
   callers: ['operator', 'session'],
+  tier: 1,
   http: { method: 'POST', path: '/v1/sessions/:id/resume' },
   cli: { command: ['resume'], positional: ['id'], examples: ['warren resume ses_01j…'] },
   handler: async ({ kernel, principal }, i) => {

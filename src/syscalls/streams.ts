@@ -108,6 +108,7 @@ export const streamsTranscript = defineSyscall({
   input: z.object({ stream: s.streamRef, before: s.seq.optional(), limit: s.limit }),
   output: z.object({ stream: s.stream, messages: z.array(s.message) }),
   callers: ['operator', 'session'],
+  tier: 2,
   http: { method: 'GET', path: '/v1/streams/:stream/transcript' },
   cli: {
     command: ['streams', 'transcript'],

@@ -44,6 +44,11 @@ export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = 
   output: O;
   /** Who may call it at all; finer checks (fd ownership, attenuation) are the kernel's. */
   callers: readonly CallerKind[];
+  /**
+   * For sessions: the deepest tier that has it by default (0 root, 1 orchestrator, 2 agent,
+   * 3+ worker). A session-callable syscall without one is for root only.
+   */
+  tier?: 0 | 1 | 2 | 3;
   http?: HttpBinding;
   cli?: CliBinding;
   handler(ctx: SyscallContext, input: z.output<I>): Promise<z.input<O>>;

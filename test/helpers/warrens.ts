@@ -5,6 +5,7 @@
 import { afterEach } from 'node:test';
 import { operator } from '../../src/kernel/principal.ts';
 import type { DialectKind, StoreLocation } from '../../src/store/dialect.ts';
+import { allSyscalls } from '../../src/syscalls/table.ts';
 import { Warren, type WarrenOptions } from '../../src/warren.ts';
 import { forEachStore } from './stores.ts';
 
@@ -97,6 +98,10 @@ export const asSession = (id: string, depth = 1) => ({
   zone: 'default',
   depth,
 });
+
+/** Tier defaults opened up, for tests of deep trees (agents and workers spawning). */
+const everySessionTool = allSyscalls.filter((s) => s.callers.includes('session')).map((s) => s.name);
+export const deepTrees = { tiers: { agent: everySessionTool, worker: everySessionTool } };
 
 /** A script agent that idles until killed. */
 export const idleScript = { steps: [{ listen: {} }] };

@@ -34,6 +34,7 @@ const SESSION_KEYS = [
   'status',
   'suspendReason',
   'title',
+  'tools',
   'turns',
   'updatedAt',
   'usage',

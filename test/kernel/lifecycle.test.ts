@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import {
   asSession,
   call,
+  deepTrees,
   forEachWarren,
   idleScript,
   sessionOf,
@@ -31,7 +32,7 @@ forEachWarren('lifecycle', (t) => {
   });
 
   it('SIGKILL cascades down the tree through owned streams', async () => {
-    const w = await t.open();
+    const w = await t.open({ gating: deepTrees });
     const a = await call(w, 'ipc_spawn', { script: idleScript });
     const b = await call(w, 'ipc_spawn', { script: idleScript }, asSession(a.session.id));
     const c = await call(w, 'ipc_spawn', { script: idleScript }, asSession(b.session.id, 2));
@@ -52,7 +53,7 @@ forEachWarren('lifecycle', (t) => {
   });
 
   it('a session that ends on its own hands its children to its parent with ADOPTED', async () => {
-    const w = await t.open();
+    const w = await t.open({ gating: deepTrees });
     const gp = await call(w, 'ipc_spawn', { script: idleScript });
     const p = await call(
       w,
@@ -217,6 +218,10 @@ forEachWarren('lifecycle', (t) => {
     await call(w, 'kill', { id: b.session.id });
     const head = (await call(w, 'events', { limit: 1 })).events[0].seq;
     await assert.rejects(call(w, 'kill', { id: b.session.id }), { code: 'session_stopped' });
-    assert.equal((await call(w, 'events', { limit: 1 })).events[0].seq, head, 'nothing written for a dead session');
+    assert.equal(
+      (await call(w, 'events', { limit: 1 })).events[0].seq,
+      head,
+      'nothing written for a dead session',
+    );
   });
 });

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { asSession, call, forEachWarren, idleScript } from '../helpers/warrens.ts';
+import { asSession, call, deepTrees, forEachWarren, idleScript } from '../helpers/warrens.ts';
 
 forEachWarren('spawn limits', (t) => {
   it('enforces max depth with a typed error', async () => {
-    const w = await t.open({ kernel: { limits: { maxDepth: 2, maxChildren: 10, maxSessionsPerZone: 50 } } });
+    const w = await t.open({
+      kernel: { limits: { maxDepth: 2, maxChildren: 10, maxSessionsPerZone: 50 } },
+      gating: deepTrees,
+    });
     const a = await call(w, 'ipc_spawn', { script: idleScript });
     const b = await call(w, 'ipc_spawn', { script: idleScript }, asSession(a.session.id, 1));
     await assert.rejects(

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { DialectKind } from '../dialect.ts';
 import { initial } from './001_initial.ts';
+import { sessionTools } from './002_session_tools.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -8,6 +9,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
         '001_initial': initial(kind),
+        '002_session_tools': sessionTools,
       };
     },
   };

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { ensureOperatorKey } from '../../auth/keys.ts';
@@ -5,6 +6,8 @@ import { runDemo } from '../../demo/demo.ts';
 import type { Durability } from '../../store/dialect.ts';
 import { Warren } from '../../warren.ts';
 import { buildHttpServer } from '../http/server.ts';
+import { ToolCatalog } from '../mcp/server.ts';
+import { ZoneSockets } from '../mcp/socket.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 export interface ServeOptions {
@@ -19,6 +22,7 @@ export interface ServeOptions {
 export interface Running {
   warren: Warren;
   http: FastifyInstance;
+  sockets: ZoneSockets;
   url: string;
   stop(): Promise<void>;
 }
@@ -43,7 +47,12 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   }
   const url = address.replace('[::1]', 'localhost');
   warren.kernel.config.publicUrl = url;
+  const sockets = new ZoneSockets(warren, new ToolCatalog(warren), join(opts.dataDir, 'mcp'));
+  await sockets.start();
   out.write(`warren listening on ${url} (store: ${opts.db ?? `${opts.dataDir}/warren.db`})\n`);
+  out.write(
+    `MCP: ${url}/mcp (Streamable HTTP); unix socket ${sockets.paths().join(', ')}; stdio: warren mcp\n`,
+  );
   if (key.created) {
     out.write(`operator API key (shown once; also saved to ${key.file}, mode 0600):\n  ${key.key}\n`);
   }
@@ -51,6 +60,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   const stop = () => {
     stopping ??= (async () => {
       await http.close();
+      await sockets.close();
       await warren.close();
     })();
     return stopping;
@@ -70,7 +80,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
       ].join('\n'),
     );
   }
-  return { warren, http, url, stop };
+  return { warren, http, sockets, url, stop };
 }
 
 export const serveCommand: LocalCommand = {

@@ -1,15 +1,18 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { authenticate, bearerOf } from '../../auth/authenticate.ts';
 import { WarrenError } from '../../kernel/errors.ts';
 import type { Principal } from '../../kernel/principal.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
+import { type McpHttpOptions, registerMcpHttp } from '../mcp/http.ts';
+import { ToolCatalog } from '../mcp/server.ts';
 import { errorHandler } from './errors.ts';
 import { streamEvents } from './sse.ts';
 
 export interface HttpOptions {
   logger?: boolean;
+  mcp?: McpHttpOptions;
 }
 
 const ZONE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -34,10 +37,13 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     return authenticate(warren, bearerOf(req.headers.authorization), zone as string | undefined);
   };
 
-  const invoke = async (syscall: Syscall, req: FastifyRequest, input: unknown) => {
+  const invoke = async (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) => {
     const principal = await principalOf(req);
+    // The client went away before the answer: stop waiting on its behalf.
     const ac = new AbortController();
-    req.raw.once('close', () => ac.abort());
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) ac.abort();
+    });
     return warren.call(principal, syscall.name, input, { signal: ac.signal });
   };
 
@@ -64,10 +70,10 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     };
   });
 
-  app.post<{ Params: { name: string } }>('/v1/syscalls/:name', async (req) => {
+  app.post<{ Params: { name: string } }>('/v1/syscalls/:name', async (req, reply) => {
     const syscall = warren.table.get(req.params.name);
     if (!syscall) throw new WarrenError('not_found', `no syscall ${JSON.stringify(req.params.name)}`);
-    return invoke(syscall, req, req.body ?? {});
+    return invoke(syscall, req, reply, req.body ?? {});
   });
 
   app.get<{ Querystring: Record<string, string> }>('/v1/events/live', async (req, reply) => {
@@ -99,15 +105,16 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     app.route({
       method: syscall.http.method,
       url: syscall.http.path,
-      handler: async (req) => {
+      handler: async (req, reply) => {
         const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
         if (req.body !== undefined && req.body !== null && body !== req.body) {
           throw new WarrenError('invalid_input', 'the body must be a JSON object');
         }
         const input = { ...(req.query as object), ...body, ...(req.params as object) };
-        return invoke(syscall, req, input);
+        return invoke(syscall, req, reply, input);
       },
     });
   }
+  registerMcpHttp(app, warren, new ToolCatalog(warren), principalOf, opts.mcp);
   return app;
 }

@@ -1,0 +1,95 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { WarrenError } from '../../kernel/errors.ts';
+import type { Principal } from '../../kernel/principal.ts';
+import type { Syscall } from '../../syscalls/types.ts';
+import type { Warren } from '../../warren.ts';
+
+export const SERVER_INFO = { name: 'warren', version: '0.1.0' } as const;
+/** How often a long wait reports progress (MCP clients reset their timeouts on it). */
+const PROGRESS_EVERY_MS = 5_000;
+
+/** JSON schemas of the table's syscalls, computed once per warren. */
+export class ToolCatalog {
+  private readonly tools = new Map<string, Tool>();
+
+  constructor(private readonly warren: Warren) {
+    for (const s of warren.table.values()) this.tools.set(s.name, toTool(s));
+  }
+
+  /** Exactly the tools this caller may call. */
+  visible(principal: Principal): Tool[] {
+    return this.warren.gate.visible(principal).map((s) => this.tools.get(s.name)!);
+  }
+}
+
+function toTool(s: Syscall): Tool {
+  const input = z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete input.$schema;
+  return {
+    name: s.name,
+    title: s.summary,
+    description: s.description ?? s.summary,
+    inputSchema: { type: 'object', ...input } as Tool['inputSchema'],
+  };
+}
+
+/**
+ * One MCP server per connection, bound to the principal that opened it. It lists the
+ * caller's tools and calls them through `warren.call` — the same path as REST and the CLI.
+ */
+export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal: Principal): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions:
+      'warren is an agent kernel. Your fds: 0 stdin, 1 your pipe to your parent (reply there), 2 your lifecycle. ' +
+      'Spawn children with ipc_spawn, talk with ipc_write / ipc_read, wait with ipc_wait, and close the fds you own before you stop.',
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: catalog.visible(principal) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    if (!warren.table.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const token = request.params._meta?.progressToken;
+    let ticks = 0;
+    const progress =
+      token === undefined
+        ? undefined
+        : (message: string) =>
+            void extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress: ++ticks, message },
+              })
+              .catch(() => {});
+    const timer = progress
+      ? setInterval(() => progress(`${name}: still waiting`), PROGRESS_EVERY_MS)
+      : undefined;
+    try {
+      const out = (await warren.call(principal, name, args ?? {}, {
+        signal: extra.signal,
+        ...(progress ? { progress } : {}),
+      })) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+    } catch (error) {
+      const we = error instanceof WarrenError ? error : new WarrenError('internal', (error as Error).message);
+      return {
+        isError: true,
+        content: [{ type: 'text', text: `error [${we.code}]: ${we.message}` }],
+        structuredContent: { error: we.toJSON() },
+      };
+    } finally {
+      if (timer) clearInterval(timer);
+    }
+  });
+  return server;
+}
