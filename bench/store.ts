@@ -27,6 +27,8 @@ export interface BenchRow {
   ratio?: number;
   /** The minimum wanted: for `ratio` when the row has one, else for `value`. */
   goal?: number;
+  /** The most allowed for `value` (rows where lower is better: latencies). */
+  max?: number;
   /** Why a row was skipped, or what it measured. */
   note?: string;
 }
@@ -271,8 +273,8 @@ export function formatRows(rows: BenchRow[]): string {
     r.unit,
     r.baseline === undefined ? '' : r.baseline.toLocaleString('en-US'),
     r.ratio === undefined ? '' : String(r.ratio),
-    r.goal === undefined ? '' : `>= ${r.goal.toLocaleString('en-US')}`,
-    r.goal === undefined ? '' : (r.ratio ?? r.value) >= r.goal ? 'ok' : 'BELOW',
+    goalText(r),
+    verdict(r),
     r.note ?? '',
   ]);
   const head = ['benchmark', 'value', 'unit', 'baseline', 'ratio', 'goal', '', 'note'];
@@ -283,6 +285,22 @@ export function formatRows(rows: BenchRow[]): string {
       .join('  ')
       .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+function goalText(r: BenchRow): string {
+  const parts: string[] = [];
+  if (r.goal !== undefined) parts.push(`>= ${r.goal.toLocaleString('en-US')}`);
+  if (r.max !== undefined) parts.push(`<= ${r.max.toLocaleString('en-US')}`);
+  return parts.join(', ');
+}
+
+/** `ok` when every goal of the row is met, `MISS` when one is not, `skip` when it did not run, blank when it has none. */
+export function verdict(r: BenchRow): '' | 'ok' | 'MISS' | 'skip' {
+  if (r.goal === undefined && r.max === undefined) return '';
+  if (Number.isNaN(r.value)) return 'skip';
+  if (r.goal !== undefined && !((r.ratio ?? r.value) >= r.goal)) return 'MISS';
+  if (r.max !== undefined && !(r.value <= r.max)) return 'MISS';
+  return 'ok';
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

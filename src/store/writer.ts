@@ -135,6 +135,14 @@ export class GroupCommitWriter {
     let trx: Awaited<ReturnType<ReturnType<Kysely<Database>['startTransaction']>['execute']>> | undefined;
     try {
       trx = await this.conn.writer.startTransaction().execute();
+      // Savepoints keep a failing unit from sinking its neighbours. A batch of one has no
+      // neighbour: if its unit fails, the whole transaction (all it wrote) is rolled back
+      // and the unit rejected with its own error, below, so it needs none.
+      const isolate = batch.length > 1;
+      // After a unit succeeds its savepoint is left open ('dirty') and released only when
+      // the next unit needs a fresh one (one round trip on PostgreSQL) or by the commit.
+      // After a unit fails, `rollback to` leaves the savepoint in place, ready for reuse.
+      let savepoint: 'none' | 'clean' | 'dirty' = 'none';
       for (const unit of batch) {
         const mark = pending.length;
         const markAfter = after.length;
@@ -171,14 +179,20 @@ export class GroupCommitWriter {
           }
           continue;
         }
-        await sql`savepoint unit`.execute(trx);
+        if (!isolate) {
+          // Alone in the batch: a throw goes to the catch below, which rolls back and rejects it.
+          outcomes.push({ ok: true, value: await unit.fn(tx) });
+          continue;
+        }
+        if (savepoint === 'none') await sql`savepoint unit`.execute(trx);
+        else if (savepoint === 'dirty') await this.renewSavepoint(trx);
+        savepoint = 'clean';
         try {
           const value = await unit.fn(tx);
-          await sql`release savepoint unit`.execute(trx);
+          savepoint = 'dirty';
           outcomes.push({ ok: true, value });
         } catch (error) {
           await sql`rollback to savepoint unit`.execute(trx);
-          await sql`release savepoint unit`.execute(trx);
           pending.length = mark;
           after.length = markAfter;
           outcomes.push({ ok: false, error });
@@ -264,6 +278,17 @@ export class GroupCommitWriter {
       }
     }
     return events;
+  }
+
+  /** Keep the previous unit's work and open a fresh savepoint for the next one. */
+  private async renewSavepoint(trx: Transaction<Database>): Promise<void> {
+    if (this.conn.kind === 'postgres') {
+      // No parameters: sent as one simple query, so both statements cost one round trip.
+      await sql.raw('release savepoint unit; savepoint unit').execute(trx);
+    } else {
+      await sql`release savepoint unit`.execute(trx);
+      await sql`savepoint unit`.execute(trx);
+    }
   }
 
   private insertText(rows: number): string {

@@ -45,8 +45,8 @@ describe('MCP over stdio (warren mcp) and the per-zone unix socket', () => {
   };
 
   it('the unix socket is 0600, per zone, and its caller is that zone’s operator', async () => {
-    const [path] = running.sockets.paths();
-    assert.ok(path?.endsWith('default.sock'));
+    const path = running.sockets.paths()[0] ?? '';
+    assert.ok(path.endsWith('default.sock'));
     assert.equal(statSync(path).mode & 0o777, 0o600);
     const client = new Client({ name: 'socket-test', version: '0' });
     clients.push(client);
