@@ -22,6 +22,8 @@ export interface WarrenOptions {
   /** PostgreSQL schema (tests). */
   schema?: string;
   kernel?: Partial<KernelConfig>;
+  /** Do not resume sessions yet (a server calls `kernel.resumeLost()` once it listens). */
+  deferResume?: boolean;
   runtimes?: Runtime[];
   /** Override the default tool sets of the depth tiers. */
   gating?: GatingPolicy;
@@ -62,7 +64,7 @@ export class Warren {
     const warren = new Warren(store, kernel, table, gate);
     kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
     try {
-      await kernel.start();
+      await kernel.start({ deferResume: opts.deferResume ?? false });
     } catch (error) {
       await store.close();
       throw error;

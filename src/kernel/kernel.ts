@@ -84,6 +84,8 @@ export class Kernel {
   private secretValue = '';
   private unsubscribe: (() => void) | undefined;
   private started = false;
+  /** Sessions that were live when the kernel last stopped, until resumed. */
+  private lost: string[] = [];
 
   constructor(opts: KernelOptions) {
     this.store = opts.store;
@@ -123,8 +125,12 @@ export class Kernel {
     return this.secretValue;
   }
 
-  /** Bring the kernel up: zones, the fd index, sessions that were live before a restart. */
-  async start(): Promise<void> {
+  /**
+   * Bring the kernel up: zones, the fd index, sessions that were live before a restart.
+   * Those are resumed here unless `deferResume` (a server resumes them once it listens,
+   * so agents get a reachable endpoint).
+   */
+  async start(opts: { deferResume?: boolean } = {}): Promise<void> {
     if (this.started) return;
     this.started = true;
     this.secretValue = await this.loadSecret();
@@ -135,7 +141,14 @@ export class Kernel {
       this.delivery.onCommit(events);
     });
     await this.recover();
+    if (!opts.deferResume) this.resumeLost();
     this.reconciler.start();
+  }
+
+  /** Resume the sessions a restart suspended (when `resumeOnStart`). */
+  resumeLost(): void {
+    const lost = this.lost.splice(0);
+    if (this.config.resumeOnStart) for (const id of lost) void this.supervisor.start(id, 'resume');
   }
 
   /** Stop agents (their sessions stay resumable), persist cursors, stop the loop. */
@@ -895,7 +908,7 @@ export class Kernel {
       for (const t of terms) tx.afterCommit(() => this.armTermDeadline(t.id, Number(t.term_deadline)));
       return rows.map((r) => r.id);
     });
-    if (this.config.resumeOnStart) for (const id of lost) void this.supervisor.start(id, 'resume');
+    this.lost = lost;
   }
 
   private async loadSecret(): Promise<string> {

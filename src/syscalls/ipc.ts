@@ -15,7 +15,9 @@ export const ipcSpawn = defineSyscall({
     runtime: z
       .string()
       .default('script')
-      .describe('How the agent runs: script (built-in, deterministic) or command (any executable)'),
+      .describe(
+        'How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp',
+      ),
     pipe: s.deliveryMode.default('detach'),
     title: z.string().max(200).optional(),
     script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),

@@ -34,6 +34,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   const warren = await Warren.open({
     dataDir: opts.dataDir,
     durability: opts.durability,
+    deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),
   });
   const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
@@ -48,7 +49,15 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   const url = address.replace('[::1]', 'localhost');
   warren.kernel.config.publicUrl = url;
   const sockets = new ZoneSockets(warren, new ToolCatalog(warren), join(opts.dataDir, 'mcp'));
-  await sockets.start();
+  try {
+    await sockets.start();
+  } catch (error) {
+    await http.close();
+    await warren.close();
+    throw error;
+  }
+  // Agents that were live before a restart come back now that their endpoint answers.
+  warren.kernel.resumeLost();
   out.write(`warren listening on ${url} (store: ${opts.db ?? `${opts.dataDir}/warren.db`})\n`);
   out.write(
     `MCP: ${url}/mcp (Streamable HTTP); unix socket ${sockets.paths().join(', ')}; stdio: warren mcp\n`,

@@ -48,7 +48,7 @@ function toTool(s: Syscall): Tool {
  */
 export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal: Principal): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, logging: {} },
     instructions:
       'warren is an agent kernel. Your fds: 0 stdin, 1 your pipe to your parent (reply there), 2 your lifecycle. ' +
       'Spawn children with ipc_spawn, talk with ipc_write / ipc_read, wait with ipc_wait, and close the fds you own before you stop.',
@@ -82,6 +82,17 @@ export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal:
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const we = error instanceof WarrenError ? error : new WarrenError('internal', (error as Error).message);
+      // Also as a log notification, filtered by the level the client set (logging/setLevel).
+      void server
+        .sendLoggingMessage(
+          {
+            level: we.code === 'internal' ? 'error' : 'warning',
+            logger: 'warren',
+            data: { tool: name, ...we.toJSON() },
+          },
+          extra.sessionId,
+        )
+        .catch(() => {});
       return {
         isError: true,
         content: [{ type: 'text', text: `error [${we.code}]: ${we.message}` }],
