@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureOperatorKey } from '../../src/auth/keys.ts';
 import { sessionToken } from '../../src/kernel/spawn.ts';
-import { buildHttpServer } from '../../src/surfaces/http/server.ts';
+import { buildHttpServer, type HttpOptions } from '../../src/surfaces/http/server.ts';
 import type { Warren, WarrenOptions } from '../../src/warren.ts';
 import type { WarrenTarget } from './warrens.ts';
 
@@ -48,13 +48,14 @@ export interface HttpWarren {
 
 export async function startHttp(
   target: WarrenTarget,
-  opts: Omit<WarrenOptions, 'db' | 'schema'> = {},
+  opts: Omit<WarrenOptions, 'db' | 'schema'> & { http?: HttpOptions } = {},
 ): Promise<HttpWarren> {
-  const w = await target.open(opts);
+  const { http, ...warrenOpts } = opts;
+  const w = await target.open(warrenOpts);
   const dataDir = mkdtempSync(join(tmpdir(), 'warren-http-'));
   const { key } = await ensureOperatorKey(w.store, w.kernel.ids, dataDir);
   if (!key) throw new Error('a fresh warren should have created an operator key');
-  const app = await buildHttpServer(w);
+  const app = await buildHttpServer(w, http);
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   w.kernel.config.publicUrl = address;
   const clients = new Set<SseClient>();

@@ -128,6 +128,61 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
     );
   });
 
+  it('a worker (depth 3+) may only reply on its own pipe and read', async () => {
+    const h = await startHttp(t, {
+      gating: { tiers: { agent: ['ipc_spawn', 'ipc_write', 'ipc_read', 'ipc_list_fds'] } },
+    });
+    const op = await connect(h.url, h.key);
+    const lead = structured<{ session: { id: string } }>(
+      await op.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
+    );
+    const leadClient = await connect(h.url, h.tokenOf(lead.session.id));
+    const agent = structured<{ session: { id: string } }>(
+      await leadClient.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
+    );
+    const agentClient = await connect(h.url, h.tokenOf(agent.session.id));
+    const worker = structured<{ session: { id: string; depth: number } }>(
+      await agentClient.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
+    );
+    assert.equal(worker.session.depth, 3);
+    const w = await connect(h.url, h.tokenOf(worker.session.id));
+    assert.deepEqual((await w.listTools()).tools.map((x) => x.name).sort(), [
+      'ipc_list_fds',
+      'ipc_read',
+      'ipc_write',
+    ]);
+    const reply = (await w.callTool({ name: 'ipc_write', arguments: { fd: 1, message: 'done' } })) as {
+      isError?: boolean;
+    };
+    assert.ok(!reply.isError);
+    const elsewhere = (await w.callTool({ name: 'ipc_write', arguments: { fd: 0, message: 'x' } })) as {
+      isError: boolean;
+      content: Array<{ text: string }>;
+    };
+    assert.equal(elsewhere.isError, true);
+    assert.match(elsewhere.content[0]!.text, /only to its own pipe \(fd 1\)/);
+  });
+
+  it('long waits send progress notifications and come back bounded', async () => {
+    const h = await startHttp(t, { kernel: { maxWaitMs: 700 }, http: { mcp: { progressEveryMs: 100 } } });
+    const op = await connect(h.url, h.key);
+    const busy = structured<{ lifecycleFd: number }>(
+      await op.callTool({ name: 'ipc_spawn', arguments: { script: { steps: [{ sleep: 60_000 }] } } }),
+    );
+    const seen: Array<{ progress: number; message?: string }> = [];
+    const r = await op.callTool({ name: 'ipc_wait', arguments: { fd: busy.lifecycleFd } }, undefined, {
+      onprogress: (p) => seen.push(p),
+    });
+    assert.equal(structured<{ timedOut: boolean }>(r).timedOut, true);
+    assert.ok(seen.length >= 3, `progress notifications: ${seen.length}`);
+    assert.deepEqual(
+      seen.map((p) => p.progress),
+      seen.map((_, i) => i + 1),
+      'progress increases',
+    );
+    assert.match(seen[0]!.message ?? '', /ipc_wait: still waiting/);
+  });
+
   it('auth: no token, a bad token, a stopped session’s token', async () => {
     const h = await startHttp(t);
     await assert.rejects(mcpClient(h.url, 'nope'), /401|invalid API key|unauthenticated/i);

@@ -115,6 +115,6 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
       },
     });
   }
-  registerMcpHttp(app, warren, new ToolCatalog(warren), principalOf, opts.mcp);
+  registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), principalOf, opts.mcp);
   return app;
 }

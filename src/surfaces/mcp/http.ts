@@ -12,6 +12,8 @@ export interface McpHttpOptions {
   allowedHosts?: readonly string[];
   /** Sessions idle this long are closed. */
   idleMs?: number;
+  /** How often long calls report progress. */
+  progressEveryMs?: number;
 }
 
 interface Session {

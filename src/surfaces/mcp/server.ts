@@ -14,14 +14,15 @@ import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
 
 export const SERVER_INFO = { name: 'warren', version: '0.1.0' } as const;
-/** How often a long wait reports progress (MCP clients reset their timeouts on it). */
-const PROGRESS_EVERY_MS = 5_000;
-
 /** JSON schemas of the table's syscalls, computed once per warren. */
 export class ToolCatalog {
   private readonly tools = new Map<string, Tool>();
 
-  constructor(private readonly warren: Warren) {
+  constructor(
+    private readonly warren: Warren,
+    /** How often a long call reports progress (clients reset their timeouts on it). */
+    readonly progressEveryMs = 5_000,
+  ) {
     for (const s of warren.table.values()) this.tools.set(s.name, toTool(s));
   }
 
@@ -72,7 +73,7 @@ export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal:
               })
               .catch(() => {});
     const timer = progress
-      ? setInterval(() => progress(`${name}: still waiting`), PROGRESS_EVERY_MS)
+      ? setInterval(() => progress(`${name}: still waiting`), catalog.progressEveryMs)
       : undefined;
     try {
       const out = (await warren.call(principal, name, args ?? {}, {
