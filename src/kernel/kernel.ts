@@ -21,7 +21,7 @@ import {
   setStatus,
   tearDownStream,
 } from './lifecycle.ts';
-import { fdRow, liveSessionRow, openStreamByRef, sessionRow } from './lookup.ts';
+import { fdRow, liveSessionRow, openFdsOfOn, openStreamByRef, sessionRow } from './lookup.ts';
 import { DEFAULT_ZONE, KERNEL_ACTOR, type Principal, principalId } from './principal.ts';
 import { Reconciler } from './reconcile.ts';
 import {
@@ -458,13 +458,7 @@ export class Kernel {
         stream = await openStreamByRef(tx, p.zone, ref.streamName);
         if (isReservedName(stream.name))
           throw new WarrenError('reserved_name', `${stream.name} is reserved plumbing; it cannot be shared`);
-        const held = await tx.db
-          .selectFrom('fds')
-          .selectAll()
-          .where('holder', '=', p.sessionId)
-          .where('stream_id', '=', stream.id)
-          .where('closed_at', 'is', null)
-          .executeTakeFirst();
+        const [held] = await openFdsOfOn(tx, p.sessionId, stream.id);
         if (!held) throw forbidden(`you hold no fd on ${ref.streamName}`);
         row = held;
       } else throw invalid('give fd or streamName');
@@ -640,13 +634,7 @@ export class Kernel {
       const target = await liveSessionRow(tx, sessionId);
       if (target.zone !== p.zone) throw notFound('session', sessionId);
       if (isInit(sessionId)) throw forbidden('init cannot be attached to rooms');
-      const existing = await tx.db
-        .selectFrom('fds')
-        .selectAll()
-        .where('holder', '=', sessionId)
-        .where('stream_id', '=', stream.id)
-        .where('closed_at', 'is', null)
-        .executeTakeFirst();
+      const [existing] = await openFdsOfOn(tx, sessionId, stream.id);
       if (existing) return { session: sessionId, stream: stream.name, fd: existing.num, created: false };
       const fd = await openFd(tx, this.ids, {
         zone: p.zone,
@@ -665,13 +653,7 @@ export class Kernel {
     const actor = principalId(p);
     return this.store.writer.write(async (tx) => {
       const stream = await this.namedStream(tx, p.zone, streamRef);
-      const fds = await tx.db
-        .selectFrom('fds')
-        .selectAll()
-        .where('holder', '=', sessionId)
-        .where('stream_id', '=', stream.id)
-        .where('closed_at', 'is', null)
-        .execute();
+      const fds = await openFdsOfOn(tx, sessionId, stream.id);
       await closeFdsCascade(tx, this.core, fds, { actor, reason: 'detached by operator' });
       return { session: sessionId, stream: stream.name, detached: fds.length };
     });

@@ -79,3 +79,14 @@ export async function nextFdNum(tx: WriteTx, zone: string, holder: string): Prom
   // 0, 1, 2 are a session's own stdin, pipe and lifecycle; everything else starts at 3.
   return Math.max(3, max + 1);
 }
+
+/** A holder's open fds on one stream (usually none or one). */
+export async function openFdsOfOn(tx: WriteTx, holder: string, streamId: string): Promise<FdsTable[]> {
+  return tx.db
+    .selectFrom('fds')
+    .selectAll()
+    .where('holder', '=', holder)
+    .where('stream_id', '=', streamId)
+    .where('closed_at', 'is', null)
+    .execute();
+}

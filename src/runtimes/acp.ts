@@ -22,8 +22,7 @@ import {
 import { invalid } from '../kernel/errors.ts';
 import { ConfinedFiles, FileRefused } from './acp/files.ts';
 import { blockText, clip, planEntries, selectValues, toolContentText } from './acp/render.ts';
-import { splitCommandLine } from './command.ts';
-import { killGroup, requireExecutable, spawnGroup, Tail } from './process.ts';
+import { commandLine, killGroup, requireExecutable, spawnGroup, Tail } from './process.ts';
 import type { AgentContext, AgentExit, AgentHandle, AgentInput, AgentSpec, Runtime } from './types.ts';
 
 /**
@@ -44,13 +43,13 @@ export class AcpRuntime implements Runtime {
   readonly name = 'acp';
 
   validate(spec: AgentSpec): void {
-    const [cmd] = commandLine(spec);
+    const [cmd] = commandLine(spec, 'acp');
     parseConfig(spec.config);
     requireExecutable(cmd, this.name);
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const [cmd, ...args] = commandLine(ctx.spec);
+    const [cmd, ...args] = commandLine(ctx.spec, 'acp');
     const config = parseConfig(ctx.spec.config);
     const exe = requireExecutable(cmd, this.name);
     const cwd = resolvePath(ctx.spec.cwd ?? process.cwd());
@@ -109,17 +108,6 @@ function parseConfig(c: Record<string, unknown>): AcpConfig {
     throw invalid('acp: config.startTimeoutMs must be a positive number');
   }
   return { permission, mcp, mode: mode ?? null, startTimeoutMs: timeout };
-}
-
-function commandLine(spec: AgentSpec): [string, ...string[]] {
-  const c = spec.config.command;
-  const args = Array.isArray(spec.config.args) ? spec.config.args.map(String) : [];
-  if (Array.isArray(c) && c.length > 0) return [String(c[0]), ...c.slice(1).map(String), ...args];
-  if (typeof c === 'string' && c.trim().length > 0) {
-    const [cmd, ...rest] = splitCommandLine(c);
-    return [cmd!, ...rest, ...args];
-  }
-  throw invalid('the acp runtime needs config.command (the agent command line, or an array)');
 }
 
 /** `bin/warren.js`, for agents that only take stdio MCP servers (`warren mcp` is the shim). */

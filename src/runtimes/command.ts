@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { invalid } from '../kernel/errors.ts';
-import { killGroup, onLines, requireExecutable, spawnGroup, Tail } from './process.ts';
+import { commandLine, killGroup, onLines, requireExecutable, spawnGroup, Tail } from './process.ts';
 import type { AgentContext, AgentHandle, AgentInput, AgentSpec, Runtime } from './types.ts';
 
 /**
@@ -13,12 +12,12 @@ export class CommandRuntime implements Runtime {
   readonly name = 'command';
 
   validate(spec: AgentSpec): void {
-    const [cmd] = commandLine(spec);
+    const [cmd] = commandLine(spec, this.name);
     requireExecutable(cmd, this.name);
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const [cmd, ...args] = commandLine(ctx.spec);
+    const [cmd, ...args] = commandLine(ctx.spec, this.name);
     const exe = requireExecutable(cmd, this.name);
     const child = spawnGroup(exe, args, {
       ...(ctx.spec.cwd ? { cwd: ctx.spec.cwd } : {}),
@@ -34,46 +33,6 @@ export class CommandRuntime implements Runtime {
     });
     return new CommandAgent(ctx, child);
   }
-}
-
-function commandLine(spec: AgentSpec): [string, ...string[]] {
-  const c = spec.config.command;
-  const args = Array.isArray(spec.config.args) ? spec.config.args.map(String) : [];
-  if (Array.isArray(c) && c.length > 0) return [String(c[0]), ...c.slice(1).map(String), ...args];
-  if (typeof c === 'string' && c.trim().length > 0) {
-    const [cmd, ...rest] = splitCommandLine(c);
-    return [cmd!, ...rest, ...args];
-  }
-  throw invalid('the command runtime needs config.command (a command line or an array)');
-}
-
-/** Split a command line on whitespace, honouring '…' and "…" quoting and backslash escapes. No shell is involved. */
-export function splitCommandLine(line: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quote: '"' | "'" | null = null;
-  let has = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (quote) {
-      if (ch === quote) quote = null;
-      else if (ch === '\\' && quote === '"' && i + 1 < line.length) cur += line[++i];
-      else cur += ch;
-    } else if (ch === '"' || ch === "'") {
-      quote = ch;
-      has = true;
-    } else if (ch === '\\' && i + 1 < line.length) {
-      cur += line[++i];
-      has = true;
-    } else if (/\s/.test(ch)) {
-      if (has || cur) out.push(cur);
-      cur = '';
-      has = false;
-    } else cur += ch;
-  }
-  if (quote) throw invalid(`unterminated ${quote} in command line`);
-  if (has || cur) out.push(cur);
-  return out;
 }
 
 class CommandAgent implements AgentHandle {

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { WarrenError } from '../kernel/errors.ts';
+import { invalid, WarrenError } from '../kernel/errors.ts';
+import type { AgentSpec } from './types.ts';
 
 /** Where an executable would be found, or null. */
 export function resolveExecutable(cmd: string, path = process.env.PATH ?? ''): string | null {
@@ -90,4 +91,45 @@ export function onLines(stream: NodeJS.ReadableStream, fn: (line: string) => voi
     if (rest) fn(rest);
     rest = '';
   });
+}
+
+/** The command line of a process runtime: `config.command` (a string or an array) plus `config.args`. */
+export function commandLine(spec: AgentSpec, runtime: string): [string, ...string[]] {
+  const c = spec.config.command;
+  const args = Array.isArray(spec.config.args) ? spec.config.args.map(String) : [];
+  if (Array.isArray(c) && c.length > 0) return [String(c[0]), ...c.slice(1).map(String), ...args];
+  if (typeof c === 'string' && c.trim().length > 0) {
+    const [cmd, ...rest] = splitCommandLine(c);
+    return [cmd!, ...rest, ...args];
+  }
+  throw invalid(`the ${runtime} runtime needs config.command (a command line or an array)`);
+}
+
+/** Split a command line on whitespace, honouring '…' and "…" quoting and backslash escapes. No shell is involved. */
+export function splitCommandLine(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quote: '"' | "'" | null = null;
+  let has = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!;
+    if (quote) {
+      if (ch === quote) quote = null;
+      else if (ch === '\\' && quote === '"' && i + 1 < line.length) cur += line[++i];
+      else cur += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      has = true;
+    } else if (ch === '\\' && i + 1 < line.length) {
+      cur += line[++i];
+      has = true;
+    } else if (/\s/.test(ch)) {
+      if (has || cur) out.push(cur);
+      cur = '';
+      has = false;
+    } else cur += ch;
+  }
+  if (quote) throw invalid(`unterminated ${quote} in command line`);
+  if (has || cur) out.push(cur);
+  return out;
 }

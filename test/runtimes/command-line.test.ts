@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { splitCommandLine } from '../../src/runtimes/command.ts';
+import { splitCommandLine } from '../../src/runtimes/process.ts';
 
 it('splits a command line like a shell would, without a shell', () => {
   assert.deepEqual(splitCommandLine('python3 agent.py'), ['python3', 'agent.py']);
