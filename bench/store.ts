@@ -272,7 +272,7 @@ export function formatRows(rows: BenchRow[]): string {
     Number.isNaN(r.value) ? '-' : r.value.toLocaleString('en-US'),
     r.unit,
     r.baseline === undefined ? '' : r.baseline.toLocaleString('en-US'),
-    r.ratio === undefined ? '' : String(r.ratio),
+    r.ratio === undefined ? '' : r.ratio.toLocaleString('en-US', { maximumFractionDigits: 2 }),
     goalText(r),
     verdict(r),
     r.note ?? '',

@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { DialectKind } from '../dialect.ts';
 import { initial } from './001_initial.ts';
 import { sessionTools } from './002_session_tools.ts';
+import { lookupIndexes } from './003_lookup_indexes.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -10,6 +11,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
       return {
         '001_initial': initial(kind),
         '002_session_tools': sessionTools,
+        '003_lookup_indexes': lookupIndexes,
       };
     },
   };

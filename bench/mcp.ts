@@ -1,0 +1,179 @@
+/**
+ * MCP tool-call overhead: an `ipc_write` round trip through warren's MCP surface, over
+ * Streamable HTTP and over the zone's unix socket, against the MCP SDK's bare server
+ * answering a no-op tool on the same transports, measured in the same run. The difference
+ * is what warren adds: auth, gating, validation, the kernel write and its durable commit.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { z } from 'zod';
+import { serve } from '../src/surfaces/cli/serve.ts';
+import { SocketClientTransport } from '../test/helpers/mcp.ts';
+import type { BenchRow } from './store.ts';
+
+const CALLS = 1000;
+const WARMUP = 100;
+
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+
+/** Sequential calls; latency of each. */
+async function timeCalls(
+  client: Client,
+  name: string,
+  args: () => Record<string, unknown>,
+): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) await client.callTool({ name, arguments: args() });
+  const lat: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    const r = (await client.callTool({ name, arguments: args() })) as {
+      isError?: boolean;
+      content: Array<{ text?: string }>;
+    };
+    lat.push(performance.now() - t);
+    if (r.isError) throw new Error(`${name} failed: ${r.content[0]?.text}`);
+  }
+  return lat.sort((a, b) => a - b);
+}
+
+async function connect(transport: Transport): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** The SDK's bare server: one no-op tool, on Streamable HTTP and on a unix socket. */
+async function bareServers(dir: string) {
+  const make = () => {
+    const s = new McpServer({ name: 'bare', version: '0' });
+    s.registerTool('noop', { inputSchema: { message: z.string() } }, async ({ message }) => ({
+      content: [{ type: 'text', text: message.length.toString() }],
+    }));
+    return s;
+  };
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const http = createHttpServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+    const sid = req.headers['mcp-session-id'];
+    let t = typeof sid === 'string' ? transports.get(sid) : undefined;
+    if (!t) {
+      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, created);
+        },
+      });
+      t = created;
+      await make().connect(t);
+    }
+    await t.handleRequest(req, res, body);
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
+  const sock = join(dir, 'bare.sock');
+  const net = createNetServer((conn) => void make().connect(new StdioServerTransport(conn, conn)));
+  await new Promise<void>((r) => net.listen(sock, () => r()));
+  return {
+    url: `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`,
+    sock,
+    async close() {
+      for (const t of transports.values()) await t.close();
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+      await new Promise<void>((r) => net.close(() => r()));
+    },
+  };
+}
+
+export async function mcpToolCall(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'warren-bench-mcp-'));
+  const running = await serve(
+    { host: '127.0.0.1', port: 0, dataDir: dir, durability: 'process', demo: false },
+    { write: () => true },
+  );
+  const bare = await bareServers(dir);
+  const clients: Client[] = [];
+  try {
+    const key = readFileSync(join(dir, 'operator.key'), 'utf8').trim();
+    const http = await connect(
+      new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    const socket = await connect(new SocketClientTransport(running.sockets.paths()[0]!));
+    const bareHttp = await connect(new StreamableHTTPClientTransport(new URL(bare.url)));
+    const bareSocket = await connect(new SocketClientTransport(bare.sock));
+    clients.push(http, socket, bareHttp, bareSocket);
+
+    const roomOf = async (c: Client, name: string) =>
+      (
+        (await c.callTool({ name: 'streams_create', arguments: { name, selfEcho: false } })) as unknown as {
+          structuredContent: { fd: number };
+        }
+      ).structuredContent.fd;
+    const httpFd = await roomOf(http, 'bench-http');
+    const sockFd = await roomOf(socket, 'bench-socket');
+    let n = 0;
+    const msg = () => `message ${++n} of the MCP bench, a line of ordinary length`;
+
+    const cases: Array<[string, Client, string, () => Record<string, unknown>]> = [
+      ['MCP ipc_write, Streamable HTTP', http, 'ipc_write', () => ({ fd: httpFd, message: msg() })],
+      ['MCP bare SDK no-op, Streamable HTTP', bareHttp, 'noop', () => ({ message: msg() })],
+      ['MCP ipc_write, unix socket', socket, 'ipc_write', () => ({ fd: sockFd, message: msg() })],
+      ['MCP bare SDK no-op, unix socket', bareSocket, 'noop', () => ({ message: msg() })],
+    ];
+    const measured = new Map<string, number[]>();
+    for (const [name, client, tool, args] of cases) measured.set(name, await timeCalls(client, tool, args));
+
+    const rows: BenchRow[] = [];
+    for (const transport of ['Streamable HTTP', 'unix socket']) {
+      const w = measured.get(`MCP ipc_write, ${transport}`)!;
+      const b = measured.get(`MCP bare SDK no-op, ${transport}`)!;
+      for (const p of [50, 99]) {
+        const value = percentile(w, p);
+        const baseline = percentile(b, p);
+        rows.push({
+          name: `MCP ipc_write round trip p${p}, ${transport}`,
+          value,
+          unit: 'ms',
+          baseline,
+          ratio: value / baseline,
+          note: `${CALLS} sequential calls; baseline: the SDK's bare server, a no-op tool, same transport`,
+        });
+      }
+      const total = w.reduce((s, x) => s + x, 0);
+      rows.push({
+        name: `MCP ipc_write calls/s (one client), ${transport}`,
+        value: (CALLS / total) * 1000,
+        unit: 'calls/s',
+      });
+    }
+    return rows;
+  } finally {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await bare.close();
+    await running.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const mcpBenches = { mcpToolCall };
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const r of await mcpToolCall()) {
+    console.log(
+      `${r.name.padEnd(48)} ${r.value.toFixed(3).padStart(9)} ${r.unit.padEnd(7)} ${r.baseline !== undefined ? `baseline ${r.baseline.toFixed(3)}  ratio ${r.ratio?.toFixed(2)}` : ''}`,
+    );
+  }
+}
