@@ -18,7 +18,7 @@ import { operator } from '../src/kernel/principal.ts';
 import type { AgentHandle, AgentInput, Runtime } from '../src/runtimes/types.ts';
 import type { SessionsTable } from '../src/store/schema.ts';
 import { Warren } from '../src/warren.ts';
-import type { BenchRow } from './store.ts';
+import { type BenchRow, dropSchema, pgProblem } from './store.ts';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const op = operator('bench');
@@ -451,31 +451,6 @@ export async function spawnOverhead(opts: { spawns?: number; warmup?: number } =
     ];
   } finally {
     await warren.close();
-  }
-}
-
-// ---------------------------------------------------------------- PostgreSQL helpers
-
-async function pgProblem(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return undefined;
-  } catch (error) {
-    return (error as Error).message || String(error);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(`drop schema if exists "${schema}" cascade`);
-  } finally {
-    await client.end();
   }
 }
 

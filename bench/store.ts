@@ -241,7 +241,7 @@ export async function postgresAppend(
   }
 }
 
-async function pgProblem(): Promise<string | undefined> {
+export async function pgProblem(): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
   client.on('error', () => {});
   try {
@@ -254,7 +254,7 @@ async function pgProblem(): Promise<string | undefined> {
   }
 }
 
-async function dropSchema(schema: string): Promise<void> {
+export async function dropSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {

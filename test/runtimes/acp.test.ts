@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { AcpRuntime } from '../../src/runtimes/acp.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
+import { gone } from '../helpers/processes.ts';
 import { asSession, call, forEachWarren, until, type WarrenTarget, waitStatus } from '../helpers/warrens.ts';
 
 /**
@@ -103,20 +104,6 @@ function spawnBody(
 async function spawnAcp(w: Warren, prompt: string | null, d: { cwd: string; state: string }, extra = {}) {
   const r = await call(w, 'ipc_spawn', spawnBody(prompt, d, extra));
   return r.session.id as string;
-}
-
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
 }
 
 const open = (t: WarrenTarget, opts: Parameters<WarrenTarget['open']>[0] = {}) =>

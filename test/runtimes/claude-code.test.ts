@@ -4,7 +4,7 @@
  * Each agent gets a fresh HOME / CLAUDE_CONFIG_DIR, so nothing here touches ~/.claude.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,7 @@ import {
   type Script,
   startMockAnthropic,
 } from '../helpers/mock-anthropic.ts';
+import { gone } from '../helpers/processes.ts';
 import { asSession, call, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'warren-claude-test-'));
@@ -119,21 +120,6 @@ async function pidOf(h: HttpWarren, id: string, nth = 1): Promise<number> {
   const pid = ev.payload.pid as number;
   pids.add(pid);
   return pid;
-}
-
-/** Gone: no such process, or a zombie waiting for a reaper that is not us. */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
 }
 
 /** The runtime's `claude_started` events of a session, once there are `n`. */

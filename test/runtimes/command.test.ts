@@ -6,6 +6,7 @@ import { after, it } from 'node:test';
 import { verifySessionToken } from '../../src/kernel/spawn.ts';
 import { type Running, serve } from '../../src/surfaces/cli/serve.ts';
 import { type ApiResponse, type HttpWarren, request, startHttp, withTimeout } from '../helpers/http.ts';
+import { gone } from '../helpers/processes.ts';
 import { call, forEachWarren, op, until, waitStatus } from '../helpers/warrens.ts';
 
 /**
@@ -110,21 +111,6 @@ function esrch(pid: number): boolean {
     return false;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
-/** Gone: no such process, or a zombie waiting for a reaper that is not us. */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
   }
 }
 

@@ -20,6 +20,10 @@ export const lookupIndexes = {
       .column('holder')
       .where(sql.ref('closed_at'), 'is', null)
       .execute();
-    await db.schema.createIndex('sessions_parent_status').on('sessions').columns(['parent_id', 'status']).execute();
+    await db.schema
+      .createIndex('sessions_parent_status')
+      .on('sessions')
+      .columns(['parent_id', 'status'])
+      .execute();
   },
 };
