@@ -99,6 +99,28 @@ export const asSession = (id: string, depth = 1) => ({
   depth,
 });
 
+/** A log event as tests read it. */
+export interface Ev {
+  seq: number;
+  type: string;
+  actor: string;
+  session_id: string | null;
+  stream_id: string | null;
+  payload: Record<string, unknown> & { text?: string };
+}
+
+/** A warren, or anything that carries one (an HTTP test harness). */
+type HasWarren = Warren | { warren: Warren };
+const warrenOf = (w: HasWarren): Warren => ('warren' in w ? w.warren : w);
+
+/** A session's whole log, oldest first. */
+export const eventsOf = async (w: HasWarren, id: string): Promise<Ev[]> =>
+  (await call(warrenOf(w), 'session_events', { id, limit: 10_000 })).events;
+
+/** The session's output lines, in order. */
+export const outputs = async (w: HasWarren, id: string): Promise<string[]> =>
+  (await eventsOf(w, id)).filter((e) => e.type === 'session.output').map((e) => e.payload.text ?? '');
+
 /** Tier defaults opened up, for tests of deep trees (agents and workers spawning). */
 const everySessionTool = allSyscalls.filter((s) => s.callers.includes('session')).map((s) => s.name);
 export const deepTrees = { tiers: { agent: everySessionTool, worker: everySessionTool } };

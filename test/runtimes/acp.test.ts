@@ -16,7 +16,16 @@ import { AcpRuntime } from '../../src/runtimes/acp.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
-import { asSession, call, forEachWarren, until, type WarrenTarget, waitStatus } from '../helpers/warrens.ts';
+import {
+  asSession,
+  call,
+  eventsOf,
+  forEachWarren,
+  outputs,
+  until,
+  type WarrenTarget,
+  waitStatus,
+} from '../helpers/warrens.ts';
 
 /**
  * The `acp` runtime against a real ACP agent in a child process: test/fixtures/acp-agent.ts,
@@ -51,18 +60,6 @@ function dirs(): { cwd: string; state: string } {
 }
 
 const T = { timeout: 60_000 };
-
-interface Ev {
-  seq: number;
-  type: string;
-  payload: Record<string, unknown> & { text?: string };
-}
-
-const eventsOf = async (w: Warren, id: string): Promise<Ev[]> =>
-  (await call(w, 'session_events', { id, limit: 10_000 })).events;
-
-const outputs = async (w: Warren, id: string): Promise<string[]> =>
-  (await eventsOf(w, id)).filter((e) => e.type === 'session.output').map((e) => e.payload.text!);
 
 async function outputStarting(w: Warren, id: string, prefix: string, ms = 20_000): Promise<string> {
   return until(

@@ -27,7 +27,17 @@ import {
   startMockAnthropic,
 } from '../helpers/mock-anthropic.ts';
 import { gone } from '../helpers/processes.ts';
-import { asSession, call, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
+import {
+  asSession,
+  call,
+  type Ev,
+  eventsOf,
+  forEachWarren,
+  outputs,
+  sessionOf,
+  until,
+  waitStatus,
+} from '../helpers/warrens.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'warren-claude-test-'));
 const pids = new Set<number>();
@@ -96,19 +106,6 @@ async function standInMcp(delayMs = 0): Promise<{ base: string; tokens: string[]
   );
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, tokens };
 }
-
-interface Ev {
-  seq: number;
-  type: string;
-  session_id: string | null;
-  payload: Record<string, unknown> & { text?: string };
-}
-
-const eventsOf = async (h: HttpWarren, id: string): Promise<Ev[]> =>
-  (await h.api('GET', `/v1/sessions/${id}/events?limit=10000`)).json.events;
-
-const outputs = async (h: HttpWarren, id: string) =>
-  (await eventsOf(h, id)).filter((e) => e.type === 'session.output').map((e) => e.payload.text);
 
 /** The CLI's pid, from the runtime's `claude_started` event (the latest one). */
 async function pidOf(h: HttpWarren, id: string, nth = 1): Promise<number> {

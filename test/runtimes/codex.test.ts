@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, it } from 'node:test';
 import { CodexRuntime, type CodexRuntimeOptions } from '../../src/runtimes/codex.ts';
-import type { Warren } from '../../src/warren.ts';
 import { startHttp } from '../helpers/http.ts';
 import {
   type MockOpenAI,
@@ -14,7 +13,7 @@ import {
   startMockOpenAI,
   toolOutputsOf,
 } from '../helpers/mock-openai.ts';
-import { call, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
+import { call, eventsOf, forEachWarren, outputs, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
 /**
  * The `codex` runtime with the real codex CLI (node_modules/.bin/codex), pointed at a mock
@@ -53,18 +52,6 @@ const runtime = (extra: CodexRuntimeOptions = {}) =>
     provider: { request_max_retries: 0, stream_max_retries: 0 },
     ...extra,
   });
-
-interface Ev {
-  seq: number;
-  type: string;
-  payload: Record<string, unknown> & { text?: string };
-}
-
-const eventsOf = async (w: Warren, id: string): Promise<Ev[]> =>
-  (await call(w, 'session_events', { id, limit: 10_000 })).events;
-
-const outputs = async (w: Warren, id: string) =>
-  (await eventsOf(w, id)).filter((e) => e.type === 'session.output').map((e) => e.payload.text!);
 
 /** Processes whose environment points into this file's CODEX_HOME root: codex turns still running. */
 function codexPids(): number[] {

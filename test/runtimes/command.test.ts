@@ -7,7 +7,7 @@ import { verifySessionToken } from '../../src/kernel/spawn.ts';
 import { type Running, serve } from '../../src/surfaces/cli/serve.ts';
 import { type ApiResponse, type HttpWarren, request, startHttp, withTimeout } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
-import { call, forEachWarren, op, until, waitStatus } from '../helpers/warrens.ts';
+import { call, eventsOf, forEachWarren, op, outputs, until, waitStatus } from '../helpers/warrens.ts';
 
 /**
  * The `command` runtime with a real child: a Node script that reports its environment,
@@ -81,19 +81,6 @@ const agent = (mode: string, extra: Record<string, unknown> = {}) => ({
   command: [process.execPath, agentFile, mode],
   ...extra,
 });
-
-interface Ev {
-  seq: number;
-  type: string;
-  session_id: string | null;
-  payload: Record<string, unknown> & { text?: string };
-}
-
-const eventsOf = async (h: HttpWarren, id: string): Promise<Ev[]> =>
-  (await h.api('GET', `/v1/sessions/${id}/events?limit=10000`)).json.events;
-
-const outputs = async (h: HttpWarren, id: string): Promise<string[]> =>
-  (await eventsOf(h, id)).filter((e) => e.type === 'session.output').map((e) => e.payload.text!);
 
 /** The first output line starting with `prefix`, parsed as JSON after it. */
 async function outputJson<T>(h: HttpWarren, id: string, prefix: string, ms = 10_000): Promise<T> {
