@@ -213,7 +213,7 @@ export class Kernel {
   async kill(p: Principal, id: string, opts: { graceful?: boolean } = {}) {
     const actor = principalId(p);
     return this.store.writer.write(async (tx) => {
-      const row = await this.controllable(tx, p, id);
+      const row = await this.controllable(tx.db, p, id);
       // Like kill(2) on a reaped pid: an error, and nothing written.
       if (row.status === 'stopped') {
         throw new WarrenError('session_stopped', `session ${id} has already stopped (${row.end_reason})`, {
@@ -242,7 +242,7 @@ export class Kernel {
   async send(p: Principal, id: string, text: string) {
     const actor = principalId(p);
     const ref = await this.store.writer.write(async (tx) => {
-      const row = await this.controllable(tx, p, id);
+      const row = await this.controllable(tx.db, p, id);
       // Its stdin closed with it: say that, not "stream stdin:… does not exist".
       if (row.status === 'stopped')
         throw new WarrenError('session_stopped', `session ${id} has stopped (${row.end_reason})`, { id });
@@ -256,7 +256,7 @@ export class Kernel {
   async stopOrContinue(p: Principal, id: string, signal: 'SIGSTOP' | 'SIGCONT') {
     const actor = principalId(p);
     return this.store.writer.write(async (tx) => {
-      await this.controllable(tx, p, id);
+      await this.controllable(tx.db, p, id);
       const affected: string[] = [];
       for (const row of await this.subtree(tx, id)) {
         if (row.status === 'stopped') continue;
@@ -278,7 +278,7 @@ export class Kernel {
   /** Reanimate a suspended session from where it stood. */
   async resume(p: Principal, id: string) {
     await this.store.writer.write(async (tx) => {
-      const row = await this.controllable(tx, p, id);
+      const row = await this.controllable(tx.db, p, id);
       if (row.status === 'pending' || row.status === 'running' || row.status === 'idle') {
         if (this.supervisor.has(id)) return;
       }
@@ -741,7 +741,8 @@ export class Kernel {
     }
     if (!ref.session) throw invalid('give fd or session');
     const id = ref.session;
-    await this.store.writer.write((tx) => this.controllable(tx, p, id).then(() => undefined));
+    // A check, not a change: the reader answers it without taking the writer.
+    await this.controllable(this.store.reader, p, id);
     return id;
   }
 
@@ -803,16 +804,16 @@ export class Kernel {
   }
 
   /** Operators control any session in their zone; a session controls itself and its descendants. */
-  private async controllable(tx: WriteTx, p: Principal, id: string): Promise<SessionsTable> {
-    const row = await sessionRow(tx, id);
-    if (row.zone !== p.zone) throw notFound('session', id);
+  private async controllable(db: WriteTx['db'], p: Principal, id: string): Promise<SessionsTable> {
+    const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || row.zone !== p.zone) throw notFound('session', id);
     if (isInit(id)) throw forbidden('init cannot be signalled');
     if (p.kind === 'operator') return row;
     let cur: SessionsTable | undefined = row;
     while (cur) {
       if (cur.id === p.sessionId) return row;
       if (!cur.parent_id) break;
-      cur = await tx.db.selectFrom('sessions').selectAll().where('id', '=', cur.parent_id).executeTakeFirst();
+      cur = await db.selectFrom('sessions').selectAll().where('id', '=', cur.parent_id).executeTakeFirst();
     }
     throw forbidden(`${id} is not ${p.sessionId} or one of its descendants`);
   }

@@ -112,14 +112,14 @@ export async function spawnInTx(
     );
   }
 
+  // The parent's set: stored, or (init, or a session from before tools were stored) its tier's.
   const parentTools =
-    parent.tools === null ? (parent.depth === 0 ? null : undefined) : (JSON.parse(parent.tools) as string[]);
-  const tools = core.toolPolicy(
-    depth,
-    parentTools === undefined ? core.toolPolicy(parent.depth, null) : parentTools,
-    req.tools,
-    req.grants,
-  );
+    parent.tools !== null
+      ? (JSON.parse(parent.tools) as string[])
+      : parent.depth === 0
+        ? null
+        : core.toolPolicy(parent.depth, null);
+  const tools = core.toolPolicy(depth, parentTools, req.tools, req.grants);
   const id = core.ids.session();
   const spec = {
     prompt: req.prompt ?? null,
