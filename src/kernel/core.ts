@@ -3,7 +3,7 @@ import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import type { KernelConfig } from './config.ts';
 import type { FdTable } from './fdtable.ts';
-import type { ToolPolicy } from './spawn.ts';
+import type { ToolPolicy } from './types.ts';
 
 /** What the kernel's mechanisms run after a commit: the world outside the database. */
 export interface Effects {
@@ -13,6 +13,8 @@ export interface Effects {
   stopAgent(sessionId: string): void;
   /** Arm the SIGTERM grace timer. */
   armTermDeadline(sessionId: string, at: number): void;
+  /** Whether this node runs a live agent for the session (one that can be asked to stop). */
+  hasAgent(sessionId: string): boolean;
 }
 
 /** The parts every kernel mechanism shares. One per kernel; never module state. */

@@ -3,8 +3,8 @@ import { renderInput } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { FdsTable } from '../store/schema.ts';
 import type { Core } from './core.ts';
-import { isInit } from './lifecycle.ts';
 import { canRead, type MessageView } from './records.ts';
+import { isInit } from './zones.ts';
 
 /**
  * Moves committed messages to their holders. `async` fds of running agents are pushed at

@@ -1,12 +1,18 @@
-import { sql } from 'kysely';
-import type { EndReason, FdsTable, SessionStatus, SessionsTable, StreamsTable } from '../store/schema.ts';
+import type { EndReason, FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
-import { nextFdNum, openFdsOf, openFdsOn, sessionRow } from './lookup.ts';
-import { INIT_SESSION, KERNEL_ACTOR } from './principal.ts';
-import { sendSignal } from './signals.ts';
+import { nextFdNum, openFdsOf, openFdsOn, sessionById, sessionRow } from './lookup.ts';
+import { KERNEL_ACTOR } from './principal.ts';
+import { notifyParent, requestTerm, sendSignal } from './signals.ts';
 import { closeFdRow, closeStreamRow, undelivered } from './streams.ts';
+import { initIdOf, isInit } from './zones.ts';
+
+/**
+ * How sessions end, and the fd model running downhill: ending a session closes its fds,
+ * closing the last fd that holds a session reaps it, reaping closes its fds in turn.
+ * endSession and closeFdsCascade call each other, so they live in one file.
+ */
 
 /** The endings a session reaches by itself; its children are handed up, not taken along. */
 const NATURAL_ENDS: ReadonlySet<EndReason> = new Set([
@@ -16,103 +22,6 @@ const NATURAL_ENDS: ReadonlySet<EndReason> = new Set([
   'budget_exceeded',
   'terminated',
 ]);
-
-export const initIdOf = (zone: string) => (zone === 'default' ? INIT_SESSION : `${INIT_SESSION}.${zone}`);
-export const isInit = (id: string) => id === INIT_SESSION || id.startsWith(`${INIT_SESSION}.`);
-
-/** Make sure a zone and its root session exist. */
-export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
-  const exists = await tx.db.selectFrom('zones').select('id').where('id', '=', zone).executeTakeFirst();
-  if (exists) return;
-  await tx.db
-    .insertInto('zones')
-    .values({ id: zone, created_at: tx.now, max_depth: null, max_children: null, max_sessions: null })
-    .execute();
-  const init: SessionsTable = {
-    id: initIdOf(zone),
-    zone,
-    parent_id: null,
-    depth: 0,
-    status: 'running',
-    end_reason: null,
-    runtime: 'init',
-    runner: 'kernel',
-    title: 'init',
-    spec: '{}',
-    runtime_state: null,
-    parent_close: 'reparent',
-    token_hash: null,
-    idempotency_key: null,
-    last_message: null,
-    suspend_reason: null,
-    term_deadline: null,
-    expires_at: null,
-    max_turns: null,
-    turns: 0,
-    usage: '{}',
-    created_at: tx.now,
-    updated_at: tx.now,
-    ended_at: null,
-    tools: null,
-    grants: null,
-  };
-  await tx.db.insertInto('sessions').values(init).execute();
-  tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });
-}
-
-/** Serialise spawns in a zone across nodes; SQLite's single writer already does. */
-export async function lockZone(tx: WriteTx, zone: string): Promise<void> {
-  if (tx.kind === 'postgres') await sql`select id from zones where id = ${zone} for update`.execute(tx.db);
-}
-
-export async function setStatus(
-  tx: WriteTx,
-  core: Core,
-  row: SessionsTable,
-  to: Exclude<SessionStatus, 'stopped'>,
-  extra: { reason?: string; actor?: string } = {},
-): Promise<SessionsTable> {
-  if (row.status === 'stopped') return row;
-  if (row.status === to) return row;
-  const patch: Partial<SessionsTable> = { status: to, updated_at: tx.now };
-  if (to === 'suspended') patch.suspend_reason = extra.reason ?? 'suspended';
-  else patch.suspend_reason = null;
-  if (to === 'idle') patch.turns = row.turns + 1;
-  await tx.db.updateTable('sessions').set(patch).where('id', '=', row.id).execute();
-  tx.append({
-    zone: row.zone,
-    type: 'session.status',
-    actor: extra.actor ?? KERNEL_ACTOR,
-    session_id: row.id,
-    payload: { from: row.status, to, ...(extra.reason ? { reason: extra.reason } : {}) },
-  });
-  const next = { ...row, ...patch };
-  if (to === 'idle') {
-    await notifyParent(tx, next);
-    if (next.max_turns !== null && next.turns >= next.max_turns) {
-      await endSession(tx, core, next.id, 'budget_exceeded', KERNEL_ACTOR, { maxTurns: next.max_turns });
-    }
-  }
-  return next;
-}
-
-/** SIGCHLD: wake the parent with the child's id, status and last message. */
-async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<void> {
-  if (!child.parent_id) return;
-  const parent = await tx.db
-    .selectFrom('sessions')
-    .selectAll()
-    .where('id', '=', child.parent_id)
-    .executeTakeFirst();
-  if (!parent || parent.status === 'stopped') return;
-  await sendSignal(tx, child.zone, parent.id, 'SIGCHLD', {
-    child: child.id,
-    title: child.title,
-    status: child.status,
-    endReason: child.end_reason,
-    lastMessage: child.last_message,
-  });
-}
 
 /**
  * The one way a session stops. Killed and reaped sessions take down what they own (the
@@ -192,11 +101,7 @@ async function handOffChildren(
 
 async function adopterOf(tx: WriteTx, dead: SessionsTable): Promise<SessionsTable> {
   if (dead.parent_id) {
-    const parent = await tx.db
-      .selectFrom('sessions')
-      .selectAll()
-      .where('id', '=', dead.parent_id)
-      .executeTakeFirst();
+    const parent = await sessionById(tx.db, dead.parent_id);
     if (parent && parent.status !== 'stopped') return parent;
   }
   return sessionRow(tx, initIdOf(dead.zone));
@@ -255,25 +160,6 @@ async function adopt(
     lifecycleFd: moved.lifecycle,
     pipeFd: moved.pipe,
   });
-}
-
-/** SIGTERM: a stop request the agent can act on, escalated to SIGKILL after the grace period. */
-export async function requestTerm(
-  tx: WriteTx,
-  core: Core,
-  row: SessionsTable,
-  actor: string,
-): Promise<number> {
-  const graceMs = core.config.termGraceMs;
-  const deadline = tx.now + graceMs;
-  await tx.db
-    .updateTable('sessions')
-    .set({ term_deadline: deadline, updated_at: tx.now })
-    .where('id', '=', row.id)
-    .execute();
-  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline }, actor);
-  tx.afterCommit(() => core.effects.armTermDeadline(row.id, deadline));
-  return deadline;
 }
 
 /**

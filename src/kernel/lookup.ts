@@ -1,21 +1,68 @@
 import type { FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
-import { notFound, WarrenError } from './errors.ts';
+import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
+import { type Principal, principalId } from './principal.ts';
+import { isReservedName } from './records.ts';
+import { isInit } from './zones.ts';
 
-/** Reads inside a write transaction: they see the batch's own uncommitted writes. */
+/**
+ * Every read of a row by its key, in one place. Inside a write unit pass `tx.db` (it sees the
+ * batch's own uncommitted writes); outside one, the store's reader.
+ */
+export type Db = WriteTx['db'];
 
-export async function sessionRow(tx: WriteTx, id: string): Promise<SessionsTable> {
-  const row = await tx.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+/** The one query that reads a session by id. */
+export function sessionById(db: Db, id: string): Promise<SessionsTable | undefined> {
+  return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function sessionRow(tx: WriteTx | { db: Db }, id: string): Promise<SessionsTable> {
+  const row = await sessionById(tx.db, id);
   if (!row) throw notFound('session', id);
   return row;
 }
 
-export async function liveSessionRow(tx: WriteTx, id: string): Promise<SessionsTable> {
+export const stoppedError = (row: SessionsTable) =>
+  new WarrenError('session_stopped', `session ${row.id} has stopped (${row.end_reason})`, { id: row.id });
+
+export async function liveSessionRow(tx: WriteTx | { db: Db }, id: string): Promise<SessionsTable> {
   const row = await sessionRow(tx, id);
-  if (row.status === 'stopped') {
-    throw new WarrenError('session_stopped', `session ${id} has stopped (${row.end_reason})`, { id });
-  }
+  if (row.status === 'stopped') throw stoppedError(row);
   return row;
+}
+
+/** A session in the caller's zone (other zones' sessions do not exist for it). */
+export async function sessionInZone(db: Db, p: Principal, id: string): Promise<SessionsTable> {
+  const row = await sessionById(db, id);
+  if (!row || row.zone !== p.zone) throw notFound('session', id);
+  return row;
+}
+
+/** Operators control any session in their zone; a session controls itself and its descendants. */
+export async function controllable(db: Db, p: Principal, id: string): Promise<SessionsTable> {
+  const row = await sessionInZone(db, p, id);
+  if (isInit(id)) throw forbidden('init cannot be signalled');
+  if (p.kind === 'operator') return row;
+  let cur: SessionsTable | undefined = row;
+  while (cur) {
+    if (cur.id === p.sessionId) return row;
+    if (!cur.parent_id) break;
+    cur = await sessionById(db, cur.parent_id);
+  }
+  throw forbidden(`${id} is not ${p.sessionId} or one of its descendants`);
+}
+
+/** A session and everything below it, breadth first. */
+export async function subtree(db: Db, id: string): Promise<SessionsTable[]> {
+  const out: SessionsTable[] = [];
+  let frontier = [id];
+  while (frontier.length > 0) {
+    const rows = await db.selectFrom('sessions').selectAll().where('id', 'in', frontier).execute();
+    out.push(...rows);
+    const kids = await db.selectFrom('sessions').select('id').where('parent_id', 'in', frontier).execute();
+    frontier = kids.map((k) => k.id);
+  }
+  return out;
 }
 
 export async function streamRow(tx: WriteTx, id: string): Promise<StreamsTable> {
@@ -37,7 +84,20 @@ export async function openStreamByRef(tx: WriteTx, zone: string, ref: string): P
   return row;
 }
 
-export async function fdRow(tx: WriteTx, zone: string, holder: string, num: number): Promise<FdsTable> {
+/** An open, operator-addressable stream: named, never reserved plumbing. */
+export async function namedStream(tx: WriteTx, zone: string, ref: string): Promise<StreamsTable> {
+  if (isReservedName(ref)) throw new WarrenError('reserved_name', `${ref} is reserved plumbing`);
+  const stream = await openStreamByRef(tx, zone, ref);
+  if (stream.kind !== 'named') throw new WarrenError('reserved_name', `${stream.name} is reserved plumbing`);
+  return stream;
+}
+
+export async function fdRow(
+  tx: WriteTx | { db: Db },
+  zone: string,
+  holder: string,
+  num: number,
+): Promise<FdsTable> {
   const row = await tx.db
     .selectFrom('fds')
     .selectAll()
@@ -48,6 +108,44 @@ export async function fdRow(tx: WriteTx, zone: string, holder: string, num: numb
     .executeTakeFirst();
   if (!row) throw notFound('fd', num);
   return row;
+}
+
+/** The caller's open fd and the stream behind it, read in the write unit that acts on them. */
+export async function fdAndStream(
+  tx: WriteTx,
+  p: Principal,
+  fd: number,
+  opts: { reservedOk?: boolean } = {},
+) {
+  if (p.kind === 'session') await liveSessionRow(tx, p.sessionId);
+  const row = await fdRow(tx, p.zone, principalId(p), fd);
+  const stream = await streamRow(tx, row.stream_id);
+  if (stream.closed_at !== null && !opts.reservedOk)
+    throw new WarrenError('conflict', `the stream behind fd ${fd} is closed`);
+  return { row, stream };
+}
+
+/** The child behind an fd (its lifecycle or pipe) or a session id the caller controls. */
+export async function childOf(db: Db, p: Principal, ref: { fd?: number; session?: string }): Promise<string> {
+  if (ref.fd !== undefined) {
+    const row = await db
+      .selectFrom('fds')
+      .innerJoin('streams', 'streams.id', 'fds.stream_id')
+      .select(['streams.session_id', 'streams.kind'])
+      .where('fds.zone', '=', p.zone)
+      .where('fds.holder', '=', principalId(p))
+      .where('fds.num', '=', ref.fd)
+      .where('fds.closed_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) throw notFound('fd', ref.fd);
+    if (!row.session_id || (row.kind !== 'lifecycle' && row.kind !== 'pipe')) {
+      throw invalid(`fd ${ref.fd} is not a pipe or lifecycle fd of a child`);
+    }
+    return row.session_id;
+  }
+  if (!ref.session) throw invalid('give fd or session');
+  await controllable(db, p, ref.session);
+  return ref.session;
 }
 
 export async function openFdsOf(tx: WriteTx, holder: string): Promise<FdsTable[]> {
@@ -68,6 +166,17 @@ export async function openFdsOn(tx: WriteTx, streamId: string): Promise<FdsTable
     .execute();
 }
 
+/** A holder's open fds on one stream (usually none or one). */
+export async function openFdsOfOn(tx: WriteTx, holder: string, streamId: string): Promise<FdsTable[]> {
+  return tx.db
+    .selectFrom('fds')
+    .selectAll()
+    .where('holder', '=', holder)
+    .where('stream_id', '=', streamId)
+    .where('closed_at', 'is', null)
+    .execute();
+}
+
 export async function nextFdNum(tx: WriteTx, zone: string, holder: string): Promise<number> {
   const row = await tx.db
     .selectFrom('fds')
@@ -78,15 +187,4 @@ export async function nextFdNum(tx: WriteTx, zone: string, holder: string): Prom
   const max = row?.max === null || row?.max === undefined ? -1 : Number(row.max);
   // 0, 1, 2 are a session's own stdin, pipe and lifecycle; everything else starts at 3.
   return Math.max(3, max + 1);
-}
-
-/** A holder's open fds on one stream (usually none or one). */
-export async function openFdsOfOn(tx: WriteTx, holder: string, streamId: string): Promise<FdsTable[]> {
-  return tx.db
-    .selectFrom('fds')
-    .selectAll()
-    .where('holder', '=', holder)
-    .where('stream_id', '=', streamId)
-    .where('closed_at', 'is', null)
-    .execute();
 }

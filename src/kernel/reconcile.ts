@@ -1,7 +1,9 @@
 import type { TimerHandle } from '../util/clock.ts';
 import type { Core } from './core.ts';
-import { endSession, isHeld, setStatus } from './lifecycle.ts';
+import { endSession, isHeld } from './lifecycle.ts';
+import { sessionById } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
+import { setStatus } from './status.ts';
 
 export interface ReconcileHooks {
   escalate(sessionId: string): Promise<void>;
@@ -115,7 +117,7 @@ export class Reconciler {
     await this.core.store.writer.write(async (tx) => {
       for (const { id } of lost) {
         if (this.hooks.isRunningHere(id)) continue;
-        const row = await tx.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+        const row = await sessionById(tx.db, id);
         if (row && (row.status === 'running' || row.status === 'idle')) {
           await setStatus(tx, this.core, row, 'suspended', { reason: 'transport lost' });
         }

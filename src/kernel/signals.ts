@@ -1,4 +1,7 @@
+import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import type { Core } from './core.ts';
+import { sessionById } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { postMessage } from './streams.ts';
 
@@ -68,4 +71,37 @@ export async function sendSignal(
     { text: signalText(signal, fields), kind: 'signal', signal, data: fields },
     target,
   );
+}
+
+/** SIGCHLD: wake the parent with the child's id, status and last message. */
+export async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<void> {
+  if (!child.parent_id) return;
+  const parent = await sessionById(tx.db, child.parent_id);
+  if (!parent || parent.status === 'stopped') return;
+  await sendSignal(tx, child.zone, parent.id, 'SIGCHLD', {
+    child: child.id,
+    title: child.title,
+    status: child.status,
+    endReason: child.end_reason,
+    lastMessage: child.last_message,
+  });
+}
+
+/** SIGTERM: a stop request the agent can act on, escalated to SIGKILL after the grace period. */
+export async function requestTerm(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  actor: string,
+): Promise<number> {
+  const graceMs = core.config.termGraceMs;
+  const deadline = tx.now + graceMs;
+  await tx.db
+    .updateTable('sessions')
+    .set({ term_deadline: deadline, updated_at: tx.now })
+    .where('id', '=', row.id)
+    .execute();
+  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline }, actor);
+  tx.afterCommit(() => core.effects.armTermDeadline(row.id, deadline));
+  return deadline;
 }

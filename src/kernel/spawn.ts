@@ -1,40 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { DeliveryMode, ParentClose, SessionsTable } from '../store/schema.ts';
+import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
-import { ensureZone, initIdOf, lockZone } from './lifecycle.ts';
 import { liveSessionRow } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
 import { createStream, openFd } from './streams.ts';
+import type { SpawnRequest } from './types.ts';
+import { ensureZone, initIdOf, isInit, lockZone, zoneLimits } from './zones.ts';
 
-export interface SpawnRequest {
-  runtime: string;
-  runner?: string;
-  title?: string;
-  prompt?: string;
-  /** Runtime-specific configuration (a script, a command line, a model …). */
-  config?: Record<string, unknown>;
-  cwd?: string;
-  model?: string;
-  env?: Record<string, string>;
-  pipe?: DeliveryMode;
-  parentClose?: ParentClose;
-  ttlSeconds?: number;
-  maxTurns?: number;
-  idempotencyKey?: string;
-  /** Allowlist: the child may call at most these tools. */
-  tools?: string[];
-  grants?: { allow?: string[]; deny?: string[] };
-}
-
-/** The policy that gives a new session its tools (injected: the kernel knows no syscall table). */
-export type ToolPolicy = (
-  depth: number,
-  parentTools: readonly string[] | null,
-  allowlist?: readonly string[],
-  grants?: SpawnRequest['grants'],
-) => string[] | null;
+export type { SpawnRequest, ToolPolicy } from './types.ts';
 
 export interface SpawnResult {
   session: SessionsTable;
@@ -73,15 +48,11 @@ export async function spawnInTx(
 
   const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(zone);
   const parent = await liveSessionRow(tx, parentId);
-  const zoneRow = await tx.db
-    .selectFrom('zones')
-    .selectAll()
-    .where('id', '=', zone)
-    .executeTakeFirstOrThrow();
-  const limits = core.config.limits;
-  const maxDepth = zoneRow.max_depth ?? limits.maxDepth;
-  const maxChildren = zoneRow.max_children ?? limits.maxChildren;
-  const maxSessions = zoneRow.max_sessions ?? limits.maxSessionsPerZone;
+  const {
+    maxDepth,
+    maxChildren,
+    maxSessionsPerZone: maxSessions,
+  } = await zoneLimits(tx, zone, core.config.limits);
   const depth = parent.depth + 1;
   if (depth > maxDepth) {
     throw new WarrenError('limit_exceeded', `spawn would reach depth ${depth}; the limit is ${maxDepth}`, {
@@ -89,26 +60,23 @@ export async function spawnInTx(
       max: maxDepth,
     });
   }
-  const children = await countLive(tx, { parentId: parent.id });
-  if (children >= maxChildren) {
-    throw new WarrenError(
-      'limit_exceeded',
-      `${parent.id} already has ${children} live children; the limit is ${maxChildren}`,
-      {
-        limit: 'maxChildren',
-        max: maxChildren,
-      },
-    );
+  // init's children (operators' sessions) are bounded by the zone's limit alone.
+  if (!isInit(parent.id)) {
+    const children = await countLive(tx, { parentId: parent.id });
+    if (children >= maxChildren) {
+      throw new WarrenError(
+        'limit_exceeded',
+        `${parent.id} already has ${children} live children; the limit is ${maxChildren}`,
+        { limit: 'maxChildren', max: maxChildren },
+      );
+    }
   }
   const inZone = await countLive(tx, { zone });
   if (inZone >= maxSessions) {
     throw new WarrenError(
       'limit_exceeded',
       `zone ${zone} already has ${inZone} live sessions; the limit is ${maxSessions}`,
-      {
-        limit: 'maxSessionsPerZone',
-        max: maxSessions,
-      },
+      { limit: 'maxSessionsPerZone', max: maxSessions },
     );
   }
 

@@ -11,9 +11,11 @@ import { parseJson } from '../util/json.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { WarrenError } from './errors.ts';
-import { endSession, setStatus } from './lifecycle.ts';
+import { endSession } from './lifecycle.ts';
+import { sessionById } from './lookup.ts';
 import type { Principal } from './principal.ts';
 import { sessionToken } from './spawn.ts';
+import { setStatus } from './status.ts';
 
 export type SyscallInvoker = (
   principal: Principal,
@@ -73,11 +75,7 @@ export class Supervisor {
 
   private async doStart(sessionId: string, how: 'start' | 'resume'): Promise<void> {
     if (this.handles.has(sessionId)) return;
-    const row = await this.core.store.reader
-      .selectFrom('sessions')
-      .selectAll()
-      .where('id', '=', sessionId)
-      .executeTakeFirst();
+    const row = await sessionById(this.core.store.reader, sessionId);
     if (!row || row.status === 'stopped') return;
     const sink = this.sinkFor(row);
     try {
@@ -107,11 +105,7 @@ export class Supervisor {
       };
       const handle = await rt.start(ctx);
       // The session may have been killed while its agent was starting.
-      const now = await this.core.store.reader
-        .selectFrom('sessions')
-        .select('status')
-        .where('id', '=', sessionId)
-        .executeTakeFirst();
+      const now = await sessionById(this.core.store.reader, sessionId);
       if (!now || now.status === 'stopped' || now.status === 'suspended') {
         await handle.stop();
         return;
@@ -150,11 +144,7 @@ export class Supervisor {
       .catch(() => {})
       .then(() =>
         this.core.store.writer.write(async (tx) => {
-          const row = await tx.db
-            .selectFrom('sessions')
-            .selectAll()
-            .where('id', '=', sessionId)
-            .executeTakeFirst();
+          const row = await sessionById(tx.db, sessionId);
           if (row) await fn(tx, row);
         }),
       );

@@ -22,9 +22,30 @@ forEachWarren('spawn limits', (t) => {
 
   it('enforces children per parent', async () => {
     const w = await t.open({ kernel: { limits: { maxDepth: 10, maxChildren: 2, maxSessionsPerZone: 50 } } });
-    await call(w, 'ipc_spawn', { script: idleScript });
-    await call(w, 'ipc_spawn', { script: idleScript });
-    await assert.rejects(call(w, 'ipc_spawn', { script: idleScript }), { code: 'limit_exceeded' });
+    const lead = await call(w, 'ipc_spawn', { script: idleScript });
+    const as = asSession(lead.session.id, 1);
+    await call(w, 'ipc_spawn', { script: idleScript }, as);
+    await call(w, 'ipc_spawn', { script: idleScript }, as);
+    await assert.rejects(
+      call(w, 'ipc_spawn', { script: idleScript }, as),
+      (e: Error & { code: string; details: { limit: string } }) => {
+        assert.equal(e.code, 'limit_exceeded');
+        assert.equal(e.details.limit, 'maxChildren');
+        return true;
+      },
+    );
+  });
+
+  it("bounds init's children (operators' sessions) by the zone's limit, not the per-parent one", async () => {
+    const w = await t.open({ kernel: { limits: { maxDepth: 10, maxChildren: 2, maxSessionsPerZone: 4 } } });
+    for (let i = 0; i < 4; i++) await call(w, 'ipc_spawn', { script: idleScript });
+    await assert.rejects(
+      call(w, 'ipc_spawn', { script: idleScript }),
+      (e: Error & { code: string; details: { limit: string } }) => {
+        assert.equal(e.details.limit, 'maxSessionsPerZone');
+        return true;
+      },
+    );
   });
 
   it('checks the zone limit atomically: concurrent spawns never overshoot', async () => {
@@ -42,7 +63,7 @@ forEachWarren('spawn limits', (t) => {
   });
 
   it('stopped sessions free their slot', async () => {
-    const w = await t.open({ kernel: { limits: { maxDepth: 10, maxChildren: 1, maxSessionsPerZone: 50 } } });
+    const w = await t.open({ kernel: { limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 1 } } });
     const a = await call(w, 'ipc_spawn', { script: idleScript });
     await assert.rejects(call(w, 'ipc_spawn', { script: idleScript }), { code: 'limit_exceeded' });
     await call(w, 'kill', { id: a.session.id });

@@ -1,0 +1,298 @@
+import type { DeliveryMode, FdsTable, Permission, StreamsTable } from '../store/schema.ts';
+import type { KernelContext } from './context.ts';
+import { toMessageView } from './delivery.ts';
+import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
+import { closeFdsCascade } from './lifecycle.ts';
+import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef } from './lookup.ts';
+import { type Principal, principalId } from './principal.ts';
+import {
+  canRead,
+  canWrite,
+  type FdInfo,
+  isReservedName,
+  type MessageView,
+  permWithin,
+  type StreamInfo,
+  streamInfo,
+} from './records.ts';
+import { createStream as createStreamRow, openFd, postMessage, undelivered } from './streams.ts';
+import { ensureZone, isInit } from './zones.ts';
+
+/** Files: what a holder does with its fds — write, read, close, list, grant, share. */
+
+export interface ReadResult {
+  messages: MessageView[];
+  cursor: number;
+  /** True when a bounded wait ran out with nothing: call again to keep waiting. */
+  timedOut: boolean;
+}
+
+export interface StreamListing extends StreamInfo {
+  subscribers: FdInfo[];
+  bufferDepth: number;
+}
+
+export async function write(k: KernelContext, p: Principal, fd: number, text: string, data?: unknown) {
+  const actor = principalId(p);
+  const ref = await k.store.writer.write(async (tx) => {
+    const { row, stream } = await fdAndStream(tx, p, fd);
+    if (!canWrite(row.perm)) throw forbidden(`fd ${fd} is read-only (${row.perm})`);
+    return postMessage(tx, stream, actor, { text, ...(data !== undefined ? { data } : {}) });
+  });
+  return { seq: ref.seq };
+}
+
+/**
+ * Read what is due on an fd and move its cursor. With `wait`, block until something
+ * arrives or a bounded time passes (then `timedOut`: call again).
+ */
+export async function read(
+  k: KernelContext,
+  p: Principal,
+  fd: number,
+  opts: { wait?: boolean; waitMs?: number; limit?: number; signal?: AbortSignal } = {},
+): Promise<ReadResult> {
+  const holder = principalId(p);
+  const row = await k.store.reader
+    .selectFrom('fds')
+    .selectAll()
+    .where('zone', '=', p.zone)
+    .where('holder', '=', holder)
+    .where('num', '=', fd)
+    .where('closed_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) throw notFound('fd', fd);
+  if (!canRead(row.perm)) throw forbidden(`fd ${fd} is write-only`);
+  const selfEcho = k.fdTable.stream(row.stream_id)?.selfEcho ?? false;
+  const limit = Math.max(1, Math.min(1000, opts.limit ?? 100));
+  const waitMs = Math.min(opts.waitMs ?? k.config.maxWaitMs, k.config.maxWaitMs);
+  const deadline = k.clock.now() + waitMs;
+  for (;;) {
+    const cursor = k.fdTable.cursor(row.id, Number(row.cursor));
+    const due = await k.store.log.messagesAfter(row.stream_id, cursor, limit);
+    const mine = due.filter((e) => selfEcho || e.actor !== holder);
+    const last = due.at(-1);
+    // A read acknowledges what it returns: the caller has it in hand.
+    if (last) k.fdTable.ack(row.id, last.seq);
+    const left = deadline - k.clock.now();
+    if (mine.length > 0 || !opts.wait || left <= 0 || opts.signal?.aborted) {
+      return {
+        messages: mine.map(toMessageView),
+        cursor: k.fdTable.cursor(row.id, Number(row.cursor)),
+        timedOut: mine.length === 0 && opts.wait === true,
+      };
+    }
+    if (last) continue; // only our own echoes were due; look again at once
+    await k.delivery.waitFor(row.id, left, opts.signal);
+    if (!k.fdTable.get(row.id)) throw notFound('fd', fd);
+  }
+}
+
+export async function close(k: KernelContext, p: Principal, fd: number, opts: { force?: boolean } = {}) {
+  const actor = principalId(p);
+  return k.store.writer.write(async (tx) => {
+    const { row, stream } = await fdAndStream(tx, p, fd, { reservedOk: true });
+    const n = await undelivered(tx.db, k.fdTable, row, stream.self_echo === 1);
+    if (n > 0 && !opts.force) {
+      throw new WarrenError(
+        'undelivered_messages',
+        `fd ${fd} has ${n} undelivered message${n === 1 ? '' : 's'}; read them first, or close with force`,
+        { fd, undelivered: n },
+      );
+    }
+    const reaped = await closeFdsCascade(tx, k, [row], {
+      actor,
+      reason: 'closed',
+      ...(n > 0 ? { forced: true, undelivered: n } : {}),
+    });
+    return { fd, closed: true, undelivered: n, reaped };
+  });
+}
+
+export async function listFds(k: KernelContext, p: Principal, holder = principalId(p)): Promise<FdInfo[]> {
+  if (p.kind === 'session' && holder !== p.sessionId) throw forbidden('a session can only list its own fds');
+  const rows = await k.store.reader
+    .selectFrom('fds')
+    .innerJoin('streams', 'streams.id', 'fds.stream_id')
+    .selectAll('fds')
+    .select(['streams.name as stream_name', 'streams.self_echo as stream_self_echo'])
+    .where('fds.zone', '=', p.zone)
+    .where('fds.holder', '=', holder)
+    .where('fds.closed_at', 'is', null)
+    .orderBy('fds.num', 'asc')
+    .execute();
+  return Promise.all(rows.map((r) => fdInfo(k, r, r.stream_name, r.stream_self_echo === 1)));
+}
+
+export async function createStream(k: KernelContext, p: Principal, name: string, selfEcho = false) {
+  if (isReservedName(name))
+    throw new WarrenError(
+      'reserved_name',
+      'stream names starting with pipe:, lifecycle: or stdin: are reserved',
+    );
+  const actor = principalId(p);
+  return k.store.writer.write(async (tx) => {
+    await ensureZone(tx, p.zone);
+    if (p.kind === 'session') await liveSessionRow(tx, p.sessionId);
+    const stream = await createStreamRow(tx, k.ids, {
+      zone: p.zone,
+      name,
+      kind: 'named',
+      owner: actor,
+      selfEcho,
+      actor,
+    });
+    // The creator's anchor: an operator's room lives with no agent in it.
+    const fd = await openFd(tx, k.ids, {
+      zone: p.zone,
+      holder: actor,
+      stream,
+      perm: 'rw',
+      mode: p.kind === 'operator' ? 'detach' : 'async',
+      actor,
+    });
+    return { stream: streamInfo(stream), fd: fd.num };
+  });
+}
+
+/** Grant another session onto a stream you hold, with at most your permission. */
+export async function attach(
+  k: KernelContext,
+  p: Principal,
+  fd: number,
+  target: string,
+  permission: Permission,
+  deliveryMode: DeliveryMode,
+) {
+  const actor = principalId(p);
+  return k.store.writer.write(async (tx) => {
+    const { row, stream } = await fdAndStream(tx, p, fd);
+    if (!permWithin(permission, row.perm)) {
+      throw forbidden(`cannot grant ${permission}: you hold only ${row.perm} on fd ${fd}`);
+    }
+    const targetRow = await liveSessionRow(tx, target);
+    if (targetRow.zone !== p.zone) throw notFound('session', target);
+    const granted = await openFd(tx, k.ids, {
+      zone: p.zone,
+      holder: target,
+      stream,
+      perm: permission,
+      mode: deliveryMode,
+      actor,
+    });
+    return { fd: granted.num, stream: stream.name, target };
+  });
+}
+
+/** Share a stream with your parent and tell it so with a [stream-ref] notice on its stdin. */
+export async function share(
+  k: KernelContext,
+  p: Principal,
+  ref: { fd?: number; streamName?: string },
+  permission: Permission = 'rw',
+  deliveryMode: DeliveryMode = 'async',
+) {
+  if (p.kind !== 'session') throw forbidden('only a session has a parent to share with');
+  return k.store.writer.write(async (tx) => {
+    const me = await liveSessionRow(tx, p.sessionId);
+    let row: FdsTable;
+    let stream: StreamsTable;
+    if (ref.fd !== undefined) ({ row, stream } = await fdAndStream(tx, p, ref.fd));
+    else if (ref.streamName) {
+      stream = await openStreamByRef(tx, p.zone, ref.streamName);
+      if (isReservedName(stream.name))
+        throw new WarrenError('reserved_name', `${stream.name} is reserved plumbing; it cannot be shared`);
+      const [held] = await openFdsOfOn(tx, p.sessionId, stream.id);
+      if (!held) throw forbidden(`you hold no fd on ${ref.streamName}`);
+      row = held;
+    } else throw invalid('give fd or streamName');
+    if (!permWithin(permission, row.perm))
+      throw forbidden(`cannot grant ${permission}: you hold only ${row.perm}`);
+    if (!me.parent_id || isInit(me.parent_id))
+      throw forbidden('your parent is init; there is nobody to share with');
+    const parent = await liveSessionRow(tx, me.parent_id);
+    const granted = await openFd(tx, k.ids, {
+      zone: p.zone,
+      holder: parent.id,
+      stream,
+      perm: permission,
+      mode: deliveryMode,
+      actor: p.sessionId,
+    });
+    const stdin = await openStreamByRef(tx, p.zone, `stdin:${parent.id}`);
+    postMessage(
+      tx,
+      stdin,
+      p.sessionId,
+      {
+        text: `[stream-ref] ${p.sessionId} shared stream "${stream.name}" with you as fd ${granted.num} (${permission}, ${deliveryMode}).`,
+        data: {
+          streamId: stream.id,
+          stream: stream.name,
+          fd: granted.num,
+          permission,
+          deliveryMode,
+          from: p.sessionId,
+        },
+      },
+      parent.id,
+    );
+    return { parent: parent.id, parentFd: granted.num, stream: stream.name };
+  });
+}
+
+export async function listStreams(
+  k: KernelContext,
+  p: Principal,
+  opts: { internal?: boolean } = {},
+): Promise<StreamListing[]> {
+  let q = k.store.reader
+    .selectFrom('streams')
+    .selectAll()
+    .where('zone', '=', p.zone)
+    .where('closed_at', 'is', null);
+  if (!opts.internal) q = q.where('kind', '=', 'named');
+  if (p.kind === 'session') {
+    q = q.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('fds')
+        .select('stream_id')
+        .where('holder', '=', p.sessionId)
+        .where('closed_at', 'is', null),
+    );
+  }
+  const streams = await q.orderBy('created_at', 'asc').execute();
+  return Promise.all(
+    streams.map(async (s) => {
+      const fds = await k.store.reader
+        .selectFrom('fds')
+        .selectAll()
+        .where('stream_id', '=', s.id)
+        .where('closed_at', 'is', null)
+        .orderBy('created_at', 'asc')
+        .execute();
+      const subscribers = await Promise.all(fds.map((f) => fdInfo(k, f, s.name, s.self_echo === 1)));
+      return {
+        ...streamInfo(s),
+        subscribers,
+        bufferDepth: subscribers.reduce((m, f) => Math.max(m, f.pending), 0),
+      };
+    }),
+  );
+}
+
+async function fdInfo(k: KernelContext, r: FdsTable, streamName: string, selfEcho: boolean): Promise<FdInfo> {
+  return {
+    fd: r.num,
+    id: r.id,
+    holder: r.holder,
+    streamId: r.stream_id,
+    streamName,
+    permission: r.perm,
+    deliveryMode: r.mode,
+    cursor: k.fdTable.cursor(r.id, Number(r.cursor)),
+    owned: r.owned === 1,
+    spawned: r.spawned === 1,
+    pending: await undelivered(k.store.reader, k.fdTable, r, selfEcho),
+  };
+}

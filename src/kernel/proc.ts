@@ -1,0 +1,148 @@
+import type { KernelContext } from './context.ts';
+import { invalid, WarrenError } from './errors.ts';
+import {
+  controllable,
+  fdAndStream,
+  liveSessionRow,
+  openStreamByRef,
+  sessionInZone,
+  stoppedError,
+  subtree,
+} from './lookup.ts';
+import { type Principal, principalId } from './principal.ts';
+import { type SessionInfo, sessionInfo } from './records.ts';
+import { logSignal } from './signals.ts';
+import { spawnInTx } from './spawn.ts';
+import { setStatus } from './status.ts';
+import { postMessage } from './streams.ts';
+import { type StopOutcome, termOrKill } from './term.ts';
+import type { SpawnRequest } from './types.ts';
+
+/** Process control: spawn, inspect, signal, feed, suspend and resume sessions. */
+
+export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
+  k.supervisor.runtime(req.runtime).validate({
+    prompt: req.prompt ?? null,
+    config: req.config ?? {},
+    cwd: req.cwd ?? null,
+    model: req.model ?? null,
+    env: req.env ?? {},
+  });
+  if (p.kind === 'session') await liveSessionRow({ db: k.store.reader }, p.sessionId);
+  const r = await k.store.writer.write((tx) => spawnInTx(tx, k, p, req));
+  // The answer shows the session as its agent came up (or failed to).
+  await k.supervisor.start(r.session.id, 'start');
+  return {
+    session: await session(k, p, r.session.id),
+    lifecycleFd: r.lifecycleFd,
+    pipeFd: r.pipeFd,
+    created: r.created,
+  };
+}
+
+export async function session(k: KernelContext, p: Principal, id: string): Promise<SessionInfo> {
+  return sessionInfo(await sessionInZone(k.store.reader, p, id));
+}
+
+export async function ps(
+  k: KernelContext,
+  p: Principal,
+  opts: { all?: boolean } = {},
+): Promise<SessionInfo[]> {
+  let q = k.store.reader.selectFrom('sessions').selectAll().where('zone', '=', p.zone);
+  if (!opts.all) q = q.where('status', '!=', 'stopped');
+  if (p.kind === 'session') q = q.where('parent_id', '=', p.sessionId);
+  const rows = await q.orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+  return rows.map(sessionInfo);
+}
+
+/** SIGKILL, or with `graceful` SIGTERM (escalated to SIGKILL after the grace period). */
+export async function kill(
+  k: KernelContext,
+  p: Principal,
+  id: string,
+  opts: { graceful?: boolean } = {},
+): Promise<StopOutcome & { id: string }> {
+  return k.store.writer.write(async (tx) => {
+    const row = await controllable(tx.db, p, id);
+    // Like kill(2) on a reaped pid: an error, and nothing written.
+    if (row.status === 'stopped') {
+      throw new WarrenError('session_stopped', `session ${id} has already stopped (${row.end_reason})`, {
+        id,
+      });
+    }
+    return { id, ...(await termOrKill(tx, k, row, principalId(p), opts.graceful ?? false)) };
+  });
+}
+
+/** ipc_terminate: SIGTERM the child behind an fd; the fd stays open. */
+export async function terminate(k: KernelContext, p: Principal, fd: number) {
+  return k.store.writer.write(async (tx) => {
+    const { stream } = await fdAndStream(tx, p, fd, { reservedOk: true });
+    if (!stream.session_id || (stream.kind !== 'lifecycle' && stream.kind !== 'pipe')) {
+      throw invalid(`fd ${fd} is not a pipe or lifecycle fd of a child`);
+    }
+    const child = await liveSessionRow(tx, stream.session_id);
+    return { session: child.id, ...(await termOrKill(tx, k, child, principalId(p), true)) };
+  });
+}
+
+/** Inject input: a message on the session's stdin. */
+export async function send(k: KernelContext, p: Principal, id: string, text: string) {
+  const actor = principalId(p);
+  const ref = await k.store.writer.write(async (tx) => {
+    const row = await controllable(tx.db, p, id);
+    // Its stdin closed with it: say that, not "stream stdin:… does not exist".
+    if (row.status === 'stopped') throw stoppedError(row);
+    const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
+    return postMessage(tx, stdin, actor, { text }, id);
+  });
+  return { seq: ref.seq };
+}
+
+/** SIGSTOP / SIGCONT down the whole subtree. */
+export async function stopOrContinue(
+  k: KernelContext,
+  p: Principal,
+  id: string,
+  signal: 'SIGSTOP' | 'SIGCONT',
+) {
+  const actor = principalId(p);
+  return k.store.writer.write(async (tx) => {
+    await controllable(tx.db, p, id);
+    const affected: string[] = [];
+    for (const row of await subtree(tx.db, id)) {
+      if (row.status === 'stopped') continue;
+      if (signal === 'SIGSTOP' && row.status !== 'suspended') {
+        logSignal(tx, row.zone, 'SIGSTOP', row.id, actor);
+        await setStatus(tx, k, row, 'suspended', { reason: 'SIGSTOP', actor });
+        tx.afterCommit(() => k.effects.stopAgent(row.id));
+        affected.push(row.id);
+      } else if (signal === 'SIGCONT' && row.status === 'suspended' && row.suspend_reason === 'SIGSTOP') {
+        logSignal(tx, row.zone, 'SIGCONT', row.id, actor);
+        tx.afterCommit(() => k.effects.startAgent(row.id, 'resume'));
+        affected.push(row.id);
+      }
+    }
+    return { signal, sessions: affected };
+  });
+}
+
+/** Reanimate a suspended session from where it stood. */
+export async function resume(k: KernelContext, p: Principal, id: string): Promise<SessionInfo> {
+  await k.store.writer.write(async (tx) => {
+    const row = await controllable(tx.db, p, id);
+    if (row.status === 'pending' || row.status === 'running' || row.status === 'idle') {
+      if (k.supervisor.has(id)) return;
+    }
+    tx.append({
+      zone: row.zone,
+      type: 'session.resume_requested',
+      actor: principalId(p),
+      session_id: id,
+      payload: {},
+    });
+  });
+  await k.supervisor.start(id, 'resume');
+  return session(k, p, id);
+}

@@ -1,0 +1,84 @@
+import type { SessionsTable } from '../store/schema.ts';
+import type { WriteTx } from '../store/writer.ts';
+import type { TimerHandle } from '../util/clock.ts';
+import type { Core } from './core.ts';
+import { endSession } from './lifecycle.ts';
+import { sessionRow } from './lookup.ts';
+import { KERNEL_ACTOR } from './principal.ts';
+import { logSignal, requestTerm } from './signals.ts';
+
+export interface StopOutcome {
+  signal: 'SIGTERM' | 'SIGKILL';
+  /** When a SIGTERM escalates to SIGKILL; null for SIGKILL. */
+  deadline: number | null;
+}
+
+/**
+ * The one way to stop a session: SIGTERM when asked to be graceful and there is a live agent
+ * to ask, else SIGKILL (a suspended or starting session cannot act on a request).
+ */
+export async function termOrKill(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  actor: string,
+  graceful: boolean,
+): Promise<StopOutcome> {
+  if (graceful && core.effects.hasAgent(row.id)) {
+    return { signal: 'SIGTERM', deadline: await requestTerm(tx, core, row, actor) };
+  }
+  logSignal(
+    tx,
+    row.zone,
+    'SIGKILL',
+    row.id,
+    actor,
+    graceful ? { fallback: 'no live agent for SIGTERM' } : {},
+  );
+  await endSession(tx, core, row.id, 'killed', actor);
+  return { signal: 'SIGKILL', deadline: null };
+}
+
+/** The SIGTERM grace timers of one kernel: past a deadline, SIGKILL. */
+export class TermTimers {
+  private readonly timers = new Map<string, TimerHandle>();
+
+  constructor(private readonly core: Core) {}
+
+  arm(id: string, at: number): void {
+    this.clear(id);
+    const t = this.core.clock.setTimeout(
+      () => {
+        this.timers.delete(id);
+        void this.escalate(id);
+      },
+      Math.max(0, at - this.core.clock.now()),
+    );
+    this.timers.set(id, t);
+  }
+
+  clear(id: string): void {
+    const t = this.timers.get(id);
+    if (t) this.core.clock.clearTimeout(t);
+    this.timers.delete(id);
+  }
+
+  clearAll(): void {
+    for (const t of this.timers.values()) this.core.clock.clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** The grace period ran out: SIGKILL (unless the session stopped, or its deadline moved). */
+  async escalate(id: string): Promise<void> {
+    await this.core.store.writer
+      .write(async (tx) => {
+        const row = await sessionRow(tx, id);
+        if (row.status === 'stopped' || row.term_deadline === null || row.term_deadline > tx.now) return;
+        logSignal(tx, row.zone, 'SIGKILL', id, KERNEL_ACTOR, { escalatedFrom: 'SIGTERM' });
+        await endSession(tx, this.core, id, 'killed', KERNEL_ACTOR, { escalatedFrom: 'SIGTERM' });
+      })
+      .catch((error) =>
+        console.error(`warren: escalating SIGTERM of ${id} failed:`, (error as Error).message),
+      );
+  }
+}

@@ -1,0 +1,51 @@
+import type { LogEvent } from '../store/events.ts';
+import type { EventQuery } from '../store/log.ts';
+import type { KernelContext } from './context.ts';
+import { toMessageView } from './delivery.ts';
+import { forbidden, notFound } from './errors.ts';
+import { sessionInZone } from './lookup.ts';
+import type { Principal } from './principal.ts';
+import { streamInfo } from './records.ts';
+
+/** Views of the action log: by session, by zone, by stream. */
+
+export async function sessionEvents(
+  k: KernelContext,
+  p: Principal,
+  id: string,
+  opts: { from?: number; limit?: number },
+): Promise<LogEvent[]> {
+  await sessionInZone(k.store.reader, p, id);
+  return k.store.log.sessionEvents(id, opts);
+}
+
+export function events(k: KernelContext, p: Principal, q: Omit<EventQuery, 'zone'>): Promise<LogEvent[]> {
+  return k.store.log.events({ ...q, zone: p.zone });
+}
+
+export async function transcript(
+  k: KernelContext,
+  p: Principal,
+  streamRef: string,
+  opts: { before?: number; limit?: number },
+) {
+  const stream = await k.store.reader
+    .selectFrom('streams')
+    .selectAll()
+    .where('zone', '=', p.zone)
+    .where((eb) => eb.or([eb('id', '=', streamRef), eb('name', '=', streamRef)]))
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+  if (!stream) throw notFound('stream', streamRef);
+  if (p.kind === 'session') {
+    const holds = await k.store.reader
+      .selectFrom('fds')
+      .select('id')
+      .where('holder', '=', p.sessionId)
+      .where('stream_id', '=', stream.id)
+      .executeTakeFirst();
+    if (!holds) throw forbidden(`you have never held an fd on ${stream.name}`);
+  }
+  const events = await k.store.log.transcript(stream.id, opts);
+  return { stream: streamInfo(stream), messages: events.map(toMessageView) };
+}

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { SessionsTable } from '../store/schema.ts';
+import type { WriteTx } from '../store/writer.ts';
+import type { KernelLimits } from './config.ts';
+import { INIT_SESSION, KERNEL_ACTOR } from './principal.ts';
+
+/** Zones: tenant namespaces, each with its own root session (`init`) and limits. */
+
+export const initIdOf = (zone: string) => (zone === 'default' ? INIT_SESSION : `${INIT_SESSION}.${zone}`);
+export const isInit = (id: string) => id === INIT_SESSION || id.startsWith(`${INIT_SESSION}.`);
+
+/** Make sure a zone and its root session exist. */
+export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
+  const exists = await tx.db.selectFrom('zones').select('id').where('id', '=', zone).executeTakeFirst();
+  if (exists) return;
+  await tx.db
+    .insertInto('zones')
+    .values({ id: zone, created_at: tx.now, max_depth: null, max_children: null, max_sessions: null })
+    .execute();
+  const init: SessionsTable = {
+    id: initIdOf(zone),
+    zone,
+    parent_id: null,
+    depth: 0,
+    status: 'running',
+    end_reason: null,
+    runtime: 'init',
+    runner: 'kernel',
+    title: 'init',
+    spec: '{}',
+    runtime_state: null,
+    parent_close: 'reparent',
+    token_hash: null,
+    idempotency_key: null,
+    last_message: null,
+    suspend_reason: null,
+    term_deadline: null,
+    expires_at: null,
+    max_turns: null,
+    turns: 0,
+    usage: '{}',
+    created_at: tx.now,
+    updated_at: tx.now,
+    ended_at: null,
+    tools: null,
+    grants: null,
+  };
+  await tx.db.insertInto('sessions').values(init).execute();
+  tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });
+}
+
+/** Serialise spawns in a zone across nodes; SQLite's single writer already does. */
+export async function lockZone(tx: WriteTx, zone: string): Promise<void> {
+  if (tx.kind === 'postgres') await sql`select id from zones where id = ${zone} for update`.execute(tx.db);
+}
+
+/** The limits in force in a zone: its own where set, else the kernel's. */
+export async function zoneLimits(tx: WriteTx, zone: string, defaults: KernelLimits): Promise<KernelLimits> {
+  const row = await tx.db.selectFrom('zones').selectAll().where('id', '=', zone).executeTakeFirstOrThrow();
+  return {
+    maxDepth: row.max_depth ?? defaults.maxDepth,
+    maxChildren: row.max_children ?? defaults.maxChildren,
+    maxSessionsPerZone: row.max_sessions ?? defaults.maxSessionsPerZone,
+  };
+}
