@@ -50,6 +50,8 @@ export class Kernel {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   private readonly k: KernelContext;
+  /** This run of the kernel: recorded with every agent process it starts. */
+  readonly runId: string;
   private readonly reconciler: Reconciler;
   private secretValue = '';
   private unsubscribe: (() => void) | undefined;
@@ -78,7 +80,8 @@ export class Kernel {
     } as KernelContext;
     k.term = new TermTimers(k);
     k.delivery = new Delivery(k);
-    k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, () => this.secretValue);
+    this.runId = this.ids.secret(8);
+    k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, () => this.secretValue, this.runId);
     if (opts.toolsOf) k.supervisor.toolsOf = opts.toolsOf;
     this.k = k;
     this.reconciler = new Reconciler(k, {

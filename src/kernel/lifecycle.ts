@@ -41,6 +41,8 @@ export async function endSession(
   const patch = {
     status: 'stopped' as const,
     end_reason: reason,
+    end_detail: describeEnd(reason, actor, detail),
+    activity: null,
     ended_at: tx.now,
     updated_at: tx.now,
     term_deadline: null,
@@ -67,8 +69,70 @@ export async function endSession(
     for (const s of owned) await tearDownStream(tx, core, s, actor, `owner ${id} ${reason}`, false);
   }
   await closeFdsCascade(tx, core, await openFdsOf(tx, id), { actor, reason: `session ${reason}` });
+  await releaseOperatorHandles(tx, core, row, reason, actor);
   await notifyParent(tx, { ...row, ...patch });
   return true;
+}
+
+/**
+ * Operators do not wait(2) for the sessions they spawn: when one stops, their lifecycle fd
+ * on it closes, and their pipe fd too unless replies are still unread there (a natural end
+ * leaves them to read; a kill or reap drops them, logged as forced).
+ */
+async function releaseOperatorHandles(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  reason: EndReason,
+  actor: string,
+): Promise<void> {
+  const held = await tx.db
+    .selectFrom('fds')
+    .innerJoin('streams', 'streams.id', 'fds.stream_id')
+    .selectAll('fds')
+    .select(['streams.kind as stream_kind', 'streams.self_echo as stream_self_echo'])
+    .where('streams.session_id', '=', row.id)
+    .where('streams.kind', 'in', ['lifecycle', 'pipe'])
+    .where('fds.closed_at', 'is', null)
+    .where('fds.holder', 'like', 'operator:%')
+    .execute();
+  for (const { stream_kind, stream_self_echo, ...fd } of held) {
+    const n = await undelivered(tx.db, core.fdTable, fd, stream_self_echo === 1);
+    if (n > 0 && stream_kind === 'pipe' && NATURAL_ENDS.has(reason)) continue;
+    await closeFdsCascade(tx, core, [fd], {
+      actor,
+      reason: `session ${row.id} ${reason}`,
+      ...(n > 0 ? { forced: true, undelivered: n } : {}),
+    });
+  }
+}
+
+/** Why a session ended, in words people read in `ps`, `session show` and SIGCHLD. */
+export function describeEnd(
+  reason: EndReason,
+  actor: string,
+  detail: Record<string, unknown>,
+): string | null {
+  const error = typeof detail.error === 'string' ? detail.error : null;
+  switch (reason) {
+    case 'completed':
+      return null;
+    case 'crashed':
+      return error ?? (typeof detail.code === 'number' ? `exited with code ${detail.code}` : 'crashed');
+    case 'killed':
+      if (detail.escalatedFrom === 'SIGTERM')
+        return 'killed: still running when its SIGTERM grace period ran out';
+      if (detail.parentClose === 'terminate') return `killed: its parent ${String(detail.parent)} ended`;
+      return `killed by ${actor}`;
+    case 'terminated':
+      return 'ended after SIGTERM';
+    case 'expired':
+      return 'its time to live ran out';
+    case 'budget_exceeded':
+      return `its turn budget (${String(detail.maxTurns ?? '?')}) was spent`;
+    case 'reaped':
+      return 'reaped: nobody holds it any more';
+  }
 }
 
 /** Children of a session that ended on its own: reparent (default), terminate, or SIGTERM each. */

@@ -19,6 +19,10 @@ export interface SessionInfo {
   depth: number;
   status: SessionStatus;
   endReason: EndReason | null;
+  /** Why it ended, in words (the crash's error, who killed it …). */
+  endDetail: string | null;
+  /** What a live agent is doing beyond its status ("retrying model API, attempt 3/10"). */
+  activity: string | null;
   runtime: string;
   runner: string;
   title: string | null;
@@ -87,6 +91,8 @@ export const sessionInfo = (r: SessionsTable): SessionInfo => ({
   depth: r.depth,
   status: r.status,
   endReason: r.end_reason,
+  endDetail: r.end_detail ?? null,
+  activity: r.activity ?? null,
   runtime: r.runtime,
   runner: r.runner,
   title: r.title,

@@ -15,7 +15,9 @@ export function signalText(signal: SignalName, f: Record<string, unknown>): stri
       return `[SIGTERM] Stop requested${f.by ? ` by ${f.by}` : ''}. Finish what you are doing, close the fds you own, and stop. You will be killed in ${Math.round(Number(f.graceMs ?? 0) / 1000)}s otherwise.`;
     case 'SIGCHLD': {
       const last = f.lastMessage ? ` Last message: ${truncate(String(f.lastMessage), 500)}` : '';
-      const reason = f.endReason ? ` (${f.endReason})` : '';
+      const reason = f.endReason
+        ? ` (${f.endReason}${f.endDetail ? `: ${truncate(String(f.endDetail), 300)}` : ''})`
+        : '';
       return `[SIGCHLD] Child ${f.child}${f.title ? ` "${f.title}"` : ''} is ${f.status}${reason}.${last}`;
     }
     case 'ADOPTED':
@@ -83,6 +85,7 @@ export async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<v
     title: child.title,
     status: child.status,
     endReason: child.end_reason,
+    endDetail: child.end_detail,
     lastMessage: child.last_message,
   });
 }

@@ -121,6 +121,8 @@ export async function spawnInTx(
     created_at: tx.now,
     updated_at: tx.now,
     ended_at: null,
+    end_detail: null,
+    activity: null,
     tools: tools === null ? null : JSON.stringify(tools),
     grants:
       req.grants || req.tools

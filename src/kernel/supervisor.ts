@@ -1,11 +1,4 @@
-import type {
-  AgentContext,
-  AgentExit,
-  AgentHandle,
-  AgentSink,
-  AgentSpec,
-  RuntimeRegistry,
-} from '../runtimes/types.ts';
+import type { AgentContext, AgentHandle, AgentSink, AgentSpec, RuntimeRegistry } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
 import type { Core } from './core.ts';
@@ -14,6 +7,7 @@ import { WarrenError } from './errors.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { Principal } from './principal.ts';
+import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
 import { sessionToken } from './spawn.ts';
 import { setStatus } from './status.ts';
 
@@ -31,7 +25,8 @@ export type SyscallInvoker = (
 export class Supervisor {
   private handles = new Map<string, AgentHandle>();
   private starting = new Map<string, Promise<void>>();
-  private chains = new Map<string, Promise<unknown>>();
+  private readonly reports: ReportQueue;
+  private readonly hooks: SinkHooks;
   invoke: SyscallInvoker = async () => {
     throw new WarrenError('unavailable', 'no syscall table is attached to this kernel');
   };
@@ -41,7 +36,18 @@ export class Supervisor {
     private readonly runtimes: RuntimeRegistry,
     private readonly delivery: Delivery,
     private readonly secret: () => string,
-  ) {}
+    runId: string,
+  ) {
+    this.reports = new ReportQueue(core);
+    this.hooks = {
+      runId,
+      forget: (id) => {
+        this.handles.delete(id);
+        this.delivery.detach(id);
+      },
+      finish: (id) => this.finish(id),
+    };
+  }
 
   /** Which tools a session may call: set by the assembly (the syscall table and its gating). */
   toolsOf: (row: SessionsTable) => readonly string[] = () => [];
@@ -81,7 +87,7 @@ export class Supervisor {
     try {
       const rt = this.runtime(row.runtime);
       // Running before the agent starts, so its first reports (idle, output) land after this.
-      await this.apply(sessionId, async (tx, r) => {
+      await this.reports.apply(sessionId, async (tx, r) => {
         if (r.status === 'pending' || r.status === 'suspended') {
           await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
         }
@@ -128,101 +134,28 @@ export class Supervisor {
 
   async stopAll(): Promise<void> {
     await Promise.all([...this.handles.keys()].map((id) => this.stop(id)));
-    await Promise.all([...this.chains.values()].map((p) => p.catch(() => {})));
+    await this.reports.drained();
   }
 
-  /** Queue a write about one session behind its earlier ones. */
-  private apply(
-    sessionId: string,
-    fn: (
-      tx: Parameters<Parameters<Core['store']['writer']['write']>[0]>[0],
-      row: SessionsTable,
-    ) => Promise<void>,
-  ): Promise<void> {
-    const prev = this.chains.get(sessionId) ?? Promise.resolve();
-    const next = prev
-      .catch(() => {})
-      .then(() =>
-        this.core.store.writer.write(async (tx) => {
-          const row = await sessionById(tx.db, sessionId);
-          if (row) await fn(tx, row);
-        }),
-      );
-    const tracked = next.catch((error) => {
-      console.error(`warren: recording a report of ${sessionId} failed:`, (error as Error).message);
-    });
-    this.chains.set(sessionId, tracked);
-    void tracked.then(() => {
-      if (this.chains.get(sessionId) === tracked) this.chains.delete(sessionId);
-    });
-    return next;
+  /**
+   * A SIGTERMed session went idle: ask its agent to end (it exits 0 and is recorded as
+   * terminated). An agent that cannot be asked is stopped here and recorded the same way.
+   */
+  finish(sessionId: string): void {
+    const handle = this.handles.get(sessionId);
+    if (handle?.finish) {
+      handle.finish();
+      return;
+    }
+    void this.stop(sessionId).then(() =>
+      this.reports.apply(sessionId, async (tx, r) => {
+        if (r.status !== 'stopped' && r.term_deadline !== null)
+          await endSession(tx, this.core, sessionId, 'terminated', sessionId, { after: 'SIGTERM' });
+      }),
+    );
   }
 
   private sinkFor(row: SessionsTable): AgentSink {
-    const id = row.id;
-    const zone = row.zone;
-    const append = (type: string, payload: Record<string, unknown>) =>
-      this.apply(id, async (tx) => {
-        tx.append({ zone, type, actor: id, session_id: id, payload });
-      });
-    return {
-      output: (text) =>
-        this.apply(id, async (tx) => {
-          await tx.db
-            .updateTable('sessions')
-            .set({ last_message: text, updated_at: tx.now })
-            .where('id', '=', id)
-            .execute();
-          tx.append({ zone, type: 'session.output', actor: id, session_id: id, payload: { text } });
-        }),
-      event: (type, payload) => append(`session.${type}`, payload),
-      usage: (u) =>
-        this.apply(id, async (tx, r) => {
-          const cur = parseJson<Record<string, number>>(r.usage, {});
-          const sum: Record<string, number> = { ...cur };
-          for (const [k, v] of Object.entries(u)) if (typeof v === 'number') sum[k] = (sum[k] ?? 0) + v;
-          await tx.db
-            .updateTable('sessions')
-            .set({ usage: JSON.stringify(sum) })
-            .where('id', '=', id)
-            .execute();
-          tx.append({ zone, type: 'session.usage', actor: id, session_id: id, payload: { ...u } });
-        }),
-      busy: () =>
-        this.apply(id, async (tx, r) => {
-          if (r.status === 'idle' || r.status === 'pending')
-            await setStatus(tx, this.core, r, 'running', { actor: id });
-        }),
-      idle: () => {
-        const consumed = this.delivery.turnEnding(id);
-        return this.apply(id, async (tx, r) => {
-          if (r.status === 'running' || r.status === 'pending')
-            await setStatus(tx, this.core, r, 'idle', { actor: id });
-        }).then(() => this.delivery.turnRecorded(id, consumed));
-      },
-      saveState: (state) =>
-        this.apply(id, async (tx) => {
-          await tx.db
-            .updateTable('sessions')
-            .set({ runtime_state: JSON.stringify(state) })
-            .where('id', '=', id)
-            .execute();
-        }),
-      exit: (result: AgentExit) => {
-        this.handles.delete(id);
-        this.delivery.detach(id);
-        void this.apply(id, async (tx, r) => {
-          if (r.status === 'stopped') return;
-          if (r.status === 'suspended') return; // disposed on purpose (SIGSTOP, lost transport)
-          const reason =
-            result.reason === 'completed' && r.term_deadline !== null ? 'terminated' : result.reason;
-          const detail: Record<string, unknown> = {};
-          if (result.error) detail.error = result.error;
-          if (result.code !== undefined) detail.code = result.code;
-          if (result.stderrTail) detail.stderrTail = result.stderrTail;
-          await endSession(tx, this.core, id, reason, id, detail);
-        });
-      },
-    };
+    return agentSink(this.core, this.reports, this.delivery, this.hooks, row);
   }
 }

@@ -44,6 +44,8 @@ export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
     ended_at: null,
     tools: null,
     grants: null,
+    end_detail: null,
+    activity: null,
   };
   await tx.db.insertInto('sessions').values(init).execute();
   tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });

@@ -299,7 +299,7 @@ class AcpAgent implements AgentHandle {
     await killGroup(this.child);
     await Promise.race([this.stdoutEnded, delay(DRAIN_MS)]);
     this.conn.close();
-    this.finish({
+    this.end({
       reason: 'crashed',
       error: `could not start: ${error.message}${this.exitNote()}`,
       ...(this.exit ? { code: this.exit.code } : {}),
@@ -736,10 +736,10 @@ class AcpAgent implements AgentHandle {
     this.conn.close();
     this.killStragglers();
     if (code === 0 && !midTurn && !error) {
-      this.finish({ reason: 'completed', code });
+      this.end({ reason: 'completed', code });
       return;
     }
-    this.finish({
+    this.end({
       reason: 'crashed',
       code,
       error:
@@ -769,7 +769,7 @@ class AcpAgent implements AgentHandle {
     this.killStragglers();
     await Promise.race([this.stdoutEnded, delay(DRAIN_MS)]);
     this.conn.close();
-    this.finish({
+    this.end({
       reason: 'crashed',
       error,
       ...(this.exit ? { code: this.exit.code } : {}),
@@ -777,7 +777,7 @@ class AcpAgent implements AgentHandle {
     });
   }
 
-  private finish(result: AgentExit): void {
+  private end(result: AgentExit): void {
     if (this.ended) return;
     this.ended = true;
     this.state = 'ended';

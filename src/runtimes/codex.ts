@@ -242,8 +242,8 @@ class CodexAgent implements AgentHandle {
     child.stderr!.on('data', (c: string) => turn.stderr.push(c));
     child.stdin!.on('error', () => {}); // EPIPE if it dies first: reported by 'exit'
     child.stdin!.end(text);
-    child.on('error', (error) => this.finish(turn, null, null, error.message, isPrompt));
-    child.on('exit', (code, signal) => this.finish(turn, code, signal, null, isPrompt));
+    child.on('error', (error) => this.turnEnded(turn, null, null, error.message, isPrompt));
+    child.on('exit', (code, signal) => this.turnEnded(turn, code, signal, null, isPrompt));
   }
 
   private onLine(turn: Turn, line: string): void {
@@ -351,7 +351,7 @@ class CodexAgent implements AgentHandle {
     void this.ctx.sink.usage(usage);
   }
 
-  private finish(
+  private turnEnded(
     turn: Turn,
     code: number | null,
     signal: NodeJS.Signals | null,

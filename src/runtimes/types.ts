@@ -39,12 +39,28 @@ export interface AgentSink {
   saveState(state: Record<string, unknown>): Promise<void>;
   /** The agent's process is gone. */
   exit(result: AgentExit): void;
+  /** What the agent is doing beyond busy/idle ("retrying model API, attempt 3/10"); null clears it. */
+  activity(text: string | null): Promise<void>;
+  /** An agent process group was started: recorded, so a successor of a crashed server can end it. */
+  spawned(proc: AgentProcess): void;
+  /** That process group is gone. */
+  exited(pid: number): void;
+}
+
+/** An agent process group, identified so that pid reuse cannot fool whoever ends it later. */
+export interface AgentProcess {
+  pid: number;
+  pgid: number;
+  /** The kernel's start time of the process (field 22 of /proc/<pid>/stat), when known. */
+  startTime: string | null;
 }
 
 export interface AgentExit {
   reason: 'completed' | 'crashed';
   error?: string;
   code?: number | null;
+  /** The signal that ended the process, when warren did not send it: the agent was lost, not failed. */
+  signal?: string | null;
   stderrTail?: string;
 }
 
@@ -87,6 +103,11 @@ export interface AgentHandle {
    */
   readonly acksOnDeliver?: boolean;
   deliver(input: AgentInput): void;
+  /**
+   * The kernel asks the agent to end now (a SIGTERM is pending and it has just gone idle):
+   * close its input so it exits 0. Without it, the kernel stops the process itself.
+   */
+  finish?(): void;
   /** Dispose of the agent's process; idempotent. */
   stop(): Promise<void>;
 }

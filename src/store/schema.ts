@@ -58,6 +58,10 @@ export interface SessionsTable {
   tools: string | null;
   /** JSON of the grants asked for at spawn, for the record. */
   grants: string | null;
+  /** Why it ended, in words (the error of a crash, who killed it …); null while live. */
+  end_detail: string | null;
+  /** What a live agent is doing beyond its status ("retrying model API, attempt 3/10"). */
+  activity: string | null;
 }
 
 export interface StreamsTable {
@@ -124,6 +128,19 @@ export interface SettingsTable {
   value: string;
 }
 
+/** An agent process group a node started: ended by the next run if this one dies. */
+export interface AgentProcsTable {
+  session_id: string;
+  pid: number;
+  pgid: number;
+  /** The kernel's start time of the process (survives pid reuse), when known. */
+  start_time: string | null;
+  boot_id: string | null;
+  /** The kernel run that started it. */
+  run_id: string;
+  started_at: number;
+}
+
 export interface Database {
   zones: ZonesTable;
   sessions: SessionsTable;
@@ -133,6 +150,7 @@ export interface Database {
   log_head: LogHeadTable;
   operator_keys: OperatorKeysTable;
   settings: SettingsTable;
+  agent_procs: AgentProcsTable;
 }
 
 /** Keeps `Generated` imported for future auto-increment columns without a lint warning. */

@@ -40,6 +40,8 @@ export const session = z.object({
   endReason: z
     .enum(['completed', 'killed', 'terminated', 'crashed', 'expired', 'budget_exceeded', 'reaped'])
     .nullable(),
+  endDetail: z.string().nullable(),
+  activity: z.string().nullable(),
   runtime: z.string(),
   runner: z.string(),
   title: z.string().nullable(),

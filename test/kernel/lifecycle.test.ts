@@ -49,7 +49,7 @@ forEachWarren('lifecycle', (t) => {
     const fds = (await call(w, 'ipc_list_fds')).fds.filter((f: { streamName: string }) =>
       f.streamName.includes(a.session.id),
     );
-    assert.equal(fds.length, 2, 'the spawner keeps its fds to the dead child until it closes them');
+    assert.equal(fds.length, 0, "an operator's handles on a session it killed are released");
   });
 
   it('a session that ends on its own hands its children to its parent with ADOPTED', async () => {
@@ -136,9 +136,10 @@ forEachWarren('lifecycle', (t) => {
     assert.equal((await sessionOf(w, a.session.id)).endReason, 'killed');
     const kill = await signalsTo(w, a.session.id, 'SIGKILL');
     assert.equal(kill[0]!.payload.escalatedFrom, 'SIGTERM');
+    assert.match((await sessionOf(w, a.session.id)).endDetail, /grace period ran out/);
     assert.ok(
-      (await call(w, 'ipc_list_fds')).fds.some((f: { fd: number }) => f.fd === a.lifecycleFd),
-      'fd stays open',
+      !(await call(w, 'ipc_list_fds')).fds.some((f: { fd: number }) => f.fd === a.lifecycleFd),
+      "the operator's handle is released once the session stops",
     );
   });
 
