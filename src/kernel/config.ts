@@ -24,6 +24,8 @@ export interface KernelConfig {
   retentionDays: number | null;
   /** The URL agents use to reach this kernel (set by the HTTP surface once it listens). */
   publicUrl: string | null;
+  /** Where agents may run: `local` (this node) until remote runners exist. */
+  runners: string[];
 }
 
 export const defaultKernelConfig = (): KernelConfig => ({
@@ -35,4 +37,5 @@ export const defaultKernelConfig = (): KernelConfig => ({
   resumeOnStart: true,
   retentionDays: 30,
   publicUrl: null,
+  runners: ['local'],
 });

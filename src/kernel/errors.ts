@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   runtime_unavailable: 422,
   runtime_failed: 502,
   unavailable: 503,
+  peer_gone: 410,
   internal: 500,
 } as const;
 

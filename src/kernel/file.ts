@@ -3,8 +3,9 @@ import type { KernelContext } from './context.ts';
 import { toMessageView } from './delivery.ts';
 import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
 import { closeFdsCascade } from './lifecycle.ts';
-import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef } from './lookup.ts';
+import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef, sessionById } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
+import { canReanimate, reanimate, wakesOnInput } from './reanimate.ts';
 import {
   canRead,
   canWrite,
@@ -37,7 +38,20 @@ export async function write(k: KernelContext, p: Principal, fd: number, text: st
   const ref = await k.store.writer.write(async (tx) => {
     const { row, stream } = await fdAndStream(tx, p, fd);
     if (!canWrite(row.perm)) throw forbidden(`fd ${fd} is read-only (${row.perm})`);
-    return postMessage(tx, stream, actor, { text, ...(data !== undefined ? { data } : {}) });
+    const peer = stream.kind === 'pipe' && stream.session_id !== actor ? stream.session_id : null;
+    const child = peer ? await sessionById(tx.db, peer) : undefined;
+    // Like EPIPE: nobody will ever read this pipe, so nothing is written.
+    if (child?.status === 'stopped') {
+      throw new WarrenError(
+        'peer_gone',
+        `session ${child.id} has stopped (${child.end_reason}); nothing reads its pipe${canReanimate(child) ? ' — open it (session open) to reanimate it first' : ''}`,
+        { session: child.id, endReason: child.end_reason },
+      );
+    }
+    const ref = postMessage(tx, stream, actor, { text, ...(data !== undefined ? { data } : {}) });
+    if (child?.status === 'suspended' && wakesOnInput(child, p))
+      await reanimate(tx, k, child, actor, 'input');
+    return ref;
   });
   return { seq: ref.seq };
 }
@@ -180,6 +194,11 @@ export async function attach(
       mode: deliveryMode,
       actor,
     });
+    // A new subscriber on a session's lifecycle: open is reanimate.
+    if (stream.kind === 'lifecycle' && stream.session_id) {
+      const subject = await sessionById(tx.db, stream.session_id);
+      if (subject?.status === 'suspended') await reanimate(tx, k, subject, actor, 'lifecycle attached');
+    }
     return { fd: granted.num, stream: stream.name, target };
   });
 }

@@ -14,6 +14,7 @@ import * as file from './file.ts';
 import type { Principal } from './principal.ts';
 import { DEFAULT_ZONE } from './principal.ts';
 import * as proc from './proc.ts';
+import { openSession } from './reanimate.ts';
 import { Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
 import * as rooms from './rooms.ts';
@@ -153,6 +154,7 @@ export class Kernel {
   stopOrContinue = (p: Principal, id: string, signal: 'SIGSTOP' | 'SIGCONT') =>
     proc.stopOrContinue(this.k, p, id, signal);
   resume = (p: Principal, id: string) => proc.resume(this.k, p, id);
+  open = (p: Principal, id: string, pipe: DeliveryMode | null = null) => openSession(this.k, p, id, pipe);
   waitChild = (
     p: Principal,
     ref: { fd?: number; session?: string },

@@ -10,6 +10,7 @@ import {
   subtree,
 } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
+import { reanimate, wakesOnInput } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
 import { spawnInTx } from './spawn.ts';
@@ -21,6 +22,17 @@ import type { SpawnRequest } from './types.ts';
 /** Process control: spawn, inspect, signal, feed, suspend and resume sessions. */
 
 export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
+  // Until remote runners exist, naming one that does not is an error, not a silent local run.
+  if (req.runner !== undefined && !k.config.runners.includes(req.runner)) {
+    throw new WarrenError(
+      'not_found',
+      `runner ${JSON.stringify(req.runner)} does not exist; known: ${k.config.runners.join(', ')}`,
+      {
+        what: 'runner',
+        id: req.runner,
+      },
+    );
+  }
   k.supervisor.runtime(req.runtime).validate({
     prompt: req.prompt ?? null,
     config: req.config ?? {},
@@ -95,7 +107,10 @@ export async function send(k: KernelContext, p: Principal, id: string, text: str
     // Its stdin closed with it: say that, not "stream stdin:… does not exist".
     if (row.status === 'stopped') throw stoppedError(row);
     const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
-    return postMessage(tx, stdin, actor, { text }, id);
+    const ref = postMessage(tx, stdin, actor, { text }, id);
+    // Queued either way; a suspended session is woken if its policy lets this writer wake it.
+    if (row.status === 'suspended' && wakesOnInput(row, p)) await reanimate(tx, k, row, actor, 'input');
+    return ref;
   });
   return { seq: ref.seq };
 }

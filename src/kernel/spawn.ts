@@ -95,6 +95,7 @@ export async function spawnInTx(
     cwd: req.cwd ?? null,
     model: req.model ?? null,
     env: req.env ?? {},
+    ...(req.wakeOnInput ? { wakeOnInput: req.wakeOnInput } : {}),
   };
   const session: SessionsTable = {
     id,

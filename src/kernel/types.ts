@@ -19,6 +19,8 @@ export interface SpawnRequest {
   /** Allowlist: the child may call at most these tools. */
   tools?: string[];
   grants?: { allow?: string[]; deny?: string[] };
+  /** Who may wake it by writing to it while it is suspended (default: operators). */
+  wakeOnInput?: 'operator' | 'any' | 'never';
 }
 
 /** The policy that gives a new session its tools (injected: the kernel knows no syscall table). */

@@ -39,6 +39,10 @@ export const ipcSpawn = defineSyscall({
       .optional()
       .describe('What happens to it if you end on your own'),
     idempotencyKey: z.string().max(200).optional().describe('Spawn at most once per key'),
+    wakeOnInput: z
+      .enum(['operator', 'any', 'never'])
+      .optional()
+      .describe('Who wakes it by writing to it while it is suspended (default: operators)'),
     tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
     grants: z
       .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
@@ -76,6 +80,7 @@ export const ipcSpawn = defineSyscall({
       ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
       ...(i.parentClose !== undefined ? { parentClose: i.parentClose } : {}),
       ...(i.idempotencyKey !== undefined ? { idempotencyKey: i.idempotencyKey } : {}),
+      ...(i.wakeOnInput !== undefined ? { wakeOnInput: i.wakeOnInput } : {}),
       ...(i.tools !== undefined ? { tools: i.tools } : {}),
       ...(i.grants !== undefined
         ? {

@@ -114,4 +114,28 @@ export const resume = defineSyscall({
   },
 });
 
-export const sessionSyscalls = [ps, sessionShow, kill, send, suspend, resume];
+export const sessionOpen = defineSyscall({
+  name: 'session_open',
+  group: 'sessions',
+  summary: "Open a session's lifecycle (and pipe); reanimates it if it was suspended or stopped cleanly",
+  description:
+    'Subscribe to a session: you get an fd on its lifecycle (rw, detach) and, with pipe, on its pipe. Open is reanimate: a session that is suspended (its transport dropped, the server restarted) or that stopped cleanly with resume state comes back from where it stood, with the same working directory, endpoint and model. SIGSTOP needs SIGCONT (resume) instead.',
+  input: z.object({ id: s.sessionId, pipe: s.deliveryMode.optional() }),
+  output: z.object({
+    session: s.session,
+    lifecycleFd: z.number(),
+    pipeFd: z.number().nullable(),
+    reanimated: z.boolean(),
+  }),
+  callers: ['operator', 'session'],
+  tier: 1,
+  http: { method: 'POST', path: '/v1/sessions/:id/open' },
+  cli: {
+    command: ['session', 'open'],
+    positional: ['id'],
+    examples: ['warren session open ses_01j…', 'warren session open ses_01j… --pipe async'],
+  },
+  handler: ({ kernel, principal }, i) => kernel.open(principal, i.id, i.pipe ?? null),
+});
+
+export const sessionSyscalls = [ps, sessionShow, kill, send, suspend, resume, sessionOpen];
