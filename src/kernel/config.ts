@@ -22,6 +22,8 @@ export interface KernelConfig {
   resumeOnStart: boolean;
   /** Events older than this are deleted by the retention phase (undelivered messages are kept). */
   retentionDays: number | null;
+  /** Stopped sessions and closed streams leave the tables this long after they ended (null: never). */
+  sessionRetentionDays: number | null;
   /** The URL agents use to reach this kernel (set by the HTTP surface once it listens). */
   publicUrl: string | null;
   /** Where agents may run: `local` (this node) until remote runners exist. */
@@ -36,6 +38,7 @@ export const defaultKernelConfig = (): KernelConfig => ({
   cursorFlushMs: 50,
   resumeOnStart: true,
   retentionDays: 30,
+  sessionRetentionDays: 7,
   publicUrl: null,
   runners: ['local'],
 });

@@ -9,21 +9,22 @@ import { loadSecret, recover } from './boot.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
+import { forbidden } from './errors.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
-import type { Principal } from './principal.ts';
-import { DEFAULT_ZONE } from './principal.ts';
+import { DEFAULT_ZONE, type Principal, principalId } from './principal.ts';
 import * as proc from './proc.ts';
 import { openSession } from './reanimate.ts';
 import { Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
+import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
 import { TermTimers } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
 import { waitChild } from './wait.ts';
-import { ensureZone } from './zones.ts';
+import { ensureZone, setZoneLimits, type ZoneLimitsPatch } from './zones.ts';
 
 export type { ReadResult, StreamListing } from './file.ts';
 
@@ -155,6 +156,16 @@ export class Kernel {
     proc.stopOrContinue(this.k, p, id, signal);
   resume = (p: Principal, id: string) => proc.resume(this.k, p, id);
   open = (p: Principal, id: string, pipe: DeliveryMode | null = null) => openSession(this.k, p, id, pipe);
+  deleteSession = (p: Principal, id: string) => deleteSession(this.k, p, id);
+
+  /** Set (and read back) the limits of the caller's zone. */
+  setZoneLimits = async (p: Principal, patch: ZoneLimitsPatch) => {
+    if (p.kind !== 'operator') throw forbidden('zone limits are set by operators');
+    const limits = await this.store.writer.write((tx) =>
+      setZoneLimits(tx, p.zone, patch, this.config.limits, principalId(p)),
+    );
+    return { zone: p.zone, limits };
+  };
   waitChild = (
     p: Principal,
     ref: { fd?: number; session?: string },

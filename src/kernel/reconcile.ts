@@ -3,6 +3,7 @@ import type { Core } from './core.ts';
 import { endSession, isHeld } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
+import { retireRows } from './retire.ts';
 import { setStatus } from './status.ts';
 
 export interface ReconcileHooks {
@@ -39,6 +40,7 @@ export class Reconciler {
       { name: 'unheld', run: () => this.unheld() },
       { name: 'cursors', run: () => this.core.fdTable.flush() },
       { name: 'retention', run: () => this.retention() },
+      { name: 'row-retention', run: () => retireRows(this.core, KERNEL_ACTOR).then(() => {}) },
     ];
   }
 

@@ -62,7 +62,7 @@ export async function spawnInTx(
   }
   // init's children (operators' sessions) are bounded by the zone's limit alone.
   if (!isInit(parent.id)) {
-    const children = await countLive(tx, { parentId: parent.id });
+    const children = await countLive(tx, { zone, parentId: parent.id });
     if (children >= maxChildren) {
       throw new WarrenError(
         'limit_exceeded',
@@ -190,11 +190,13 @@ async function spawnerFdsOn(tx: WriteTx, holder: string, child: string) {
   };
 }
 
-/** Live sessions matching a parent and/or a zone (init, at depth 0, never counts). */
-async function countLive(tx: WriteTx, f: { parentId?: string; zone?: string }): Promise<number> {
-  let q = tx.db.selectFrom('sessions').where('status', '!=', 'stopped').where('depth', '>', 0);
-  if (f.parentId !== undefined) q = q.where('parent_id', '=', f.parentId);
-  if (f.zone !== undefined) q = q.where('zone', '=', f.zone);
+/**
+ * Live sessions in a zone, or under one parent there. init, the only session without a
+ * parent, never counts. Answered from the live-sessions index alone (zone, parent_id).
+ */
+async function countLive(tx: WriteTx, f: { zone: string; parentId?: string }): Promise<number> {
+  let q = tx.db.selectFrom('sessions').where('status', '!=', 'stopped').where('zone', '=', f.zone);
+  q = f.parentId !== undefined ? q.where('parent_id', '=', f.parentId) : q.where('parent_id', 'is not', null);
   const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
 }

@@ -65,3 +65,29 @@ export async function zoneLimits(tx: WriteTx, zone: string, defaults: KernelLimi
     maxSessionsPerZone: row.max_sessions ?? defaults.maxSessionsPerZone,
   };
 }
+
+export interface ZoneLimitsPatch {
+  maxDepth?: number | null;
+  maxChildren?: number | null;
+  maxSessionsPerZone?: number | null;
+}
+
+/** Set (or, with null, clear back to the kernel's) a zone's own limits; returns those in force. */
+export async function setZoneLimits(
+  tx: WriteTx,
+  zone: string,
+  patch: ZoneLimitsPatch,
+  defaults: KernelLimits,
+  actor: string,
+): Promise<KernelLimits> {
+  await ensureZone(tx, zone);
+  const set: { max_depth?: number | null; max_children?: number | null; max_sessions?: number | null } = {};
+  if (patch.maxDepth !== undefined) set.max_depth = patch.maxDepth;
+  if (patch.maxChildren !== undefined) set.max_children = patch.maxChildren;
+  if (patch.maxSessionsPerZone !== undefined) set.max_sessions = patch.maxSessionsPerZone;
+  if (Object.keys(set).length > 0) {
+    await tx.db.updateTable('zones').set(set).where('id', '=', zone).execute();
+    tx.append({ zone, type: 'zone.limits', actor, payload: { ...patch } });
+  }
+  return zoneLimits(tx, zone, defaults);
+}

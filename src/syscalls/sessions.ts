@@ -138,4 +138,19 @@ export const sessionOpen = defineSyscall({
   handler: ({ kernel, principal }, i) => kernel.open(principal, i.id, i.pipe ?? null),
 });
 
-export const sessionSyscalls = [ps, sessionShow, kill, send, suspend, resume, sessionOpen];
+export const sessionDelete = defineSyscall({
+  name: 'session_delete',
+  group: 'sessions',
+  summary: 'Delete a stopped session (bottom-up: its children first)',
+  description:
+    'Remove a stopped session from the tables, with its closed plumbing, fds and cursors. Refused while it is live or has children that are not deleted (like rmdir). Its history stays in the log until log retention removes it.',
+  input: z.object({ id: s.sessionId }),
+  output: z.object({ id: z.string(), deleted: z.boolean() }),
+  callers: ['operator', 'session'],
+  tier: 1,
+  http: { method: 'DELETE', path: '/v1/sessions/:id' },
+  cli: { command: ['session', 'delete'], positional: ['id'], examples: ['warren session delete ses_01j…'] },
+  handler: ({ kernel, principal }, i) => kernel.deleteSession(principal, i.id),
+});
+
+export const sessionSyscalls = [ps, sessionShow, kill, send, suspend, resume, sessionOpen, sessionDelete];

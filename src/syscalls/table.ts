@@ -4,6 +4,7 @@ import { ipcSyscalls } from './ipc.ts';
 import { sessionSyscalls } from './sessions.ts';
 import { streamSyscalls } from './streams.ts';
 import type { Syscall } from './types.ts';
+import { zoneSyscalls } from './zones.ts';
 
 /** Every operation warren has. Surfaces are generated from this list. */
 export const allSyscalls: readonly Syscall[] = [
@@ -11,6 +12,7 @@ export const allSyscalls: readonly Syscall[] = [
   ...sessionSyscalls,
   ...streamSyscalls,
   ...eventSyscalls,
+  ...zoneSyscalls,
 ] as unknown as readonly Syscall[];
 
 export const syscallTable = (): SyscallTable => tableOf(allSyscalls);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DialectKind } from '../dialect.ts';
 
 /**
@@ -29,6 +29,14 @@ export function sessionHardening(kind: DialectKind) {
         .columns(['status', 'ended_at'])
         .execute();
       await db.schema.createIndex('streams_closed').on('streams').column('closed_at').execute();
+      // Spawn counts live sessions per zone and per parent: an index of live rows only, so the
+      // count costs what is live, not everything that ever ran.
+      await db.schema
+        .createIndex('sessions_live')
+        .on('sessions')
+        .columns(['zone', 'parent_id'])
+        .where(sql.ref('status'), '!=', 'stopped')
+        .execute();
     },
   };
 }

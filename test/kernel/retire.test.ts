@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { Warren } from '../../src/warren.ts';
+import { asSession, call, deepTrees, forEachWarren, idleScript, waitStatus } from '../helpers/warrens.ts';
+
+/** Nothing grows forever: deleting sessions, and retention of stopped sessions and closed streams. */
+forEachWarren('retire', (t) => {
+  const counts = async (w: Warren) => {
+    const n = async (table: 'sessions' | 'streams' | 'fds') =>
+      Number(
+        (
+          await w.store.reader
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    return { sessions: await n('sessions'), streams: await n('streams'), fds: await n('fds') };
+  };
+
+  it('session delete is bottom-up, like rmdir, and only for stopped sessions', async () => {
+    const w = await t.open({ gating: deepTrees });
+    const a = await call(w, 'ipc_spawn', { script: idleScript });
+    const b = await call(w, 'ipc_spawn', { script: idleScript }, asSession(a.session.id, 1));
+    await assert.rejects(call(w, 'session_delete', { id: a.session.id }), (e: Error & { code: string }) => {
+      assert.equal(e.code, 'conflict');
+      assert.match(e.message, /is (idle|running|pending); stop it/);
+      return true;
+    });
+    await call(w, 'kill', { id: a.session.id });
+    await waitStatus(w, b.session.id, 'stopped');
+    await assert.rejects(call(w, 'session_delete', { id: a.session.id }), (e: Error & { code: string }) => {
+      assert.match(e.message, new RegExp(`still has children \\(${b.session.id}`));
+      return true;
+    });
+    await call(w, 'session_delete', { id: b.session.id });
+    await call(w, 'session_delete', { id: a.session.id });
+    await assert.rejects(call(w, 'session_show', { id: a.session.id }), { code: 'not_found' });
+    const deleted = (await call(w, 'events', { type: 'session.deleted' })).events;
+    assert.equal(deleted.length, 2, 'the log records the deletes and keeps the history');
+    const left = await counts(w);
+    assert.equal(left.sessions, 1, 'only init is left');
+    assert.equal(left.fds, 0);
+    assert.equal(left.streams, 0);
+  });
+
+  it('spawn/stop cycles leave the row counts bounded once retention has run', async () => {
+    const cycles = t.kind === 'sqlite' ? 10_000 : 1_000;
+    const w = await t.open({
+      kernel: { sessionRetentionDays: 0, limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 100 } },
+    });
+    const batch = 50;
+    let peak = 0;
+    for (let i = 0; i < cycles; i += batch) {
+      const spawned = await Promise.all(
+        Array.from({ length: batch }, () => call(w, 'ipc_spawn', { script: { steps: [] } })),
+      );
+      await Promise.all(
+        spawned.map((s: { session: { id: string } }) =>
+          call(w, 'kill', { id: s.session.id }).catch(() => {}),
+        ),
+      );
+      if ((i / batch) % 20 === 19) {
+        await w.kernel.reconcile();
+        peak = Math.max(peak, (await counts(w)).sessions);
+      }
+    }
+    // A few ticks retire what is left (each takes a bounded batch).
+    for (let i = 0; i < 5; i++) await w.kernel.reconcile();
+    const end = await counts(w);
+    assert.ok(peak <= 1_100, `sessions stayed bounded between ticks (peak ${peak})`);
+    assert.equal(end.sessions, 1, 'only init is left');
+    assert.equal(end.streams, 0);
+    assert.equal(end.fds, 0);
+  });
+
+  it('a zone’s limits are set without a restart and checked by the next spawn', async () => {
+    const w = await t.open();
+    const r = await call(w, 'zones_set_limits', { maxSessionsPerZone: 2 });
+    assert.equal(r.limits.maxSessionsPerZone, 2);
+    await call(w, 'ipc_spawn', { script: idleScript });
+    await call(w, 'ipc_spawn', { script: idleScript });
+    await assert.rejects(call(w, 'ipc_spawn', { script: idleScript }), { code: 'limit_exceeded' });
+    const cleared = await call(w, 'zones_set_limits', { maxSessionsPerZone: null });
+    assert.equal(cleared.limits.maxSessionsPerZone, 50, 'null falls back to the server’s limit');
+    await call(w, 'ipc_spawn', { script: idleScript });
+    const sess = await call(w, 'ipc_spawn', { script: idleScript });
+    await assert.rejects(call(w, 'zones_set_limits', { maxDepth: 3 }, asSession(sess.session.id, 1)), {
+      code: 'forbidden',
+    });
+  });
+});
