@@ -87,9 +87,12 @@ export async function killGroup(child: ChildProcess, graceMs = 1000): Promise<vo
   if (child.pid !== undefined && running(child)) {
     await signalAll(child.pid, group, 'SIGTERM');
     await exited(child, graceMs);
+    await signalAll(child.pid, group, 'SIGKILL');
+    await exited(child, KILL_WAIT_MS);
+  } else if (group) {
+    // Exited before: its group id may since belong to someone else; the mark and cgroup are ours.
+    await signalAll(null, group, 'SIGKILL');
   }
-  if (child.pid !== undefined) await signalAll(child.pid, group, 'SIGKILL');
-  await exited(child, KILL_WAIT_MS);
   await release(child, group);
 }
 
@@ -110,10 +113,16 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-async function signalAll(pid: number, group: AgentGroup | undefined, signal: NodeJS.Signals): Promise<void> {
-  try {
-    process.kill(-pid, signal);
-  } catch {} // the group is gone
+async function signalAll(
+  pgid: number | null,
+  group: AgentGroup | undefined,
+  signal: NodeJS.Signals,
+): Promise<void> {
+  if (pgid !== null) {
+    try {
+      process.kill(-pgid, signal);
+    } catch {} // the group is gone
+  }
   if (!group) return;
   if (group.cgroup) signalCgroup(group.cgroup, signal);
   await signalMarked({ mark: group.mark }, signal);
