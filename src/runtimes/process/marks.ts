@@ -30,16 +30,17 @@ export async function markedPids(q: MarkQuery): Promise<number[]> {
   } catch {
     return [];
   }
-  const found: number[] = [];
-  for (const name of entries) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-    try {
-      const env = await readFile(`/proc/${pid}/environ`, 'latin1');
-      if (`\0${env}`.includes(want)) found.push(pid);
-    } catch {} // gone, or not ours to read
-  }
-  return found;
+  const pids = entries.map(Number).filter((pid) => Number.isInteger(pid) && pid > 1 && pid !== process.pid);
+  const hits = await Promise.all(
+    pids.map(async (pid) => {
+      try {
+        return `\0${await readFile(`/proc/${pid}/environ`, 'latin1')}`.includes(want);
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    }),
+  );
+  return pids.filter((_, i) => hits[i]);
 }
 
 /** Signal every marked process; rescan a few times so a forking one does not slip past. */
