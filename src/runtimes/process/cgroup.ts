@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -121,4 +121,30 @@ export async function runCgroups(run: string, bases = cgroupBases()): Promise<st
     } catch {}
   }
   return out;
+}
+
+/**
+ * Remove empty agent cgroups of any run that are older than `minAgeMs` (a server that died
+ * cannot remove its own). A populated cgroup cannot be removed, so nothing live is touched;
+ * the age keeps clear of one another server has just made and is about to join.
+ */
+export async function removeStaleCgroups(minAgeMs = 60_000, bases = cgroupBases()): Promise<number> {
+  let removed = 0;
+  for (const base of bases) {
+    let names: string[];
+    try {
+      names = (await readdir(base.dir)).filter((n) => n.startsWith('warren-'));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const dir = join(base.dir, name);
+      try {
+        if (Date.now() - (await stat(dir)).mtimeMs < minAgeMs || cgroupPids(dir).length > 0) continue;
+        rmdirSync(dir);
+        removed++;
+      } catch {} // populated after all, or gone
+    }
+  }
+  return removed;
 }
