@@ -1,7 +1,8 @@
-import { forbidden } from '../kernel/errors.ts';
+import { forbidden, invalid } from '../kernel/errors.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { SyscallTable } from '../syscalls/dispatch.ts';
 import type { Syscall } from '../syscalls/types.ts';
+import { compileGlob, GlobTooLongError } from '../util/glob.ts';
 
 /** Depth tiers: what a session may call by default, before grants narrow it. */
 export const TIERS = ['root', 'orchestrator', 'agent', 'worker'] as const;
@@ -20,8 +21,15 @@ export interface GatingPolicy {
   tiers?: Partial<Record<Tier, readonly string[]>>;
 }
 
-const glob = (pattern: string) =>
-  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`);
+/** A grant pattern as a matcher that cannot backtrack (grants come from callers). */
+const glob = (pattern: string) => {
+  try {
+    return { test: compileGlob(pattern) };
+  } catch (error) {
+    if (error instanceof GlobTooLongError) throw invalid(`grant pattern: ${error.message}`);
+    throw error;
+  }
+};
 
 /**
  * Who may call which tool. A session's set is fixed at spawn: its tier's defaults,

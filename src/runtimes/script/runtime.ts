@@ -1,5 +1,7 @@
 import type { AgentContext, AgentHandle, AgentInput, Runtime } from '../types.ts';
 import { loadScript, type Script, type Step } from './format.ts';
+import { type ScriptLimits, scriptLimits } from './limits.ts';
+import { BoundedMatcher } from './match.ts';
 import { interpolate } from './vars.ts';
 
 /**
@@ -9,14 +11,24 @@ import { interpolate } from './vars.ts';
  */
 export class ScriptRuntime implements Runtime {
   readonly name = 'script';
+  private readonly limits: ScriptLimits;
+
+  /** `roots`: where `config.file` may point (default: the server's working directory); caps in limits.ts. */
+  constructor(limits: Partial<ScriptLimits> = {}) {
+    this.limits = scriptLimits(limits);
+  }
 
   validate(spec: AgentContext['spec']): void {
-    loadScript(spec.config);
+    loadScript(spec.config, this.limits);
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const script = loadScript(ctx.spec.config);
-    const agent = new ScriptAgent(ctx, script);
+    const script = loadScript(ctx.spec.config, this.limits);
+    const agent = new ScriptAgent(
+      ctx,
+      script,
+      new BoundedMatcher(this.limits.matchTimeoutMs, this.limits.maxMatchInput),
+    );
     void agent.run();
     return agent;
   }
@@ -32,6 +44,7 @@ class ScriptAgent implements AgentHandle {
   constructor(
     private readonly ctx: AgentContext,
     private readonly script: Script,
+    private readonly matcher: BoundedMatcher,
   ) {
     const saved = ctx.resumeState as { pc?: number; vars?: Record<string, unknown> } | null;
     this.pc = saved?.pc ?? 0;
@@ -88,10 +101,9 @@ class ScriptAgent implements AgentHandle {
       const res = await this.readUntilMessage(this.fd(step.read.fd), step.read.timeoutMs);
       if (step.read.as) this.vars[step.read.as] = res;
     } else if ('wait' in step) {
-      const pattern = step.wait.match ? new RegExp(step.wait.match) : undefined;
       let input: AgentInput | undefined;
       do input = await this.waitForInput();
-      while (input && pattern && !pattern.test(input.text));
+      while (input && step.wait.match && !(await this.matches(step.wait.match, input.text)));
       if (!input) return true;
       if (step.wait.as) this.vars[step.wait.as] = input;
     } else if ('close' in step)
@@ -134,6 +146,13 @@ class ScriptAgent implements AgentHandle {
       return true;
     }
     return false;
+  }
+
+  /** A pattern that runs out of time counts as no match; the log says so. */
+  private async matches(pattern: string, text: string): Promise<boolean> {
+    const res = this.matcher.test(pattern, text);
+    if (res === 'timeout') await this.ctx.sink.event('match_timeout', { pattern, inputLength: text.length });
+    return res === true;
   }
 
   private fd(ref: number | string): number {
