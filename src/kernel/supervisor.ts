@@ -233,6 +233,10 @@ export class Supervisor {
           await endSession(tx, this.core, id, reason, id, detail);
         });
       },
+      // Minimal recordings until the kernel keeps process records and an activity column.
+      activity: (text) => append('session.activity', { text }),
+      spawned: (proc) => void append('session.process', { op: 'spawned', ...proc }).catch(() => {}),
+      exited: (pid) => void append('session.process', { op: 'exited', pid }).catch(() => {}),
     };
   }
 }

@@ -39,6 +39,24 @@ export interface AgentSink {
   saveState(state: Record<string, unknown>): Promise<void>;
   /** The agent's process is gone. */
   exit(result: AgentExit): void;
+  /**
+   * A short status of what the agent is doing besides its turn, e.g. "retrying model API,
+   * attempt 3/10"; null clears it (the next assistant message or result arrived).
+   */
+  activity(text: string | null): Promise<void>;
+  /** The runtime started an agent process group (codex: one per turn): the kernel records it. */
+  spawned(proc: AgentProcess): void;
+  /** That process group is gone (exited, or killed and reaped). */
+  exited(pid: number): void;
+}
+
+/** One agent process warren started: enough to find it again after a crash, despite pid reuse. */
+export interface AgentProcess {
+  pid: number;
+  /** Its process group (every agent leads its own, so this is its pid). */
+  pgid: number;
+  /** `processStartTime(pid)`: with the pid, names this process and no later one. */
+  startTime: string | null;
 }
 
 export interface AgentExit {
@@ -89,6 +107,12 @@ export interface AgentHandle {
   deliver(input: AgentInput): void;
   /** Dispose of the agent's process; idempotent. */
   stop(): Promise<void>;
+  /**
+   * The kernel asks the agent to end now (it has a pending SIGTERM and has just gone idle):
+   * close its input so it exits 0, then report `exit({ reason: 'completed' })`. Optional for
+   * in-process agents that have no process to end (the kernel stops those).
+   */
+  finish?(): void;
 }
 
 /** How one kind of agent is started, fed, resumed and stopped. */

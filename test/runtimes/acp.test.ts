@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { AcpRuntime } from '../../src/runtimes/acp.ts';
+import { AcpRuntime } from '../../src/runtimes/acp/index.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';

@@ -13,7 +13,7 @@ import { after, it } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { verifySessionToken } from '../../src/kernel/spawn.ts';
-import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code.ts';
+import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, it } from 'node:test';
-import { CodexRuntime, type CodexRuntimeOptions } from '../../src/runtimes/codex.ts';
+import { CodexRuntime, type CodexRuntimeOptions } from '../../src/runtimes/codex/index.ts';
 import { startHttp } from '../helpers/http.ts';
 import {
   type MockOpenAI,
