@@ -53,7 +53,7 @@ export class ClaudeAgent implements AgentHandle {
   /** The CLI's own stand-in text for a failed API call, if the turn had one. */
   private lastApiError: string | undefined;
   /** A status is shown (an API retry): cleared by the next message or result. */
-  private busyWith = false;
+  private showingActivity = false;
   private toolNames = new Map<string, string>();
   private stderr = new Tail();
 
@@ -222,7 +222,7 @@ export class ClaudeAgent implements AgentHandle {
   /** The model API failed (529, overloaded, …) and the CLI waits to try again: show it. */
   private onRetry(msg: Json): void {
     const text = retryActivity(msg);
-    this.busyWith = true;
+    this.showingActivity = true;
     void this.ctx.sink.activity(text);
     void this.ctx.sink.event('api_retry', {
       attempt: num(msg.attempt),
@@ -234,8 +234,8 @@ export class ClaudeAgent implements AgentHandle {
   }
 
   private clearActivity(): void {
-    if (!this.busyWith) return;
-    this.busyWith = false;
+    if (!this.showingActivity) return;
+    this.showingActivity = false;
     void this.ctx.sink.activity(null);
   }
 
