@@ -1,7 +1,7 @@
-import { AcpRuntime } from './acp.ts';
-import { ClaudeCodeRuntime } from './claude-code.ts';
-import { CodexRuntime } from './codex.ts';
-import { CommandRuntime } from './command.ts';
+import { AcpRuntime } from './acp/index.ts';
+import { ClaudeCodeRuntime } from './claude-code/index.ts';
+import { CodexRuntime } from './codex/index.ts';
+import { CommandRuntime } from './command/index.ts';
 import { ScriptRuntime } from './script/runtime.ts';
 import type { Runtime, RuntimeRegistry } from './types.ts';
 

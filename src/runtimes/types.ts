@@ -39,19 +39,23 @@ export interface AgentSink {
   saveState(state: Record<string, unknown>): Promise<void>;
   /** The agent's process is gone. */
   exit(result: AgentExit): void;
-  /** What the agent is doing beyond busy/idle ("retrying model API, attempt 3/10"); null clears it. */
+  /**
+   * A short status of what the agent is doing besides its turn, e.g. "retrying model API,
+   * attempt 3/10"; null clears it (the next assistant message or result arrived).
+   */
   activity(text: string | null): Promise<void>;
-  /** An agent process group was started: recorded, so a successor of a crashed server can end it. */
+  /** The runtime started an agent process group (codex: one per turn): the kernel records it. */
   spawned(proc: AgentProcess): void;
-  /** That process group is gone. */
+  /** That process group is gone (exited, or killed and reaped). */
   exited(pid: number): void;
 }
 
-/** An agent process group, identified so that pid reuse cannot fool whoever ends it later. */
+/** One agent process warren started: enough to find it again after a crash, despite pid reuse. */
 export interface AgentProcess {
   pid: number;
+  /** Its process group (every agent leads its own, so this is its pid). */
   pgid: number;
-  /** The kernel's start time of the process (field 22 of /proc/<pid>/stat), when known. */
+  /** `processStartTime(pid)`: with the pid, names this process and no later one. */
   startTime: string | null;
 }
 
@@ -103,13 +107,14 @@ export interface AgentHandle {
    */
   readonly acksOnDeliver?: boolean;
   deliver(input: AgentInput): void;
-  /**
-   * The kernel asks the agent to end now (a SIGTERM is pending and it has just gone idle):
-   * close its input so it exits 0. Without it, the kernel stops the process itself.
-   */
-  finish?(): void;
   /** Dispose of the agent's process; idempotent. */
   stop(): Promise<void>;
+  /**
+   * The kernel asks the agent to end now (it has a pending SIGTERM and has just gone idle):
+   * close its input so it exits 0, then report `exit({ reason: 'completed' })`. Optional for
+   * in-process agents that have no process to end (the kernel stops those).
+   */
+  finish?(): void;
 }
 
 /** How one kind of agent is started, fed, resumed and stopped. */

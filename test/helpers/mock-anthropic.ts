@@ -88,6 +88,14 @@ export interface ErrorReply {
 
 export type Turn = Reply | ErrorReply;
 
+/**
+ * The API at capacity: 529 `overloaded_error`. Claude Code retries it (reporting each wait as a
+ * `system`/`api_retry` line) and, after three in a row against a gateway, gives up.
+ */
+export const overloaded = (): ErrorReply => ({
+  error: { status: 529, type: 'overloaded_error', message: 'Overloaded' },
+});
+
 export interface ScriptInfo {
   /** 0-based index of this request among the main (scripted) ones. */
   index: number;

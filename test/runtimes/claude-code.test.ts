@@ -5,15 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { verifySessionToken } from '../../src/kernel/spawn.ts';
-import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code.ts';
+import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import {
@@ -26,6 +22,7 @@ import {
   type Script,
   startMockAnthropic,
 } from '../helpers/mock-anthropic.ts';
+import { startMockMcp } from '../helpers/mock-mcp.ts';
 import { gone } from '../helpers/processes.ts';
 import {
   asSession,
@@ -68,43 +65,11 @@ async function mock(script: Script): Promise<MockAnthropic> {
   return m;
 }
 
-/**
- * A stand-in for warren's MCP endpoint: a real Streamable HTTP MCP server with one tool,
- * recording the bearer token of every request. (The scenario test uses warren's own /mcp.)
- */
+/** warren's MCP endpoint stood in for (the scenario test uses warren's own /mcp). */
 async function standInMcp(delayMs = 0): Promise<{ base: string; tokens: string[] }> {
-  const tokens: string[] = [];
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    tokens.push(String(req.headers.authorization ?? ''));
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    if (delayMs) await new Promise((r) => setTimeout(r, delayMs).unref());
-    if (res.destroyed) return;
-    const mcp = new McpServer({ name: 'warren-stand-in', version: '0.0.0' });
-    mcp.registerTool('ping', { description: 'answers pong' }, async () => ({
-      content: [{ type: 'text', text: 'pong' }],
-    }));
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await mcp.connect(transport);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
-  };
-  const server: Server = createServer((req, res) => {
-    // A client that went away mid-request is not this test's failure.
-    handle(req, res).catch(() => res.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, tokens };
+  const m = await startMockMcp(delayMs);
+  closers.push(() => m.close());
+  return m;
 }
 
 /** The CLI's pid, from the runtime's `claude_started` event (the latest one). */
@@ -234,7 +199,10 @@ forEachWarren(
       const end = (await eventsOf(h, id)).find(
         (e) => e.type === 'session.status' && e.payload.to === 'stopped',
       )!;
-      assert.match(String(end.payload.error), /claude turn failed.*the mock refuses this one/);
+      assert.match(
+        String(end.payload.error),
+        /^the model API returned an error: .*the mock refuses this one/,
+      );
       await until(() => gone(pid), 5000, `claude (pid ${pid}) to be gone`);
       assert.equal((await outputs(h, id)).length, 0, 'an API error is not something the model said');
     });

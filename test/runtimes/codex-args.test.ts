@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { execArgs, mergeSettings, settingsOf, toml } from '../../src/runtimes/codex/args.ts';
+import { execArgs, mergeSettings, toml } from '../../src/runtimes/codex/args.ts';
+import { settingsOf } from '../../src/runtimes/codex/config.ts';
 
 /** The `codex exec` command line the codex runtime builds (no process is started here). */
 describe('codex exec arguments', () => {

@@ -80,10 +80,10 @@ describe('wait.match runs under a time bound', () => {
       await new Promise((r) => setTimeout(r, 0));
       assert.ok(Date.now() - t < 1000, `the loop was blocked ${Date.now() - t} ms`);
       await whenReady(agent);
-      assert.ok(events.some((e) => e.type === 'match_timeout'));
+      assert.ok(events().some((e) => e.type === 'match_timeout'));
       agent.deliver({ messages: [], text: 'aaaa' });
       for (let i = 0; i < 100 && !exited(); i++) await new Promise((r) => setTimeout(r, 10));
-      assert.deepEqual(outputs, ['matched aaaa']);
+      assert.deepEqual(outputs(), ['matched aaaa']);
       assert.equal(exited()?.reason, 'completed');
     } finally {
       await agent.stop();

@@ -1,11 +1,10 @@
-import type { AgentContext, AgentExit, AgentHandle } from '../../src/runtimes/types.ts';
+import type { AgentContext, AgentHandle } from '../../src/runtimes/types.ts';
 import { systemClock } from '../../src/util/clock.ts';
+import { recorder } from './harness.ts';
 
 /** A script agent's context without a kernel: what it reports is recorded, syscalls refused. */
 export function fakeContext(config: Record<string, unknown>) {
-  const outputs: string[] = [];
-  const events: Array<{ type: string; payload: Record<string, unknown> }> = [];
-  let exit: AgentExit | undefined;
+  const rec = recorder();
   const ctx: AgentContext = {
     sessionId: 'ses_test',
     zone: 'default',
@@ -17,23 +16,18 @@ export function fakeContext(config: Record<string, unknown>) {
     mcpUrl: null,
     tools: [],
     resumeState: null,
-    sink: {
-      output: async (text) => void outputs.push(text),
-      event: async (type, payload) => void events.push({ type, payload }),
-      usage: async () => {},
-      busy: async () => {},
-      idle: async () => {},
-      saveState: async () => {},
-      exit: (e) => {
-        exit = e;
-      },
-    },
+    sink: rec.sink,
     call: async (name) => {
       throw new Error(`no kernel here: ${name}`);
     },
     clock: systemClock,
   };
-  return { ctx, outputs, events, exited: () => exit };
+  return {
+    ctx,
+    outputs: () => rec.of('output').map((r) => r.text),
+    events: () => rec.of('event'),
+    exited: () => rec.of('exit')[0]?.result,
+  };
 }
 
 /** Resolve once the agent waits for input (or reject after `ms`). */

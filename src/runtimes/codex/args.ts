@@ -111,7 +111,7 @@ function flatten(value: Record<string, TomlValue>, prefix: string, out: string[]
   }
 }
 
-const isTable = (v: unknown): v is Record<string, TomlValue> =>
+export const isTable = (v: unknown): v is Record<string, TomlValue> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const tomlKey = (k: string) => (/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k));
@@ -130,40 +130,6 @@ export function toml(v: TomlValue): string {
       .map(([k, x]) => `${tomlKey(k)} = ${toml(x)}`)
       .join(', ')}}`;
   throw invalid(`codex: ${JSON.stringify(v)} cannot be a codex setting`);
-}
-
-/** Read and check the codex settings in a spawn's `config`. */
-export function settingsOf(config: Record<string, unknown>): CodexSettings {
-  const out: CodexSettings = {};
-  const str = (k: keyof CodexSettings) => {
-    const v = config[k];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string' || v.length === 0)
-      throw invalid(`codex: config.${k} must be a non-empty string`);
-    return v;
-  };
-  const table = (k: 'provider' | 'codexConfig') => {
-    const v = config[k];
-    if (v === undefined || v === null) return undefined;
-    if (!isTable(v)) throw invalid(`codex: config.${k} must be an object`);
-    toml(v as TomlValue); // every value must be expressible
-    return v as Record<string, TomlValue>;
-  };
-  for (const k of ['codexPath', 'baseUrl', 'apiKeyEnv', 'model', 'codexHome'] as const) {
-    const v = str(k);
-    if (v !== undefined) out[k] = v;
-  }
-  const sandbox = str('sandbox');
-  if (sandbox !== undefined) {
-    if (!(SANDBOX_MODES as readonly string[]).includes(sandbox))
-      throw invalid(`codex: config.sandbox must be one of ${SANDBOX_MODES.join(', ')}`);
-    out.sandbox = sandbox as SandboxMode;
-  }
-  const provider = table('provider');
-  if (provider) out.provider = provider;
-  const codexConfig = table('codexConfig');
-  if (codexConfig) out.codexConfig = codexConfig;
-  return out;
 }
 
 /** Defaults first, the spawn's settings over them (tables merged one level deep). */

@@ -23,11 +23,7 @@ export function sessionHardening(kind: DialectKind) {
         .addPrimaryKeyConstraint('agent_procs_pk', ['session_id', 'pid'])
         .execute();
       await db.schema.createIndex('agent_procs_run').on('agent_procs').column('run_id').execute();
-      await db.schema
-        .createIndex('sessions_ended')
-        .on('sessions')
-        .columns(['status', 'ended_at'])
-        .execute();
+      await db.schema.createIndex('sessions_ended').on('sessions').columns(['status', 'ended_at']).execute();
       await db.schema.createIndex('streams_closed').on('streams').column('closed_at').execute();
       // Spawn counts live sessions per zone and per parent: an index of live rows only, so the
       // count costs what is live, not everything that ever ran.

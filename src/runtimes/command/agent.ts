@@ -1,41 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { commandLine, killGroup, onLines, requireExecutable, spawnGroup, Tail } from './process.ts';
-import type { AgentContext, AgentHandle, AgentInput, AgentSpec, Runtime } from './types.ts';
+import { exitedText } from '../errors.ts';
+import { killGroup, onLines, Tail } from '../process.ts';
+import type { AgentContext, AgentHandle, AgentInput } from '../types.ts';
 
-/**
- * Any executable as an agent. It gets the kernel's URL and its session token in its
- * environment, receives input on stdin as JSON lines, and its stdout lines are its output.
- * A stdout line `{"warren":"idle"}` / `{"warren":"busy"}` reports turns;
- * `{"warren":"usage",...}` reports usage. Exit 0 completes the session; anything else crashes it.
- */
-export class CommandRuntime implements Runtime {
-  readonly name = 'command';
-
-  validate(spec: AgentSpec): void {
-    const [cmd] = commandLine(spec, this.name);
-    requireExecutable(cmd, this.name);
-  }
-
-  async start(ctx: AgentContext): Promise<AgentHandle> {
-    const [cmd, ...args] = commandLine(ctx.spec, this.name);
-    const exe = requireExecutable(cmd, this.name);
-    const child = spawnGroup(exe, args, {
-      ...(ctx.spec.cwd ? { cwd: ctx.spec.cwd } : {}),
-      env: {
-        ...process.env,
-        ...ctx.spec.env,
-        WARREN_SESSION_ID: ctx.sessionId,
-        WARREN_TOKEN: ctx.token,
-        ...(ctx.url ? { WARREN_URL: ctx.url, WARREN_MCP_URL: `${ctx.url}/mcp` } : {}),
-        ...(ctx.spec.prompt ? { WARREN_PROMPT: ctx.spec.prompt } : {}),
-        ...(ctx.resumeState ? { WARREN_RESUME: '1' } : {}),
-      },
-    });
-    return new CommandAgent(ctx, child);
-  }
-}
-
-class CommandAgent implements AgentHandle {
+/** A running `command` agent: stdin takes input batches, stdout lines are output or control lines. */
+export class CommandAgent implements AgentHandle {
   private alive = true;
   private stopping = false;
   private stderr = new Tail();
@@ -43,6 +12,8 @@ class CommandAgent implements AgentHandle {
   constructor(
     private readonly ctx: AgentContext,
     private readonly child: ChildProcess,
+    /** The program's name, for crash texts ("python3 exited with code 1"). */
+    private readonly label: string,
   ) {
     const { sink } = ctx;
     onLines(child.stdout!, (line) => this.onStdout(line));
@@ -51,7 +22,11 @@ class CommandAgent implements AgentHandle {
     child.stdin!.on('error', () => {}); // EPIPE after exit is reported by 'exit'
     child.on('error', (error) => {
       this.alive = false;
-      sink.exit({ reason: 'crashed', error: error.message, stderrTail: this.stderr.toString() });
+      sink.exit({
+        reason: 'crashed',
+        error: `could not run ${this.label}: ${error.message}`,
+        stderrTail: this.stderr.toString(),
+      });
     });
     child.on('exit', (code, signal) => {
       this.alive = false;
@@ -61,7 +36,7 @@ class CommandAgent implements AgentHandle {
         sink.exit({
           reason: 'crashed',
           code,
-          error: signal ? `killed by ${signal}` : `exited with code ${code}`,
+          error: exitedText(this.label, code, signal),
           stderrTail: this.stderr.toString(),
         });
     });
@@ -78,6 +53,11 @@ class CommandAgent implements AgentHandle {
     this.child.stdin!.write(
       `${JSON.stringify({ type: 'input', messages: input.messages, text: input.text })}\n`,
     );
+  }
+
+  /** End of input: a well-behaved command exits 0 on EOF, and its exit reports `completed`. */
+  finish(): void {
+    if (this.alive && !this.stopping) this.child.stdin!.end();
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,348 @@
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { exitedText } from '../errors.ts';
+import { killGroup, onLines, Tail } from '../process.ts';
+import type { AgentContext, AgentHandle, AgentInput } from '../types.ts';
+import {
+  blocksOf,
+  controlError,
+  controlRequest,
+  failedResultText,
+  type Json,
+  MCP_PREFIX,
+  num,
+  resultText,
+  retryActivity,
+  type SavedState,
+  userMessage,
+} from './protocol.ts';
+
+const MCP_POLL_MS = 100;
+/** Tool results are logged, but not without bound. */
+const MAX_RESULT_TEXT = 8000;
+
+export interface ClaudeAgentOptions {
+  args: string[];
+  cwd: string;
+  /** The private dir holding mcp.json (with the token): removed when the process ends. */
+  dir: string;
+  first: string | null;
+  saved: SavedState;
+  mcpTimeoutMs: number;
+}
+
+/**
+ * One `claude` process. Before the first message the agent asks the CLI (`control_request`
+ * `mcp_status`) until warren is `connected`, and fails the session loudly if it never is: an
+ * agent that cannot reach its kernel must not run on as if it could. A `result` ends a turn
+ * (usage, then idle); a `result` with `is_error`, or any exit the kernel did not ask for,
+ * crashes the session. Resume is `--resume` with the CLI's session id, saved from `init`.
+ */
+export class ClaudeAgent implements AgentHandle {
+  /** Between turns, with warren connected: input may be written now. */
+  private idle = false;
+  private ended = false;
+  private stopping = false;
+  private mcpReady = false;
+  private mcpPoll: NodeJS.Timeout | undefined;
+  private mcpDeadline: number;
+  private pollSeq = 0;
+  private first: string | null;
+  private state: SavedState;
+  private lastCost = 0;
+  /** The CLI's own stand-in text for a failed API call, if the turn had one. */
+  private lastApiError: string | undefined;
+  /** A status is shown (an API retry): cleared by the next message or result. */
+  private showingActivity = false;
+  private toolNames = new Map<string, string>();
+  private stderr = new Tail();
+
+  constructor(
+    private readonly ctx: AgentContext,
+    private readonly child: ChildProcess,
+    private readonly opts: ClaudeAgentOptions,
+  ) {
+    this.first = opts.first;
+    this.state = { ...opts.saved, cwd: opts.cwd };
+    this.mcpDeadline = Date.now() + opts.mcpTimeoutMs;
+    onLines(child.stdout!, (line) => this.onLine(line));
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (c: string) => this.stderr.push(c));
+    child.stdin!.on('error', () => {}); // EPIPE after exit is reported by 'close'
+    child.on('error', (error) => this.fail(`could not run claude: ${error.message}`));
+    // 'close', not 'exit': every line it printed has been read by then.
+    child.on('close', (code, signal) => this.onClose(code, signal));
+    void ctx.sink.event('claude_started', {
+      pid: child.pid ?? null,
+      args: opts.args,
+      cwd: opts.cwd,
+      resume: opts.saved.claudeSessionId ?? null,
+    });
+    this.pollMcp();
+  }
+
+  get ready(): boolean {
+    return this.idle && !this.ended && !this.stopping;
+  }
+
+  deliver(input: AgentInput): void {
+    this.idle = false;
+    this.write(userMessage(input.text));
+    const { sink } = this.ctx;
+    void sink.busy();
+    void sink.event('input', { text: input.text, seqs: input.messages.map((m) => m.seq) });
+  }
+
+  /** End the CLI's input: it finishes (it is idle) and exits 0, which reports `completed`. */
+  finish(): void {
+    if (this.ended || this.stopping) return;
+    this.idle = false;
+    clearTimeout(this.mcpPoll);
+    this.child.stdin?.end();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.idle = false;
+    clearTimeout(this.mcpPoll);
+    await killGroup(this.child);
+    this.cleanup();
+  }
+
+  private write(line: string): void {
+    if (this.child.stdin?.writable) this.child.stdin.write(line);
+  }
+
+  // ---- warren must be connected before the agent works
+
+  private pollMcp(): void {
+    if (this.ended || this.stopping || this.mcpReady) return;
+    if (Date.now() > this.mcpDeadline) {
+      this.fail(`warren MCP server not connected: still pending after ${this.opts.mcpTimeoutMs} ms`);
+      return;
+    }
+    this.write(controlRequest(`warren-mcp-${++this.pollSeq}`, 'mcp_status'));
+    // The next poll is armed when this one is answered (or, if it is not, after a while).
+    clearTimeout(this.mcpPoll);
+    this.mcpPoll = setTimeout(() => this.pollMcp(), Math.max(MCP_POLL_MS, this.opts.mcpTimeoutMs / 3));
+    this.mcpPoll.unref();
+  }
+
+  private onControlResponse(msg: Json): void {
+    const response = (msg.response ?? {}) as Json;
+    const id = String(response.request_id ?? '');
+    if (!id.startsWith('warren-mcp-') || this.mcpReady || this.ended) return;
+    clearTimeout(this.mcpPoll);
+    if (response.subtype !== 'success') {
+      // A CLI without the control request: the `init` check below is all there is.
+      this.mcpConnected();
+      return;
+    }
+    const servers = ((response.response as Json | undefined)?.mcpServers ?? []) as Json[];
+    const warren = servers.find((s) => s.name === 'warren');
+    const status = String(warren?.status ?? 'missing');
+    if (status === 'connected') {
+      this.mcpConnected();
+      return;
+    }
+    if (status !== 'pending') {
+      const why = warren?.error ? ` (${String(warren.error)})` : '';
+      this.fail(`warren MCP server not connected: ${status}${why}`);
+      return;
+    }
+    this.mcpPoll = setTimeout(() => this.pollMcp(), MCP_POLL_MS);
+    this.mcpPoll.unref();
+  }
+
+  private mcpConnected(): void {
+    this.mcpReady = true;
+    if (this.first !== null) {
+      const prompt = this.first;
+      this.first = null;
+      this.write(userMessage(prompt));
+      void this.ctx.sink.busy();
+      return;
+    }
+    // Nothing to do until input arrives: a safe point.
+    this.idle = true;
+    void this.ctx.sink.idle();
+  }
+
+  // ---- what the CLI says
+
+  private onLine(line: string): void {
+    if (!line.startsWith('{')) return;
+    let msg: Json;
+    try {
+      msg = JSON.parse(line) as Json;
+    } catch {
+      return;
+    }
+    if (this.ended) return;
+    switch (msg.type) {
+      case 'control_response':
+        this.onControlResponse(msg);
+        return;
+      case 'control_request':
+        // Nothing here answers the CLI's requests (no permission prompt tool, no SDK hooks).
+        this.write(controlError(msg.request_id, 'not supported by warren'));
+        return;
+      case 'system':
+        if (msg.subtype === 'init') this.onInit(msg);
+        else if (msg.subtype === 'api_retry') this.onRetry(msg);
+        return;
+      case 'assistant':
+        this.clearActivity();
+        this.onAssistant(msg);
+        return;
+      case 'user':
+        this.onUser(msg);
+        return;
+      case 'result':
+        this.clearActivity();
+        this.onResult(msg);
+        return;
+    }
+  }
+
+  private onInit(msg: Json): void {
+    const servers = (msg.mcp_servers ?? []) as Json[];
+    const warren = servers.find((s) => s.name === 'warren');
+    if (warren?.status !== 'connected') {
+      this.fail(`warren MCP server not connected: ${String(warren?.status ?? 'missing')}`);
+      return;
+    }
+    const sid = typeof msg.session_id === 'string' ? msg.session_id : undefined;
+    if (sid && sid !== this.state.claudeSessionId) {
+      this.state.claudeSessionId = sid;
+      void this.ctx.sink.saveState({ ...this.state });
+    }
+  }
+
+  /** The model API failed (529, overloaded, …) and the CLI waits to try again: show it. */
+  private onRetry(msg: Json): void {
+    const text = retryActivity(msg);
+    this.showingActivity = true;
+    void this.ctx.sink.activity(text);
+    void this.ctx.sink.event('api_retry', {
+      attempt: num(msg.attempt),
+      maxRetries: num(msg.max_retries),
+      status: typeof msg.error_status === 'number' ? msg.error_status : null,
+      error: typeof msg.error === 'string' ? msg.error : null,
+      delayMs: Math.round(num(msg.retry_delay_ms)),
+    });
+  }
+
+  private clearActivity(): void {
+    if (!this.showingActivity) return;
+    this.showingActivity = false;
+    void this.ctx.sink.activity(null);
+  }
+
+  private onAssistant(msg: Json): void {
+    const { sink } = this.ctx;
+    const parent = typeof msg.parent_tool_use_id === 'string' ? msg.parent_tool_use_id : null;
+    const message = msg.message as Json | undefined;
+    if (msg.error !== undefined || message?.model === '<synthetic>') {
+      // The CLI's own stand-in for a failed API call: an error, not something the model said.
+      const text = blocksOf(message)
+        .map((b) => b.text ?? '')
+        .join('\n');
+      this.lastApiError = text || String(msg.error);
+      void sink.event('error', { text: this.lastApiError, error: msg.error ?? null });
+      return;
+    }
+    for (const b of blocksOf(message)) {
+      if (b.type === 'text' && b.text) {
+        if (parent) void sink.event('subagent_output', { text: b.text, parentToolUseId: parent });
+        else void sink.output(b.text);
+      } else if (b.type === 'tool_use' && b.id && b.name) {
+        this.toolNames.set(b.id, b.name);
+        void sink.event('tool_call', {
+          id: b.id,
+          name: b.name,
+          ...(b.name.startsWith(MCP_PREFIX) ? { syscall: b.name.slice(MCP_PREFIX.length) } : {}),
+          input: b.input ?? {},
+          ...(parent ? { parentToolUseId: parent } : {}),
+        });
+      }
+    }
+  }
+
+  private onUser(msg: Json): void {
+    const parent = typeof msg.parent_tool_use_id === 'string' ? msg.parent_tool_use_id : null;
+    for (const b of blocksOf(msg.message)) {
+      if (b.type !== 'tool_result' || !b.tool_use_id) continue;
+      const text = resultText(b.content);
+      void this.ctx.sink.event('tool_result', {
+        id: b.tool_use_id,
+        name: this.toolNames.get(b.tool_use_id) ?? null,
+        isError: b.is_error === true,
+        text: text.length > MAX_RESULT_TEXT ? `${text.slice(0, MAX_RESULT_TEXT)}…` : text,
+        ...(parent ? { parentToolUseId: parent } : {}),
+      });
+    }
+  }
+
+  private onResult(msg: Json): void {
+    const { sink } = this.ctx;
+    const u = (msg.usage ?? {}) as Json;
+    // `usage` is this turn's; `total_cost_usd` is the process's running total.
+    const total = num(msg.total_cost_usd);
+    const cost = Math.max(0, total - this.lastCost);
+    this.lastCost = total;
+    void sink.usage({
+      inputTokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
+      outputTokens: num(u.output_tokens),
+      costUsd: cost,
+      turns: num(msg.num_turns),
+    });
+    const denials = Array.isArray(msg.permission_denials) ? msg.permission_denials : [];
+    if (denials.length > 0) void sink.event('permission_denied', { denials });
+    if (msg.is_error === true || (typeof msg.subtype === 'string' && msg.subtype.startsWith('error'))) {
+      this.fail(failedResultText(msg, this.lastApiError));
+      return;
+    }
+    this.lastApiError = undefined;
+    if (!this.state.prompted) {
+      this.state.prompted = true;
+      void sink.saveState({ ...this.state });
+    }
+    this.idle = true;
+    void sink.idle();
+  }
+
+  // ---- endings
+
+  /** Crash the session, loudly, and take the process down with it. */
+  private fail(error: string): void {
+    if (this.ended || this.stopping) return;
+    this.ended = true;
+    this.idle = false;
+    clearTimeout(this.mcpPoll);
+    this.ctx.sink.exit({ reason: 'crashed', error, stderrTail: this.stderr.toString() });
+    void killGroup(this.child).finally(() => this.cleanup());
+  }
+
+  private onClose(code: number | null, signal: NodeJS.Signals | null): void {
+    clearTimeout(this.mcpPoll);
+    this.cleanup();
+    if (this.ended || this.stopping) return;
+    this.ended = true;
+    this.idle = false;
+    if (code === 0) {
+      this.ctx.sink.exit({ reason: 'completed', code });
+      return;
+    }
+    this.ctx.sink.exit({
+      reason: 'crashed',
+      code,
+      error: exitedText('claude', code, signal, this.lastApiError),
+      stderrTail: this.stderr.toString(),
+    });
+  }
+
+  private cleanup(): void {
+    rmSync(this.opts.dir, { recursive: true, force: true });
+  }
+}
