@@ -1,5 +1,52 @@
+import { killRecordedGroup, killRun } from '../runtimes/process.ts';
+import { sweepRunDir } from '../runtimes/rundir.ts';
 import type { KernelContext } from './context.ts';
 import { setStatus } from './status.ts';
+import { markPrefix } from './supervisor.ts';
+
+/**
+ * Before anything is resumed: end every agent process a previous run of this node left alive
+ * (recorded groups whose leader is still the same process, then anything still carrying this
+ * node's marks — descendants that left their group included) and sweep its private files.
+ * A session is then resumed exactly once, by this run.
+ */
+export async function endOrphans(
+  k: KernelContext,
+  runId: string,
+): Promise<{ groups: number; processes: number }> {
+  const nodeId = k.config.nodeId;
+  const rows = await k.store.reader
+    .selectFrom('agent_procs')
+    .selectAll()
+    .where('run_id', 'like', `${nodeId}.%`)
+    .where('run_id', '!=', runId)
+    .execute();
+  let groups = 0;
+  for (const r of rows) {
+    // Without a start time the pid may name another process by now: the mark sweep below covers it.
+    if (r.start_time && killRecordedGroup({ pid: r.pid, pgid: r.pgid, startTime: r.start_time })) groups += 1;
+  }
+  const processes = await killRun(markPrefix(nodeId));
+  sweepRunDir(markPrefix(nodeId));
+  if (rows.length > 0) {
+    await k.store.writer.write(async (tx) => {
+      await tx.db
+        .deleteFrom('agent_procs')
+        .where('run_id', 'like', `${nodeId}.%`)
+        .where('run_id', '!=', runId)
+        .execute();
+      if (groups + processes > 0) {
+        tx.append({
+          zone: 'default',
+          type: 'node.orphans_ended',
+          actor: 'kernel',
+          payload: { nodeId, groups, processes },
+        });
+      }
+    });
+  }
+  return { groups, processes };
+}
 
 /** After a restart no agent is running: live sessions lost their transport. Returns their ids. */
 export async function recover(k: KernelContext): Promise<string[]> {

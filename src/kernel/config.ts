@@ -26,6 +26,11 @@ export interface KernelConfig {
   sessionRetentionDays: number | null;
   /** The URL agents use to reach this kernel (set by the HTTP surface once it listens). */
   publicUrl: string | null;
+  /**
+   * This node: its agent processes carry it (marks, process records), so a restart ends only
+   * what this node left behind. Derived from the data dir (or database) by the assembly.
+   */
+  nodeId: string;
   /** Where agents may run: `local` (this node) until remote runners exist. */
   runners: string[];
 }
@@ -40,5 +45,6 @@ export const defaultKernelConfig = (): KernelConfig => ({
   retentionDays: 30,
   sessionRetentionDays: 7,
   publicUrl: null,
+  nodeId: 'local',
   runners: ['local'],
 });

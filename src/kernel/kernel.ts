@@ -5,7 +5,7 @@ import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts
 import type { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
-import { loadSecret, recover } from './boot.ts';
+import { endOrphans, loadSecret, recover } from './boot.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
@@ -82,7 +82,7 @@ export class Kernel {
     } as KernelContext;
     k.term = new TermTimers(k);
     k.delivery = new Delivery(k);
-    this.runId = this.ids.secret(8);
+    this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, () => this.secretValue, this.runId);
     if (opts.toolsOf) k.supervisor.toolsOf = opts.toolsOf;
     this.k = k;
@@ -116,6 +116,7 @@ export class Kernel {
       this.k.fdTable.apply(events);
       this.k.delivery.onCommit(events);
     });
+    await endOrphans(this.k, this.runId);
     this.lost = await recover(this.k);
     if (!opts.deferResume) this.resumeLost();
     this.reconciler.start();

@@ -149,6 +149,16 @@ export function agentSink(
   };
 }
 
+/** Signals that end a process from outside (kill, a closed terminal, an OOM kill); a fault such as SIGSEGV is a crash. */
+const LOST_BY: ReadonlySet<string> = new Set([
+  'SIGKILL',
+  'SIGTERM',
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGPIPE',
+]);
+
 /**
  * The agent's process ended. On its own: completed (terminated, if it had been asked to
  * stop) or crashed. Killed by a signal warren did not send: lost, so suspended, not crashed.
@@ -157,7 +167,7 @@ async function recordExit(tx: WriteTx, core: Core, r: SessionsTable, result: Age
   await tx.db.deleteFrom('agent_procs').where('session_id', '=', r.id).execute();
   if (r.status === 'stopped') return;
   if (r.status === 'suspended') return; // disposed on purpose (SIGSTOP, lost transport)
-  if (result.reason === 'crashed' && result.signal) {
+  if (result.reason === 'crashed' && result.signal && LOST_BY.has(result.signal)) {
     await setStatus(tx, core, r, 'suspended', {
       reason: `agent process ended by ${result.signal} from outside warren`,
     });

@@ -11,6 +11,9 @@ import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
 import { sessionToken } from './spawn.ts';
 import { setStatus } from './status.ts';
 
+/** The mark every agent process of a node carries (letters, digits, `_` and `-` only). */
+export const markPrefix = (nodeId: string) => `w${nodeId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+
 export type SyscallInvoker = (
   principal: Principal,
   name: string,
@@ -102,6 +105,7 @@ export class Supervisor {
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
         tools: this.toolsOf(row),
+        run: markPrefix(this.core.config.nodeId),
         resumeState:
           how === 'resume' ? parseJson<Record<string, unknown> | null>(row.runtime_state, null) : null,
         sink,

@@ -90,6 +90,11 @@ export interface AgentContext {
   mcpUrl: string | null;
   /** The MCP tools (syscall names) this session may call; `tools/list` shows exactly these. */
   tools: readonly string[];
+  /**
+   * The mark prefix of this node's agent processes (`spawnGroup({ run })`): a successor of a
+   * crashed server ends whatever still carries it.
+   */
+  run: string;
   /** Present when resuming: what the agent saved last. */
   resumeState: Record<string, unknown> | null;
   sink: AgentSink;

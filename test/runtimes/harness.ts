@@ -70,8 +70,8 @@ export interface Started {
   rec: Recorder;
 }
 
-/** Start `runtime` with a fake session; its `session_show` says stopped (so homes are cleaned). */
-export async function startAlone(runtime: Runtime, over: Partial<AgentContext> = {}): Promise<Started> {
+/** A fake session's context whose sink records; its `session_show` says stopped (so homes are cleaned). */
+export function aloneContext(over: Partial<AgentContext> = {}): { ctx: AgentContext; rec: Recorder } {
   const rec = recorder();
   const ctx: AgentContext = {
     sessionId: `ses_test_${Math.random().toString(36).slice(2, 10)}`,
@@ -83,14 +83,20 @@ export async function startAlone(runtime: Runtime, over: Partial<AgentContext> =
     url: null,
     mcpUrl: null,
     tools: [],
+    run: 'wtest',
     resumeState: null,
     sink: rec.sink,
     call: async (name) => (name === 'session_show' ? { session: { status: 'stopped' } } : {}),
     clock: systemClock,
     ...over,
   };
-  const handle = await runtime.start(ctx);
-  return { handle, rec };
+  return { ctx, rec };
+}
+
+/** Start `runtime` with a fake session (see aloneContext). */
+export async function startAlone(runtime: Runtime, over: Partial<AgentContext> = {}): Promise<Started> {
+  const { ctx, rec } = aloneContext(over);
+  return { handle: await runtime.start(ctx), rec };
 }
 
 /** Stop what a test started, and make sure every process group it reported is gone. */

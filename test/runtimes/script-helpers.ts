@@ -1,27 +1,14 @@
-import type { AgentContext, AgentHandle } from '../../src/runtimes/types.ts';
-import { systemClock } from '../../src/util/clock.ts';
-import { recorder } from './harness.ts';
+import type { AgentHandle } from '../../src/runtimes/types.ts';
+import { aloneContext } from './harness.ts';
 
 /** A script agent's context without a kernel: what it reports is recorded, syscalls refused. */
 export function fakeContext(config: Record<string, unknown>) {
-  const rec = recorder();
-  const ctx: AgentContext = {
-    sessionId: 'ses_test',
-    zone: 'default',
-    depth: 1,
-    title: null,
+  const { ctx, rec } = aloneContext({
     spec: { prompt: null, config, cwd: null, model: null, env: {} },
-    token: 'token',
-    url: null,
-    mcpUrl: null,
-    tools: [],
-    resumeState: null,
-    sink: rec.sink,
     call: async (name) => {
       throw new Error(`no kernel here: ${name}`);
     },
-    clock: systemClock,
-  };
+  });
   return {
     ctx,
     outputs: () => rec.of('output').map((r) => r.text),

@@ -293,6 +293,7 @@ export class AcpAgent implements AgentHandle {
     this.end({
       reason: 'crashed',
       code,
+      ...(error ? {} : { signal }),
       error:
         error ??
         (code === 0 && signal === null

@@ -30,7 +30,7 @@ export class AcpRuntime implements Runtime {
     const config = readConfig(ctx.spec);
     const exe = requireExecutable(cmd, this.name);
     const cwd = resolvePath(ctx.spec.cwd ?? process.cwd());
-    const child = spawnGroup(exe, args, { cwd, env: agentEnv(ctx) });
+    const child = spawnGroup(exe, args, { cwd, env: agentEnv(ctx), run: ctx.run });
     trackGroup(child, ctx.sink);
     const agent = new AcpAgent(ctx, config, child, cwd, basename(cmd));
     await agent.open();

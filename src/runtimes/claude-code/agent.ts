@@ -337,6 +337,7 @@ export class ClaudeAgent implements AgentHandle {
     this.ctx.sink.exit({
       reason: 'crashed',
       code,
+      signal,
       error: exitedText('claude', code, signal, this.lastApiError),
       stderrTail: this.stderr.toString(),
     });

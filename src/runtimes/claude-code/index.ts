@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WarrenError } from '../../kernel/errors.ts';
 import { agentEnv } from '../env.ts';
 import { ExecutableLookup } from '../executable.ts';
 import { spawnGroup } from '../process.ts';
+import { agentTempDir } from '../rundir.ts';
 import { trackGroup } from '../tracked.ts';
 import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts';
 import { ClaudeAgent } from './agent.ts';
@@ -50,7 +50,7 @@ export class ClaudeCodeRuntime implements Runtime {
     const saved = readState(ctx.resumeState);
     const cwd = ctx.spec.cwd ?? saved.cwd ?? process.cwd();
     // The MCP config carries the session token: a private file, not an argument anyone can `ps`.
-    const dir = mkdtempSync(join(tmpdir(), 'warren-claude-'));
+    const dir = agentTempDir(ctx.run, 'claude');
     const mcpConfig = join(dir, 'mcp.json');
     writeFileSync(
       mcpConfig,
@@ -64,7 +64,7 @@ export class ClaudeCodeRuntime implements Runtime {
     const args = cliArgs(ctx, config, mcpConfig, saved);
     let child: ChildProcess;
     try {
-      child = spawnGroup(exe, args, { cwd, env: claudeEnv(ctx) });
+      child = spawnGroup(exe, args, { cwd, env: claudeEnv(ctx), run: ctx.run });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;

@@ -138,6 +138,7 @@ export class CodexAgent implements AgentHandle {
         settings: this.opts.env,
         warren: { CODEX_HOME: this.state.home },
       }),
+      run: ctx.run,
     });
     trackGroup(child, ctx.sink);
     const turn: Turn = {
@@ -294,6 +295,7 @@ export class CodexAgent implements AgentHandle {
         reason: 'crashed',
         error,
         ...(code !== null ? { code } : {}),
+        ...(signal !== null && spawnError === null && turn.failure === null ? { signal } : {}),
         stderrTail: turn.stderr.toString(),
       });
       if (this.opts.ownHome) this.removeHome();

@@ -36,6 +36,7 @@ export class CommandAgent implements AgentHandle {
         sink.exit({
           reason: 'crashed',
           code,
+          signal,
           error: exitedText(this.label, code, signal),
           stderrTail: this.stderr.toString(),
         });

@@ -32,6 +32,7 @@ export class CommandRuntime implements Runtime {
           ...(ctx.resumeState ? { WARREN_RESUME: '1' } : {}),
         },
       }),
+      run: ctx.run,
     });
     trackGroup(child, ctx.sink);
     return new CommandAgent(ctx, child, basename(cmd));
