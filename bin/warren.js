@@ -3,6 +3,10 @@
 // Without a build, or with WARREN_FROM_SOURCE=1, it runs the TypeScript sources through
 // tsx instead, which compiles them at every start: seconds instead of milliseconds.
 import { existsSync } from 'node:fs';
+import module from 'node:module';
+
+// Node 22+ caches compiled code between runs; on Node 20 this is a no-op.
+module.enableCompileCache?.();
 
 const build = new URL('../dist/main.js', import.meta.url);
 const fromSource = process.env.WARREN_FROM_SOURCE === '1';
