@@ -12,13 +12,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startServer } from '../test/helpers/server.ts';
 import type { BenchRow } from './store.ts';
 
-const BIN = fileURLToPath(new URL('../bin/warren.js', import.meta.url));
+/** WARREN_BENCH_BIN measures another checkout's bin/warren.js (a before/after pair). */
+const BIN = process.env.WARREN_BENCH_BIN ?? fileURLToPath(new URL('../bin/warren.js', import.meta.url));
 /** What bin/warren.js runs: the build when there is one (`npm run bench` builds first). */
-const RUNS_FROM = existsSync(new URL('../dist/main.js', import.meta.url)) ? 'dist/' : 'sources via tsx';
+const RUNS_FROM = existsSync(new URL('../dist/main.js', pathToFileURL(BIN))) ? 'dist/' : 'sources via tsx';
 const RUNS = 7;
 /** Nothing here should take long; a child that does is killed and the bench fails. */
 const CHILD_LIMIT_MS = 30_000;
