@@ -16,7 +16,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
-import { serve } from '../src/surfaces/cli/serve.ts';
+import { serve } from '../src/server.ts';
 import { SocketClientTransport } from '../test/helpers/mcp.ts';
 import type { BenchRow } from './store.ts';
 

@@ -1,9 +1,10 @@
 /**
- * `npm run bench`: the store, kernel and MCP benchmarks, one table. Every bench cleans up after
+ * `npm run bench`: the store, kernel, MCP and CLI-start benchmarks, one table. Every bench cleans up after
  * itself (temp dirs, PostgreSQL schemas, warrens closed), so the process exits on its own.
  * A bench that throws becomes a FAILED row and the exit code is 1.
  */
 import { arch, cpus, loadavg, platform } from 'node:os';
+import { cliBenches } from './cli.ts';
 import { kernelBenches } from './kernel.ts';
 import { mcpBenches } from './mcp.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
@@ -12,6 +13,7 @@ const benches: Array<[string, () => Promise<BenchRow[]>]> = [
   ...Object.entries(storeBenches),
   ...Object.entries(kernelBenches),
   ...Object.entries(mcpBenches),
+  ...Object.entries(cliBenches),
 ];
 
 const machine = () => {

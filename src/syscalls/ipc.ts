@@ -19,7 +19,7 @@ export const ipcSpawn = defineSyscall({
         'How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp',
       ),
     pipe: s.deliveryMode.default('detach'),
-    title: z.string().max(200).optional(),
+    title: s.title.optional(),
     script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),
     command: z
       .union([z.string(), z.array(z.string())])
@@ -259,7 +259,7 @@ export const ipcCreateStream = defineSyscall({
   summary: 'Create a named stream',
   description:
     'Create a named stream for inter-session traffic and get an rw fd on it. selfEcho=true lets participants see their own messages (the chatroom case).',
-  input: z.object({ name: z.string().min(1).max(200), selfEcho: s.optionalFlag }),
+  input: z.object({ name: s.streamName, selfEcho: s.optionalFlag }),
   output: z.object({ stream: s.stream, fd: z.number() }),
   callers: ['session', 'operator'],
   tier: 2,

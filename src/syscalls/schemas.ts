@@ -12,6 +12,29 @@ export const optionalFlag = flag.optional();
 export const limit = z.coerce.number().int().positive().max(10_000).optional().describe('Max rows to return');
 export const seq = z.coerce.number().int().nonnegative();
 
+/** C0 controls, DEL and C1: in a name they would reach every operator's terminal (ESC sequences). */
+const hasControl = (v: string): boolean => {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+};
+const printable = (field: string) =>
+  [(v: string) => !hasControl(v), { message: `${field} must not contain control characters` }] as const;
+
+/** A stream name, as a caller gives it at creation. */
+export const streamName = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine(...printable('a stream name'));
+/** A session title. */
+export const title = z
+  .string()
+  .max(200)
+  .refine(...printable('a title'));
+
 /** An ISO 8601 time (or epoch ms) in, epoch ms out. */
 export const isoTime = z
   .union([z.number().int(), z.string().min(1, 'a time is required')])

@@ -10,7 +10,7 @@ export const streamsCreate = defineSyscall({
   summary: 'Create an operator-owned room',
   description:
     'Create a room anchored by the operator (rw, detach): it lives with no agent in it. Names are unique per zone; pipe:, lifecycle: and stdin: are reserved.',
-  input: z.object({ name: z.string().min(1).max(200), selfEcho: s.optionalFlag }),
+  input: z.object({ name: s.streamName, selfEcho: s.optionalFlag }),
   output: z.object({ stream: s.stream, fd: z.number() }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/streams' },

@@ -1,21 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildCommands, kebab, type SyscallCommand } from '../../src/surfaces/cli/commands.ts';
+import { syscallSpecs } from '../../src/surfaces/cli/manifest.ts';
 import type { LocalCommand } from '../../src/surfaces/cli/types.ts';
 import { allSyscalls } from '../../src/syscalls/table.ts';
 import { cli } from './helpers.ts';
 
 const bound = allSyscalls.filter((s) => s.cli);
-const commands = buildCommands(allSyscalls).filter((c): c is SyscallCommand => c.kind === 'syscall');
+const specs = syscallSpecs(allSyscalls);
+const commands = buildCommands(specs).filter((c): c is SyscallCommand => c.kind === 'syscall');
+const syscallOf = (c: SyscallCommand) => allSyscalls.find((s) => s.name === c.name)!;
 
 describe('commands from the syscall table', () => {
   it('makes one command per syscall with a cli binding', () => {
     assert.ok(bound.length > 10);
     assert.deepEqual(
-      commands.map((c) => c.syscall.name),
+      commands.map((c) => c.name),
       bound.map((s) => s.name),
     );
-    for (const c of commands) assert.deepEqual(c.words, c.syscall.cli!.command);
+    for (const c of commands) assert.deepEqual(c.words, syscallOf(c).cli!.command);
+  });
+
+  it('is plain data, so the build can ship it as JSON for the client', () => {
+    assert.deepEqual(JSON.parse(JSON.stringify(specs)), specs);
   });
 
   it('has an HTTP route for every command, since the CLI calls the server', () => {
@@ -24,17 +31,17 @@ describe('commands from the syscall table', () => {
 
   it('turns every non-positional input field into a kebab-case flag, with the binding aliases', () => {
     for (const c of commands) {
-      const fields = Object.keys((c.syscall.input as unknown as { shape: object }).shape);
+      const fields = Object.keys((syscallOf(c).input as unknown as { shape: object }).shape);
       const flagged = c.flags.map((f) => f.field.name);
       const positional = c.positional.map((f) => f.name);
-      assert.deepEqual([...positional, ...flagged].sort(), [...fields].sort(), c.syscall.name);
+      assert.deepEqual([...positional, ...flagged].sort(), [...fields].sort(), c.name);
       for (const f of c.flags) assert.equal(f.flag, kebab(f.field.name));
     }
-    const attach = commands.find((c) => c.syscall.name === 'streams_attach')!;
+    const attach = commands.find((c) => c.name === 'streams_attach')!;
     assert.deepEqual(attach.flags.find((f) => f.field.name === 'permission')?.aliases, ['perm']);
-    const create = commands.find((c) => c.syscall.name === 'streams_create')!;
+    const create = commands.find((c) => c.name === 'streams_create')!;
     assert.equal(create.flags[0]?.flag, 'self-echo');
-    const spawn = commands.find((c) => c.syscall.name === 'ipc_spawn')!;
+    const spawn = commands.find((c) => c.name === 'ipc_spawn')!;
     assert.ok(spawn.flags.some((f) => f.flag === 'max-turns' && f.field.kind === 'number'));
     assert.ok(
       spawn.flags.some((f) => f.flag === 'pipe' && f.field.kind === 'enum' && f.field.default === 'detach'),
@@ -43,9 +50,7 @@ describe('commands from the syscall table', () => {
 
   it('reads flag types from the schemas', () => {
     const kinds = (name: string) =>
-      Object.fromEntries(
-        commands.find((c) => c.syscall.name === name)!.flags.map((f) => [f.flag, f.field.kind]),
-      );
+      Object.fromEntries(commands.find((c) => c.name === name)!.flags.map((f) => [f.flag, f.field.kind]));
     assert.deepEqual(kinds('ps'), { all: 'boolean' });
     assert.deepEqual(kinds('events'), {
       type: 'string',
@@ -61,7 +66,7 @@ describe('commands from the syscall table', () => {
 
   it('refuses two commands with the same words', () => {
     const dup: LocalCommand = { command: ['ps'], summary: 'x', usage: 'x', run: async () => 0 };
-    assert.throws(() => buildCommands(allSyscalls, [dup]), /defined twice/);
+    assert.throws(() => buildCommands(specs, [dup]), /defined twice/);
   });
 });
 
@@ -90,7 +95,7 @@ describe('help', () => {
       const { code, stdout } = await cli([...c.words, '--help']);
       assert.equal(code, 0, c.words.join(' '));
       assert.ok(stdout.startsWith(`Usage: warren ${c.words.join(' ')}`), stdout);
-      for (const example of c.syscall.cli!.examples ?? []) assert.ok(stdout.includes(example), example);
+      for (const example of c.examples) assert.ok(stdout.includes(example), example);
       for (const f of c.flags) assert.ok(stdout.includes(`--${f.flag}`), `${c.words.join(' ')} --${f.flag}`);
       for (const p of c.positional) assert.ok(stdout.includes(`<${p.name}>`));
       assert.ok(stdout.includes('--json'));

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ServerProcess, startServer, WARREN_BIN } from '../helpers/server.ts';
+import { binEnv, type ServerProcess, startServer, WARREN_BIN } from '../helpers/server.ts';
 import { until } from '../helpers/warrens.ts';
 
 interface Run {
@@ -27,7 +27,7 @@ function runCli(args: string[], opts: { cwd?: string; timeoutMs?: number } = {})
     execFile(
       process.execPath,
       [WARREN_BIN, ...args],
-      { env: { ...cleanEnv, COLUMNS: '400' }, cwd: opts.cwd, timeout: opts.timeoutMs ?? 20_000 },
+      { env: { ...cleanEnv, ...binEnv(), COLUMNS: '400' }, cwd: opts.cwd, timeout: opts.timeoutMs ?? 20_000 },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') return reject(error);
         resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
@@ -35,6 +35,12 @@ function runCli(args: string[], opts: { cwd?: string; timeoutMs?: number } = {})
     );
   });
 }
+
+/** Terminal escapes as an attacker writes them: clear the screen, retitle the window. */
+const ATTACK = 'pwned\u001b[2J\u001b]0;owned\u0007';
+/** Any C0 except newline, DEL or C1, raw. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly what the test looks for.
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 /** A table's header cells: words separated by two or more spaces. */
 const headerOf = (out: string) =>
@@ -310,5 +316,66 @@ describe('the CLI against a live demo server (e2e)', () => {
     assert.match(missing.stderr, /no API key/);
     assert.equal(down.code, 1);
     assert.match(down.stderr, /cannot reach warren at http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it("a value only the schema refuses: exit 2, the server's issue named by its flag", async () => {
+    const [limit, since] = await Promise.all([
+      warren('session', 'events', lead, '--limit', '0'),
+      warren('events', '--since', 'yesterday-ish'),
+    ]);
+    assert.equal(limit.code, 2, limit.stderr);
+    assert.match(limit.stderr, /^warren: --limit: /);
+    assert.match(limit.stderr, /Run 'warren session events --help'/);
+    assert.equal(since.code, 2, since.stderr);
+    assert.match(since.stderr, /--since: not an ISO 8601 time: yesterday-ish/);
+  });
+
+  it('names and titles with control characters are refused at validation, on every path', async () => {
+    const name = `room\u001b[2J\u001b]0;pwned\u0007`;
+    for (const [path, body, field] of [
+      ['/v1/streams', { name }, 'name'],
+      ['/v1/syscalls/ipc_create_stream', { name }, 'name'],
+      ['/v1/sessions', { prompt: 'x', title: `t${ATTACK}` }, 'title'],
+    ] as const) {
+      const res = await server.api<{
+        error: { code: string; message: string; details: { issues: { path: string }[] } };
+      }>('POST', path, body);
+      assert.equal(res.status, 400, `${path}: ${JSON.stringify(res.json)}`);
+      assert.equal(res.json.error.code, 'invalid_input');
+      assert.match(res.json.error.message, /must not contain control characters/);
+      assert.deepEqual(
+        res.json.error.details.issues.map((i) => i.path),
+        [field],
+      );
+    }
+    const cliCreate = await warren('streams', 'create', name);
+    assert.equal(cliCreate.code, 2);
+    assert.match(cliCreate.stderr, /<name>: a stream name must not contain control characters/);
+    assert.doesNotMatch(cliCreate.stderr, RAW_CONTROL);
+    const { streams } = await json<{ streams: { name: string }[] }>('streams', 'list');
+    assert.ok(!streams.some((s) => s.name.startsWith('room\u001b')));
+  });
+
+  it('agent output with terminal escapes shows escaped in ps, events and session events', async () => {
+    const script = JSON.stringify({ steps: [{ say: ATTACK }, { listen: {} }] });
+    const id = /spawned (ses_\w+)/.exec(
+      await ok('spawn', 'go', '--title', 'escapist', '--script', script),
+    )![1]!;
+    await until(
+      async () => (await ok('session', 'events', id)).includes('pwned'),
+      10_000,
+      'the agent to speak',
+    );
+    const [ps, events, sessionEvents] = await Promise.all([
+      ok('ps'),
+      ok('events', '--limit', '50'),
+      ok('session', 'events', id),
+    ]);
+    for (const out of [ps, events, sessionEvents]) assert.doesNotMatch(out, RAW_CONTROL);
+    const row = ps.split('\n').find((l) => l.startsWith(id));
+    assert.ok(row?.includes('pwned\\x1b[2J\\x1b]0;owned\\x07'), ps);
+    assert.ok(sessionEvents.includes('pwned\\x1b[2J'), sessionEvents);
+    assert.ok(events.includes('pwned\\u001b[2J'), events);
+    await ok('kill', id);
   });
 });

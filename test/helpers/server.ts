@@ -3,11 +3,31 @@
  * one: a crash, a restart, the CLI against a live daemon. Always stopped by the test.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const WARREN_BIN = fileURLToPath(new URL('../../bin/warren.js', import.meta.url));
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const BUILD = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/**
+ * The environment for a `bin/warren.js` child. `npm test` builds first; a test file run on
+ * its own after an edit would otherwise test a stale dist/, so then the child runs the sources.
+ */
+export function binEnv(): NodeJS.ProcessEnv {
+  let built: number;
+  try {
+    built = statSync(BUILD).mtimeMs;
+  } catch {
+    return { WARREN_FROM_SOURCE: '1' };
+  }
+  const newest = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).reduce(
+    (max, f) => Math.max(max, statSync(join(SRC, f)).mtimeMs),
+    0,
+  );
+  return newest > built ? { WARREN_FROM_SOURCE: '1' } : {};
+}
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -39,7 +59,7 @@ export async function startServer(opts: {
   ];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, ...binEnv(), ...opts.env },
   });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => {

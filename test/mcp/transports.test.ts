@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { sessionToken } from '../../src/kernel/spawn.ts';
-import { type Running, serve } from '../../src/surfaces/cli/serve.ts';
+import { type Running, serve } from '../../src/server.ts';
 import { SocketClientTransport, structured } from '../helpers/mcp.ts';
 import { WARREN_BIN } from '../helpers/server.ts';
 import { idleScript } from '../helpers/warrens.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { verifySessionToken } from '../../src/kernel/spawn.ts';
-import { type Running, serve } from '../../src/surfaces/cli/serve.ts';
+import { type Running, serve } from '../../src/server.ts';
 import { type ApiResponse, type HttpWarren, request, startHttp, withTimeout } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, op, outputs, until, waitStatus } from '../helpers/warrens.ts';

@@ -6,7 +6,11 @@ import { UsageError } from './errors.ts';
 import { GLOBAL_OPTIONS, type Globals } from './globals.ts';
 import type { FieldInfo } from './schema-info.ts';
 
-/** Turns a command's arguments into the syscall's input, checked against its schema before any request. */
+/**
+ * Turns a command's arguments into the syscall's input: kinds, choices and required
+ * arguments are checked here; the rest of the schema is the server's, and `inputProblem`
+ * names the flag behind each issue it reports.
+ */
 
 type OptionConfig = { type: 'string' | 'boolean'; short?: string };
 
@@ -50,11 +54,13 @@ export function parseCommandArgs(cmd: SyscallCommand, args: string[], cwd: strin
       throw new UsageError(`--${given.join(' and --')} are the same option; give one`, cmd.words);
     }
     const raw = given[0] === undefined ? undefined : values[given[0]];
-    if (raw === undefined) continue;
+    if (raw === undefined) {
+      if (spec.field.required) throw new UsageError(`missing --${spec.flag}`, cmd.words);
+      continue;
+    }
     input[spec.field.name] =
       typeof raw === 'boolean' ? raw : convert(spec.field, raw, `--${spec.flag}`, cwd, cmd);
   }
-  validate(cmd, input);
   return { input, globals };
 }
 
@@ -131,20 +137,28 @@ function parseJsonValue(
   }
 }
 
-/** The server checks the same schema; checking here turns a typo into a usage error naming the flag. */
-function validate(cmd: SyscallCommand, input: Record<string, unknown>): void {
-  const result = cmd.syscall.input.safeParse(input);
-  if (result.success) return;
+export interface InputIssue {
+  path: string;
+  message: string;
+}
+
+/** The server's `invalid_input` issues as a usage error naming the flags (undefined: nothing to name). */
+export function inputProblem(
+  cmd: SyscallCommand,
+  input: Record<string, unknown>,
+  issues: readonly InputIssue[],
+): UsageError | undefined {
+  if (issues.length === 0) return undefined;
   const labels = new Map<string, string>([
     ...cmd.positional.map((f): [string, string] => [f.name, `<${f.name}>`]),
     ...cmd.flags.map((f): [string, string] => [f.field.name, `--${f.flag}`]),
   ]);
-  const problems = result.error.issues.map((issue) => {
-    const [head, ...rest] = issue.path.map(String);
+  const problems = issues.map((issue) => {
+    const [head, ...rest] = issue.path.split('.').filter(Boolean);
     if (head === undefined) return issue.message;
     const label = (labels.get(head) ?? head) + rest.map((p) => `.${p}`).join('');
     if (input[head] === undefined) return `missing ${label}`;
     return `${label}: ${issue.message}`;
   });
-  throw new UsageError(problems.join('; '), cmd.words);
+  return new UsageError(problems.join('; '), cmd.words);
 }

@@ -1,26 +1,13 @@
-import type { Syscall } from '../../syscalls/types.ts';
-import { GLOBAL_NAMES, type GlobalName } from './globals.ts';
-import { type FieldInfo, inputFields } from './schema-info.ts';
+import type { SyscallSpec } from './spec.ts';
 import type { LocalCommand } from './types.ts';
 
 /** The command set: one command per syscall with a `cli` binding, plus the local commands. */
 
-export interface FlagSpec {
-  /** The kebab-case flag, without dashes: `self-echo`. */
-  flag: string;
-  /** Extra names from the binding's `flags` (e.g. `perm` for `permission`). */
-  aliases: string[];
-  field: FieldInfo;
-}
+export { kebab } from './manifest.ts';
+export type { FlagSpec, SyscallSpec } from './spec.ts';
 
-export interface SyscallCommand {
+export interface SyscallCommand extends SyscallSpec {
   kind: 'syscall';
-  words: string[];
-  group: string;
-  summary: string;
-  syscall: Syscall;
-  positional: FieldInfo[];
-  flags: FlagSpec[];
 }
 
 export interface LocalEntry {
@@ -36,14 +23,11 @@ export type CommandEntry = SyscallCommand | LocalEntry;
 /** Help groups, in the order help lists them. */
 export const GROUPS = ['sessions', 'streams', 'fds', 'events', 'server'] as const;
 
-export const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-
 export function buildCommands(
-  syscalls: readonly Syscall[],
+  specs: readonly SyscallSpec[],
   locals: readonly LocalCommand[] = [],
 ): CommandEntry[] {
-  const entries: CommandEntry[] = [];
-  for (const syscall of syscalls) if (syscall.cli) entries.push(syscallCommand(syscall));
+  const entries: CommandEntry[] = specs.map((spec) => ({ kind: 'syscall', ...spec }));
   for (const local of locals) {
     entries.push({
       kind: 'local',
@@ -60,46 +44,6 @@ export function buildCommands(
     seen.add(key);
   }
   return entries;
-}
-
-function syscallCommand(syscall: Syscall): SyscallCommand {
-  const cli = syscall.cli!;
-  const fields = inputFields(syscall.input);
-  const byName = new Map(fields.map((f) => [f.name, f]));
-  const positional = (cli.positional ?? []).map((name) => {
-    const field = byName.get(name);
-    if (!field) throw new Error(`${syscall.name}: positional "${name}" is not an input field`);
-    return field;
-  });
-  const flags: FlagSpec[] = fields
-    .filter((f) => !cli.positional?.includes(f.name))
-    .map((field) => ({ flag: kebab(field.name), aliases: [], field }));
-  for (const [alias, fieldName] of Object.entries(cli.flags ?? {})) {
-    const spec = flags.find((f) => f.field.name === fieldName);
-    if (!spec) throw new Error(`${syscall.name}: flag alias --${alias} names no flag field "${fieldName}"`);
-    if (alias !== spec.flag) spec.aliases.push(alias);
-  }
-  for (const name of flags.flatMap((f) => [f.flag, ...f.aliases])) {
-    if (GLOBAL_NAMES.includes(name as GlobalName)) {
-      throw new Error(`${syscall.name}: flag --${name} collides with a global option`);
-    }
-  }
-  return {
-    kind: 'syscall',
-    words: cli.command,
-    group: groupOf(syscall),
-    summary: syscall.summary,
-    syscall,
-    positional,
-    flags,
-  };
-}
-
-function groupOf(syscall: Syscall): string {
-  const [first] = syscall.cli!.command;
-  if (first === 'fds' || first === 'streams') return first;
-  if (syscall.group === 'events') return 'events';
-  return 'sessions';
 }
 
 /** The longest command whose words start `words`. */

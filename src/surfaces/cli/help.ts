@@ -64,7 +64,7 @@ export function groupHelp(prefix: readonly string[], members: readonly CommandEn
 export function commandHelp(c: CommandEntry): string {
   if (c.kind === 'local') return `${c.summary}\n\n${c.local.usage.trimEnd()}\n`;
   const lines = [`Usage: warren ${signature(c)}${c.flags.length ? ' [options]' : ''}`, '', c.summary];
-  if (c.syscall.description) lines.push('', c.syscall.description);
+  if (c.description) lines.push('', c.description);
   if (c.positional.length) {
     lines.push(
       '',
@@ -74,7 +74,7 @@ export function commandHelp(c: CommandEntry): string {
   }
   if (c.flags.length) lines.push('', 'Options:', ...indentList(optionRows(c)));
   lines.push('', 'Global options:', ...globalLines());
-  const examples = c.syscall.cli?.examples ?? [];
+  const examples = c.examples;
   if (examples.length) lines.push('', 'Examples:', ...examples.map((e) => `  ${e}`));
   return `${lines.join('\n')}\n`;
 }

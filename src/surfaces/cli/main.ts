@@ -1,5 +1,4 @@
-import { allSyscalls } from '../../syscalls/table.ts';
-import { parseCommandArgs } from './args.ts';
+import { type InputIssue, inputProblem, parseCommandArgs } from './args.ts';
 import { ApiError, callSyscall, UnreachableError } from './client.ts';
 import {
   buildCommands,
@@ -11,8 +10,10 @@ import {
 import { CliError, UsageError } from './errors.ts';
 import { GLOBAL_OPTIONS, resolveEndpoint } from './globals.ts';
 import { commandHelp, groupHelp, mainHelp } from './help.ts';
+import { loadSpecs } from './manifest.ts';
 import { type CliIO, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type LocalCommand } from './types.ts';
 import { renderOutput } from './views/index.ts';
+import { visible, visibleJson } from './visible.ts';
 
 export type { CliIO, LocalCommand } from './types.ts';
 
@@ -23,7 +24,7 @@ export async function runCli(
   localCommands: readonly LocalCommand[] = [],
 ): Promise<number> {
   try {
-    const commands = buildCommands(allSyscalls, localCommands);
+    const commands = buildCommands(await loadSpecs(), localCommands);
     return await dispatchCommand(commands, argv, io);
   } catch (error) {
     return report(error, io);
@@ -53,15 +54,30 @@ async function dispatchCommand(
 async function runSyscall(cmd: SyscallCommand, args: string[], io: CliIO): Promise<number> {
   const { input, globals } = parseCommandArgs(cmd, args, io.cwd ?? process.cwd());
   const endpoint = resolveEndpoint(globals, io);
-  const output = await callSyscall(cmd.syscall, input, endpoint);
+  const output = await callSyscall(cmd, input, endpoint).catch((error: unknown) => {
+    throw (
+      (error instanceof ApiError && error.code === 'invalid_input'
+        ? inputProblem(cmd, input, issuesOf(error))
+        : undefined) ?? error
+    );
+  });
   if (globals.json) {
-    io.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+    io.stdout.write(`${visibleJson(JSON.stringify(output, null, 2))}\n`);
   } else {
     const width = terminalWidth(io);
-    io.stdout.write(renderOutput(cmd.syscall.name, output, width ? { width } : {}));
+    // Tables escape their cells; this catches what a view prints outside one (names in a sentence).
+    io.stdout.write(visible(renderOutput(cmd.name, output, width ? { width } : {}), { keepNewlines: true }));
   }
   return EXIT_OK;
 }
+
+/** The schema's own issues, as the server lists them in the error's details. */
+const issuesOf = (error: ApiError): InputIssue[] => {
+  const issues = error.details?.issues;
+  return Array.isArray(issues)
+    ? issues.filter((i): i is InputIssue => typeof i?.path === 'string' && typeof i?.message === 'string')
+    : [];
+};
 
 function noCommand(
   commands: readonly CommandEntry[],
@@ -138,11 +154,11 @@ function terminalWidth(io: CliIO): number | undefined {
 function report(error: unknown, io: CliIO): number {
   if (error instanceof UsageError) {
     const help = error.command?.length ? `warren ${error.command.join(' ')} --help` : 'warren --help';
-    io.stderr.write(`warren: ${error.message}\nRun '${help}' for usage.\n`);
+    io.stderr.write(`warren: ${visible(error.message, { keepNewlines: true })}\nRun '${help}' for usage.\n`);
     return EXIT_USAGE;
   }
   if (error instanceof ApiError) {
-    io.stderr.write(`error [${error.code}]: ${error.message}\n`);
+    io.stderr.write(`error [${error.code}]: ${visible(error.message, { keepNewlines: true })}\n`);
     return EXIT_FAILURE;
   }
   if (error instanceof UnreachableError || error instanceof CliError) {

@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { OPERATOR_KEY_FILE } from '../../auth/keys.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 /**
  * `warren mcp`: an MCP server on stdio that forwards every message to a running warren's
  * `/mcp` (Streamable HTTP) and back, for clients that only speak stdio. It holds no logic:
- * identity, gating and tools are the daemon's.
+ * identity, gating and tools are the daemon's. The relay (and the MCP SDK) load only here.
  */
 export const mcpCommand: LocalCommand = {
   command: ['mcp'],
@@ -19,6 +16,7 @@ export const mcpCommand: LocalCommand = {
     'warren mcp [--url http://127.0.0.1:7700] [--token <session token> | --key <operator key>] [--zone <zone>]',
     '',
     'Credentials: --token or WARREN_TOKEN (an agent), else --key or WARREN_API_KEY, else <data-dir>/operator.key.',
+    'Requests that arrive while it connects wait for the connection; none is dropped.',
     'Example MCP client config:',
     '  { "mcpServers": { "warren": { "command": "./bin/warren.js", "args": ["mcp"], "env": { "WARREN_TOKEN": "wst_…" } } } }',
   ].join('\n'),
@@ -49,53 +47,8 @@ export const mcpCommand: LocalCommand = {
       }
     }
     const zone = values.zone ?? env.WARREN_ZONE;
-    return bridge(new URL('/mcp', url), credential, zone, io);
+    const headers = { authorization: `Bearer ${credential}`, ...(zone ? { 'x-warren-zone': zone } : {}) };
+    const { bridge } = await import('./mcp-bridge.ts');
+    return bridge(new URL('/mcp', url), headers, io.stderr);
   },
 };
-
-async function bridge(
-  endpoint: URL,
-  credential: string,
-  zone: string | undefined,
-  io: CliIO,
-): Promise<number> {
-  const upstream = new StreamableHTTPClientTransport(endpoint, {
-    requestInit: {
-      headers: { authorization: `Bearer ${credential}`, ...(zone ? { 'x-warren-zone': zone } : {}) },
-    },
-  });
-  const downstream = new StdioServerTransport(process.stdin, process.stdout);
-  let done: (code: number) => void = () => {};
-  const finished = new Promise<number>((resolve) => {
-    done = resolve;
-  });
-
-  downstream.onmessage = (message: JSONRPCMessage) => {
-    upstream.send(message).catch((error: Error) => {
-      // A request that cannot reach warren still gets an answer: the client must not hang.
-      if ('id' in message && 'method' in message) {
-        void downstream.send({
-          jsonrpc: '2.0',
-          id: message.id,
-          error: { code: -32000, message: `warren at ${endpoint.origin}: ${error.message}` },
-        });
-      }
-    });
-  };
-  upstream.onmessage = (message: JSONRPCMessage) => {
-    const result = (message as { result?: { protocolVersion?: string } }).result;
-    if (result?.protocolVersion) upstream.setProtocolVersion(result.protocolVersion);
-    void downstream.send(message);
-  };
-  upstream.onerror = (error) => io.stderr.write(`warren mcp: ${error.message}\n`);
-  downstream.onclose = () => {
-    void upstream
-      .terminateSession()
-      .catch(() => {})
-      .finally(() => upstream.close().finally(() => done(0)));
-  };
-  process.stdin.once('end', () => void downstream.close());
-  await upstream.start();
-  await downstream.start();
-  return finished;
-}

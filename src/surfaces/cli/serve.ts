@@ -1,96 +1,8 @@
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { FastifyInstance } from 'fastify';
-import { ensureOperatorKey } from '../../auth/keys.ts';
-import { runDemo } from '../../demo/demo.ts';
-import type { Durability } from '../../store/dialect.ts';
-import { Warren } from '../../warren.ts';
-import { buildHttpServer } from '../http/server.ts';
-import { ToolCatalog } from '../mcp/server.ts';
-import { ZoneSockets } from '../mcp/socket.ts';
+import type { Running } from '../../server.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
-export interface ServeOptions {
-  host: string;
-  port: number;
-  dataDir: string;
-  db?: string;
-  durability: Durability;
-  demo: boolean;
-}
-
-export interface Running {
-  warren: Warren;
-  http: FastifyInstance;
-  sockets: ZoneSockets;
-  url: string;
-  stop(): Promise<void>;
-}
-
-type Out = { write(s: string): unknown };
-
-/** Start a warren server: store, kernel, HTTP on one port. */
-export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
-  const warren = await Warren.open({
-    dataDir: opts.dataDir,
-    durability: opts.durability,
-    deferResume: true,
-    ...(opts.db ? { db: opts.db } : {}),
-  });
-  const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
-  const http = await buildHttpServer(warren);
-  let address: string;
-  try {
-    address = await http.listen({ host: opts.host, port: opts.port });
-  } catch (error) {
-    await warren.close();
-    throw error;
-  }
-  const url = address.replace('[::1]', 'localhost');
-  warren.kernel.config.publicUrl = url;
-  const sockets = new ZoneSockets(warren, new ToolCatalog(warren), join(opts.dataDir, 'mcp'));
-  try {
-    await sockets.start();
-  } catch (error) {
-    await http.close();
-    await warren.close();
-    throw error;
-  }
-  // Agents that were live before a restart come back now that their endpoint answers.
-  warren.kernel.resumeLost();
-  out.write(`warren listening on ${url} (store: ${opts.db ?? `${opts.dataDir}/warren.db`})\n`);
-  out.write(
-    `MCP: ${url}/mcp (Streamable HTTP); unix socket ${sockets.paths().join(', ')}; stdio: warren mcp\n`,
-  );
-  if (key.created) {
-    out.write(`operator API key (shown once; also saved to ${key.file}, mode 0600):\n  ${key.key}\n`);
-  }
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      await http.close();
-      await sockets.close();
-      await warren.close();
-    })();
-    return stopping;
-  };
-  if (opts.demo) {
-    const { lead } = await runDemo(warren, (l) => out.write(`${l}\n`));
-    out.write(
-      [
-        '',
-        'The demo is running. In another terminal:',
-        '  ./bin/warren.js ps',
-        '  ./bin/warren.js streams list',
-        '  ./bin/warren.js events',
-        `  ./bin/warren.js session events ${lead}`,
-        'Ctrl-C stops the server (sessions stay resumable).',
-        '',
-      ].join('\n'),
-    );
-  }
-  return { warren, http, sockets, url, stop };
-}
+/** `warren serve` and `warren demo`: parse the flags, then start the server (src/server.ts). */
 
 export const serveCommand: LocalCommand = {
   command: ['serve'],
@@ -133,6 +45,8 @@ export const serveCommand: LocalCommand = {
     }
     let running: Running;
     try {
+      // The server (store, kernel, Fastify, runtimes, the MCP SDK) loads only for this command.
+      const { serve } = await import('../../server.ts');
       running = await serve(
         {
           host: values.host!,

@@ -1,3 +1,5 @@
+import { visible } from './visible.ts';
+
 /** A plain-text table: headers, aligned columns, long cells cut with …, fitted to the terminal when its width is known. */
 
 export interface Row {
@@ -21,8 +23,8 @@ const MIN_COLUMN = 4;
 
 const len = (s: string): number => Array.from(s).length;
 
-/** Newlines and tabs would break the grid. */
-export const clean = (s: string): string => s.replace(/[\r\n\t\v\f]+/g, ' ');
+/** Newlines and tabs would break the grid; other control characters are shown as escapes. */
+export const clean = (s: string): string => visible(s.replace(/[\r\n\t\v\f]+/g, ' '));
 
 export function truncate(s: string, width: number): string {
   const chars = Array.from(s);

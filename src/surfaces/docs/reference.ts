@@ -2,6 +2,7 @@ import type { SyscallTable } from '../../syscalls/dispatch.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import { buildCommands, kebab } from '../cli/commands.ts';
 import { signature } from '../cli/help.ts';
+import { syscallSpecs } from '../cli/manifest.ts';
 import { inputFields } from '../cli/schema-info.ts';
 
 const GROUP_TITLES: Record<Syscall['group'], string> = {
@@ -14,7 +15,7 @@ const GROUP_TITLES: Record<Syscall['group'], string> = {
 
 /** docs/reference.md, rendered from the syscall table: the one source of every surface. */
 export function renderReference(table: SyscallTable): string {
-  const commands = buildCommands([...table.values()], []);
+  const commands = buildCommands(syscallSpecs([...table.values()]), []);
   const out: string[] = [
     '# Syscall reference',
     '',
@@ -33,7 +34,7 @@ export function renderReference(table: SyscallTable): string {
       if (s.description) out.push(s.description, '');
       out.push(`- Callers: ${s.callers.join(', ')}`);
       if (s.http) out.push(`- REST: \`${s.http.method} ${s.http.path}\``);
-      const cmd = commands.find((c) => c.kind === 'syscall' && c.syscall.name === s.name);
+      const cmd = commands.find((c) => c.kind === 'syscall' && c.name === s.name);
       if (cmd) out.push(`- CLI: \`warren ${signature(cmd)}\``);
       out.push('');
       const fields = inputFields(s.input);
