@@ -1,3 +1,4 @@
+import { dropExpired } from '../store/retention.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { Core } from './core.ts';
 import { endSession, isHeld, setStatus } from './lifecycle.ts';
@@ -159,41 +160,13 @@ export class Reconciler {
     if (days === null) return;
     const cutoff = this.core.clock.now() - days * 86_400_000;
     await this.core.store.writer.write(async (tx) => {
-      const victims = await tx.db
-        .selectFrom('events')
-        .select('seq')
-        .where('ts', '<', cutoff)
-        .where(({ or, eb, not, exists, selectFrom }) =>
-          or([
-            eb('type', '!=', 'stream.message'),
-            not(
-              exists(
-                selectFrom('fds')
-                  .select('fds.id')
-                  .whereRef('fds.stream_id', '=', 'events.stream_id')
-                  .where('fds.closed_at', 'is', null)
-                  .whereRef('fds.cursor', '<', 'events.seq'),
-              ),
-            ),
-          ]),
-        )
-        .orderBy('seq', 'asc')
-        .limit(BATCH * 10)
-        .execute();
-      if (victims.length === 0) return;
-      await tx.db
-        .deleteFrom('events')
-        .where(
-          'seq',
-          'in',
-          victims.map((v) => v.seq),
-        )
-        .execute();
+      const { deleted, upToSeq } = await dropExpired(tx, cutoff);
+      if (deleted === 0) return;
       tx.append({
         zone: 'default',
         type: 'log.retention',
         actor: KERNEL_ACTOR,
-        payload: { deleted: victims.length, before: cutoff, upToSeq: victims.at(-1)?.seq ?? 0 },
+        payload: { deleted, before: cutoff, upToSeq },
       });
     });
   }
