@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely';
+import type { DialectKind } from './dialect.ts';
 import type { WriteTx } from './writer.ts';
 
 /** Cursor updates: only ever forward (`cursor < new`), like the rows they mirror. */
@@ -19,16 +20,19 @@ export interface CursorUpdate {
  * of the query builder; on PostgreSQL one statement per chunk instead of a round trip per fd.
  */
 export async function flushCursors(tx: WriteTx, updates: readonly CursorUpdate[]): Promise<void> {
-  if (tx.kind === 'postgres') {
+  for (const q of flushCursorsStatements(tx.kind, updates)) await tx.db.executeQuery(q);
+}
+
+/** The statements of one flush: on SQLite one per fd, on PostgreSQL one per chunk of fds. */
+export function flushCursorsStatements(kind: DialectKind, updates: readonly CursorUpdate[]): CompiledQuery[] {
+  const out: CompiledQuery[] = [];
+  if (kind === 'postgres') {
     for (let i = 0; i < updates.length; i += FLUSH_CHUNK) {
       const chunk = updates.slice(i, i + FLUSH_CHUNK);
-      await tx.db.executeQuery(
-        CompiledQuery.raw(PG_FLUSH_SQL, [chunk.map((u) => u.id), chunk.map((u) => u.cursor)]),
-      );
+      out.push(CompiledQuery.raw(PG_FLUSH_SQL, [chunk.map((u) => u.id), chunk.map((u) => u.cursor)]));
     }
-    return;
+  } else {
+    for (const u of updates) out.push(CompiledQuery.raw(SQLITE_FLUSH_SQL, [u.cursor, u.id, u.cursor]));
   }
-  for (const u of updates) {
-    await tx.db.executeQuery(CompiledQuery.raw(SQLITE_FLUSH_SQL, [u.cursor, u.id, u.cursor]));
-  }
+  return out;
 }

@@ -52,6 +52,9 @@ function openSqlite(loc: StoreLocation): Connections {
   ensurePrivateDir(dirname(loc.url));
   // Created 0600 before SQLite opens it: its -wal and -shm files take the database's mode.
   ensurePrivateFile(loc.url);
+  const companions = [`${loc.url}-wal`, `${loc.url}-shm`];
+  // Left looser by an older version: tightened before SQLite (re)uses them.
+  securePrivateFiles(companions);
   const writerDb = new SqliteDatabase(loc.url);
   writerDb.pragma('journal_mode = WAL');
   // WAL + NORMAL survives a process crash; FULL also survives power loss.
@@ -66,8 +69,8 @@ function openSqlite(loc: StoreLocation): Connections {
   const checkpointer = offLoop ? new Checkpointer(loc.url) : undefined;
   const readerDb = new SqliteDatabase(loc.url);
   readerDb.pragma('busy_timeout = 5000');
-  // Companions left looser by an older version (or created before the database's mode was fixed).
-  securePrivateFiles([`${loc.url}-wal`, `${loc.url}-shm`]);
+  // And after: SQLite has created them by now, with the database's mode; this only checks.
+  securePrivateFiles(companions);
   const writer = new Kysely<Database>({
     dialect: new SqliteDialect({ database: cachedStatements(writerDb) }),
   });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * Indexes so every hot query has one that fits, whatever the planner's statistics say.
@@ -25,8 +25,20 @@ export const hotPathIndexes = {
       .columns(['stream_id', 'type', 'seq'])
       .execute();
     await db.schema.dropIndex('events_stream_seq').execute();
-    await db.schema.createIndex('sessions_term_deadline').on('sessions').column('term_deadline').execute();
-    await db.schema.createIndex('sessions_expires_at').on('sessions').column('expires_at').execute();
+    // Partial: most sessions have neither deadline, and `x <= ?` or `x is not null` both
+    // imply the predicate, so every lookup by deadline can use them.
+    await db.schema
+      .createIndex('sessions_term_deadline')
+      .on('sessions')
+      .column('term_deadline')
+      .where(sql.ref('term_deadline'), 'is not', null)
+      .execute();
+    await db.schema
+      .createIndex('sessions_expires_at')
+      .on('sessions')
+      .column('expires_at')
+      .where(sql.ref('expires_at'), 'is not', null)
+      .execute();
     await db.schema.createIndex('sessions_status').on('sessions').columns(['status', 'depth']).execute();
   },
 };
