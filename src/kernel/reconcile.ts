@@ -1,4 +1,4 @@
-import { dropExpired } from '../store/retention.ts';
+import { dropExpired, RETENTION_BATCH, RETENTION_UNITS_PER_TICK } from '../store/retention.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { Core } from './core.ts';
 import { endSession, isHeld, setStatus } from './lifecycle.ts';
@@ -159,15 +159,22 @@ export class Reconciler {
     const days = this.core.config.retentionDays;
     if (days === null) return;
     const cutoff = this.core.clock.now() - days * 86_400_000;
-    await this.core.store.writer.write(async (tx) => {
-      const { deleted, upToSeq } = await dropExpired(tx, cutoff);
-      if (deleted === 0) return;
-      tx.append({
-        zone: 'default',
-        type: 'log.retention',
-        actor: KERNEL_ACTOR,
-        payload: { deleted, before: cutoff, upToSeq },
+    // Small units, so the writer (and on SQLite the event loop) is never held for long;
+    // a bounded number per tick, so a large backlog drains over several ticks.
+    for (let unit = 0; unit < RETENTION_UNITS_PER_TICK; unit++) {
+      const deleted = await this.core.store.writer.write(async (tx) => {
+        const r = await dropExpired(tx, cutoff, RETENTION_BATCH);
+        if (r.deleted > 0) {
+          tx.append({
+            zone: 'default',
+            type: 'log.retention',
+            actor: KERNEL_ACTOR,
+            payload: { deleted: r.deleted, before: cutoff, upToSeq: r.upToSeq },
+          });
+        }
+        return r.deleted;
       });
-    });
+      if (deleted < RETENTION_BATCH) return;
+    }
   }
 }

@@ -6,11 +6,13 @@ import { Worker } from 'node:worker_threads';
  * automatic checkpoint (copy the WAL into the database, fsync) inside whichever commit
  * pushes the WAL past its threshold: a 3–7 ms stall on the event loop every ~130 commits.
  * The writer connection turns automatic checkpoints off; this worker thread, with a
- * connection of its own, runs PASSIVE checkpoints (they never wait for or block the
- * writer) on a short interval. If readers keep the WAL from being reset and it passes
- * `maxWalPages` anyway, the worker runs one RESTART checkpoint, which makes the next
- * commit start the WAL over, so the file stays bounded (the writer's
- * `journal_size_limit` truncates it back when that happens).
+ * connection of its own, runs PASSIVE checkpoints on a short interval. PASSIVE never takes
+ * the write lock nor waits for readers, so it cannot make a commit wait or fail.
+ * (FULL/RESTART would: they hold the write lock while waiting for readers, and a writer
+ * whose deferred transaction read first then gets SQLITE_BUSY instead of waiting.)
+ * The WAL stays bounded without them: once a checkpoint has copied every frame, the next
+ * commit starts the WAL over from its beginning, and the writer's `journal_size_limit`
+ * cuts the file back; the store's close runs one TRUNCATE.
  *
  * The worker's code is inline (an eval worker loading better-sqlite3 by resolved path) so
  * it runs the same from TypeScript sources and from a compiled build.
@@ -22,12 +24,7 @@ const db = new Database(workerData.path);
 db.pragma('busy_timeout = 0');
 const timer = setInterval(() => {
   try {
-    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (r && r.log > workerData.maxWalPages) {
-      db.pragma('busy_timeout = 50');
-      db.pragma('wal_checkpoint(RESTART)');
-      db.pragma('busy_timeout = 0');
-    }
+    db.pragma('wal_checkpoint(PASSIVE)');
   } catch (e) {
     // SQLITE_BUSY and friends: the next round tries again.
   }
@@ -43,8 +40,6 @@ parentPort.on('message', (m) => {
 export interface CheckpointerOptions {
   /** Between PASSIVE checkpoints. */
   intervalMs?: number;
-  /** WAL frames past which one RESTART checkpoint is run. */
-  maxWalPages?: number;
 }
 
 export class Checkpointer {
@@ -59,7 +54,6 @@ export class Checkpointer {
         path,
         driver,
         intervalMs: opts.intervalMs ?? 20,
-        maxWalPages: opts.maxWalPages ?? 16_384,
       },
       // The eval'd source is plain CommonJS: no TypeScript loader needed in the worker.
       execArgv: [],

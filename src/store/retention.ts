@@ -2,8 +2,13 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import type { WriteTx } from './writer.ts';
 
-/** Events deleted per call at most: one tick's work stays small whatever the backlog. */
-export const RETENTION_BATCH = 5000;
+/**
+ * Events deleted per call at most. Deleting costs ~0.05–0.1 ms a row on SQLite (the row and
+ * its five index entries), on the event loop: 500 keeps one unit to tens of milliseconds.
+ */
+export const RETENTION_BATCH = 500;
+/** Calls per reconcile tick: up to 10 000 events every tick (1 000/s at the 10 s default). */
+export const RETENTION_UNITS_PER_TICK = 20;
 
 export interface RetentionResult {
   deleted: number;
