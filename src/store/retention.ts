@@ -32,14 +32,18 @@ const lastExpiredQuery = (db: Kysely<Database>, cutoff: number) =>
  */
 const victimsSql = (pg: boolean) => {
   const p = pg ? (i: number) => `$${i}` : () => '?';
-  return `delete from "events" where "seq" in (
+  // PostgreSQL joins a plain `in (subquery)` back to events with a hash over a full scan;
+  // `= any(array(subquery))` computes the seqs once and deletes by primary key.
+  const open = pg ? '= any(array(' : 'in (';
+  const close = pg ? '))' : ')';
+  return `delete from "events" where "seq" ${open}
     select "e"."seq" from "events" as "e"
     where "e"."seq" <= ${p(1)} and +"e"."ts" < ${p(2)}
       and ("e"."type" != ${p(3)} or not exists (
         select 1 from "fds" as "f"
         where "f"."stream_id" = "e"."stream_id" and "f"."closed_at" is null and "f"."cursor" < "e"."seq"))
     order by "e"."seq" limit ${p(4)}
-  ) returning "seq"`;
+  ${close} returning "seq"`;
 };
 
 /** Delete events older than `cutoff` (epoch ms) that nobody still needs; bounded per call. */
