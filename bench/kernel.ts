@@ -371,6 +371,32 @@ export async function publishLatencyPostgres(opts: { ms?: number } = {}): Promis
   );
 }
 
+/**
+ * (d) PostgreSQL's knee: publish → deliver with 10 subscribers at rising offered rates.
+ * The knee is the highest rate whose p99 stays at or under 100 ms.
+ */
+export async function postgresKnee(opts: { rates?: number[]; ms?: number } = {}): Promise<BenchRow[]> {
+  const rates = opts.rates ?? [1000, 2000, 3000, 4000, 5000];
+  const label = 'postgres knee (10 subs, p99 <= 100 ms)';
+  const problem = await pgProblem();
+  if (problem) return [{ name: label, value: Number.NaN, unit: '', note: `SKIPPED: ${problem}` }];
+  const seen: string[] = [];
+  let knee = 0;
+  for (const rate of rates) {
+    let r: LatencyResult;
+    try {
+      r = await latencyCase({ subscribers: 10, backend: 'postgres', rate, ms: opts.ms ?? 2000 });
+    } catch (error) {
+      seen.push(`${rate}/s: ${(error as Error).message}`);
+      break;
+    }
+    seen.push(`${rate}/s: p50 ${round(r.p50, 1)} p99 ${round(r.p99, 1)} ms, achieved ${round(r.rate, 0)}/s`);
+    if (r.p99 > 100 || r.rate < rate * 0.9) break;
+    knee = rate;
+  }
+  return [{ name: label, value: knee, unit: 'msg/s', goal: 3000, note: seen.join('; ') }];
+}
+
 // ---------------------------------------------------------------- (b) spawn
 
 /** (b) ipc_spawn of a listening script agent, end to end, vs the bare write at its floor. */
@@ -454,7 +480,7 @@ export async function spawnOverhead(opts: { spawns?: number; warmup?: number } =
   }
 }
 
-export const kernelBenches = { publishLatency, spawnOverhead, publishLatencyPostgres };
+export const kernelBenches = { publishLatency, spawnOverhead, publishLatencyPostgres, postgresKnee };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { formatRows } = await import('./store.ts');

@@ -16,6 +16,7 @@ import type { NewEvent } from '../src/store/events.ts';
 import { Store } from '../src/store/store.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { createIds } from '../src/util/ids.ts';
+import { fillLog } from '../test/store/fill-log.ts';
 
 export interface BenchRow {
   name: string;
@@ -229,15 +230,70 @@ export async function postgresAppend(
     const ms = performance.now() - t0;
     latencies.sort((x, y) => x - y);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
-    const note = `${latencies.length} appends, ${appenders} concurrent callers, ${transactions} transactions, synchronous_commit=off`;
+    const meanBatch = Math.max(1, Math.round(latencies.length / transactions));
+    const raw = await rawPgInsertRate(schema, latencies.length, meanBatch);
+    const rate = latencies.length / (ms / 1000);
+    const note = `${latencies.length} appends, ${appenders} concurrent callers, ${transactions} transactions (mean ${meanBatch} events); baseline: raw pg multi-row inserts of ${meanBatch} rows into an identical table, one connection, synchronous_commit=off`;
     return [
-      { name: names[0]!, value: round(latencies.length / (ms / 1000)), unit: 'events/s', note },
+      {
+        name: names[0]!,
+        value: round(rate),
+        unit: 'events/s',
+        baseline: round(raw),
+        ratio: round(rate / raw, 2),
+        goal: 0.5,
+        note,
+      },
       { name: names[1]!, value: round(pct(0.5), 2), unit: 'ms' },
       { name: names[2]!, value: round(pct(0.99), 2), unit: 'ms' },
     ];
   } finally {
     await store.close();
     await dropSchema(schema);
+  }
+}
+
+/**
+ * The floor under a PostgreSQL append: plain multi-row inserts of `batch` rows (the
+ * writer's mean batch), one after another on one connection, autocommit, into a copy of
+ * `events` (same columns and indexes) in the same schema. No seq allocation, no queue.
+ */
+async function rawPgInsertRate(schema: string, total: number, batch: number): Promise<number> {
+  const client = new pg.Client({
+    connectionString: PG_URL,
+    options: `-c search_path=${schema} -c synchronous_commit=off`,
+  });
+  await client.connect();
+  try {
+    await client.query('create table raw_events (like events including all)');
+    const width = 9;
+    const text = `insert into raw_events (seq, id, zone, ts, type, actor, session_id, stream_id, payload) values ${Array.from(
+      { length: batch },
+      (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`,
+    ).join(', ')}`;
+    const t0 = performance.now();
+    let seq = 0;
+    for (let done = 0; done + batch <= total; done += batch) {
+      const params: unknown[] = [];
+      for (let r = 0; r < batch; r++) {
+        const e = event(++seq);
+        params.push(
+          seq,
+          `raw${seq}`,
+          e.zone,
+          Date.now(),
+          e.type,
+          e.actor,
+          e.session_id,
+          e.stream_id,
+          JSON.stringify(e.payload),
+        );
+      }
+      await client.query(text, params);
+    }
+    return seq / ((performance.now() - t0) / 1000);
+  } finally {
+    await client.end();
   }
 }
 
@@ -264,7 +320,153 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-export const storeBenches = { sqliteAppend, sqliteReplay, postgresAppend };
+/**
+ * (d) Independent of the log's size: operations that do not read history, on a log of 1M
+ * events vs one of 1,000 (same run, same shape: the small one is the big one's first
+ * thousand events), interleaved call by call so both see the same machine. Each store is
+ * reopened after its fill, as after a restart (statistics are taken at open). Value: the
+ * ratio of medians, 1M / 1k.
+ */
+export async function logSize(
+  opts: { big?: number; small?: number; calls?: number } = {},
+): Promise<BenchRow[]> {
+  const big = opts.big ?? 1_000_000;
+  const small = opts.small ?? 1_000;
+  const calls = opts.calls ?? 3000;
+  using tmp = tempDir();
+  const open = (name: string) =>
+    Store.open({ url: join(tmp.dir, name), durability: 'process' }, systemClock, createIds(systemClock));
+  const stores: Store[] = [];
+  try {
+    for (const [name, events] of [
+      ['big.db', big],
+      ['small.db', small],
+    ] as const) {
+      const fresh = await open(name);
+      await fillLog(fresh, { events });
+      // The quiet stream: ten messages after the fill.
+      await fresh.writer.append(
+        Array.from({ length: 10 }, () => ({ ...event(0), stream_id: 'quiet', type: 'stream.message' })),
+      );
+      await fresh.close();
+      stores.push(await open(name));
+    }
+    const ops: Array<[string, (s: Store) => Promise<unknown>]> = [
+      ['messagesAfter, quiet stream', (s) => s.log.messagesAfter('quiet', 0)],
+      [
+        'messagesAfter, busy stream at its head',
+        async (s) => s.log.messagesAfter('fill-r7', await s.log.head()),
+      ],
+      ['head()', (s) => s.log.head()],
+      ['append (one event, one commit)', (s) => s.writer.append([event(1)])],
+      [
+        'count due on an fd',
+        (s) =>
+          s.reader
+            .selectFrom('events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('stream_id', '=', 'quiet')
+            .where('type', '=', 'stream.message')
+            .where('seq', '>', 0)
+            .where('actor', '!=', 'nobody')
+            .executeTakeFirst(),
+      ],
+    ];
+    const rows: BenchRow[] = [];
+    for (const [label, op] of ops) {
+      const times: [number[], number[]] = [[], []];
+      for (let i = 0; i < calls; i++) {
+        for (let k = 0; k < 2; k++) {
+          const t0 = performance.now();
+          await op(stores[k]!);
+          times[k]!.push(performance.now() - t0);
+        }
+      }
+      const [atBig, atSmall] = times.map((t) => median(t) * 1000) as [number, number];
+      rows.push({
+        name: `log size: ${label}, 1M vs 1k`,
+        value: round(atBig / atSmall, 2),
+        unit: 'x',
+        max: 1.2,
+        note: `median ${round(atBig, 1)} µs at ${big.toLocaleString('en-US')} events, ${round(atSmall, 1)} µs at ${small.toLocaleString('en-US')}; ${calls} calls each, interleaved`,
+      });
+    }
+    return rows;
+  } finally {
+    for (const s of stores) await s.close();
+  }
+}
+
+/**
+ * (e) WAL checkpoints off the event loop: single-event appends through the writer, paced
+ * at `rate`/s, on a store whose checkpoints run in a worker thread vs one with SQLite's
+ * automatic checkpoints inside commits (the old way), alternating in 500 ms slices so both
+ * see the same machine. Rows: the worker's p99 and max commit latency; baseline: inline's.
+ */
+export async function sqliteCheckpoints(opts: { rate?: number; ms?: number } = {}): Promise<BenchRow[]> {
+  const rate = opts.rate ?? 1000;
+  const ms = opts.ms ?? 6000;
+  using tmp = tempDir();
+  const open = (name: string, checkpoints: 'worker' | 'inline') =>
+    Store.open(
+      { url: join(tmp.dir, name), durability: 'process', checkpoints },
+      systemClock,
+      createIds(systemClock),
+    );
+  const worker = await open('worker.db', 'worker');
+  const inline = await open('inline.db', 'inline');
+  const lat: [number[], number[]] = [[], []];
+  try {
+    const slice = 500;
+    const perSlice = Math.round((rate * slice) / 1000);
+    for (let t = 0; t < ms; t += slice) {
+      for (const [k, store] of [worker, inline].entries()) {
+        const start = performance.now();
+        const pending: Promise<unknown>[] = [];
+        for (let i = 0; i < perSlice; i++) {
+          const due = start + (i * 1000) / rate;
+          const wait = due - performance.now();
+          if (wait > 0) await sleepMs(wait);
+          const s0 = performance.now();
+          pending.push(store.writer.append([event(i)]).then(() => lat[k]!.push(performance.now() - s0)));
+        }
+        await Promise.all(pending);
+      }
+    }
+  } finally {
+    await worker.close();
+    await inline.close();
+  }
+  const [w, i] = lat.map((l) => l.sort((a, b) => a - b)) as [number[], number[]];
+  const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+  const note = `${w.length} appends each at ${rate}/s, alternating 500 ms slices; baseline: SQLite's automatic checkpoints inside commits`;
+  return [
+    {
+      name: 'sqlite append p99, checkpoints in a worker',
+      value: round(pct(w, 0.99), 3),
+      unit: 'ms',
+      baseline: round(pct(i, 0.99), 3),
+      ratio: round(pct(w, 0.99) / pct(i, 0.99), 2),
+      note,
+    },
+    {
+      name: 'sqlite append max, checkpoints in a worker',
+      value: round(w.at(-1)!, 2),
+      unit: 'ms',
+      baseline: round(i.at(-1)!, 2),
+      ratio: round(w.at(-1)! / i.at(-1)!, 2),
+    },
+  ];
+}
+
+const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+export const storeBenches = { sqliteAppend, sqliteReplay, postgresAppend, logSize, sqliteCheckpoints };
 
 export function formatRows(rows: BenchRow[]): string {
   const cells = rows.map((r) => [

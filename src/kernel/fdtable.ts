@@ -1,15 +1,8 @@
-import { CompiledQuery } from 'kysely';
+import { flushCursors } from '../store/cursors.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { FdsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
-
-/** Cursor updates: only ever forward (`cursor < new`), like the rows they mirror. */
-const SQLITE_FLUSH_SQL = 'update "fds" set "cursor" = ? where "id" = ? and "cursor" < ?';
-const PG_FLUSH_SQL =
-  'update "fds" set "cursor" = "v"."cursor" from (select unnest($1::text[]) as "id", unnest($2::bigint[]) as "cursor") as "v" where "fds"."id" = "v"."id" and "fds"."cursor" < "v"."cursor"';
-/** Rows per PostgreSQL flush statement. */
-const FLUSH_CHUNK = 1000;
 
 export interface StreamMeta {
   name: string;
@@ -136,23 +129,7 @@ export class FdTable {
     const updates = [...this.dirty].map((id) => ({ id, cursor: this.byId.get(id)?.cursor ?? 0 }));
     this.dirty.clear();
     this.flushing = this.store.writer
-      .write(async (tx) => {
-        // On the writer's path every 50 ms, with one row per active subscriber: fixed SQL
-        // text (prepared once) instead of the query builder, and on PostgreSQL one
-        // statement per chunk instead of one round trip per fd.
-        if (tx.kind === 'postgres') {
-          for (let i = 0; i < updates.length; i += FLUSH_CHUNK) {
-            const chunk = updates.slice(i, i + FLUSH_CHUNK);
-            await tx.db.executeQuery(
-              CompiledQuery.raw(PG_FLUSH_SQL, [chunk.map((u) => u.id), chunk.map((u) => u.cursor)]),
-            );
-          }
-        } else {
-          for (const u of updates) {
-            await tx.db.executeQuery(CompiledQuery.raw(SQLITE_FLUSH_SQL, [u.cursor, u.id, u.cursor]));
-          }
-        }
-      })
+      .write((tx) => flushCursors(tx, updates))
       .catch((error) => {
         // Keep them dirty: the next flush tries again; delivery stays at-least-once.
         for (const u of updates) this.dirty.add(u.id);

@@ -1,3 +1,4 @@
+import { dropExpired, RETENTION_BATCH, RETENTION_UNITS_PER_TICK } from '../store/retention.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { Core } from './core.ts';
 import { endSession, isHeld } from './lifecycle.ts';
@@ -162,43 +163,22 @@ export class Reconciler {
     const days = this.core.config.retentionDays;
     if (days === null) return;
     const cutoff = this.core.clock.now() - days * 86_400_000;
-    await this.core.store.writer.write(async (tx) => {
-      const victims = await tx.db
-        .selectFrom('events')
-        .select('seq')
-        .where('ts', '<', cutoff)
-        .where(({ or, eb, not, exists, selectFrom }) =>
-          or([
-            eb('type', '!=', 'stream.message'),
-            not(
-              exists(
-                selectFrom('fds')
-                  .select('fds.id')
-                  .whereRef('fds.stream_id', '=', 'events.stream_id')
-                  .where('fds.closed_at', 'is', null)
-                  .whereRef('fds.cursor', '<', 'events.seq'),
-              ),
-            ),
-          ]),
-        )
-        .orderBy('seq', 'asc')
-        .limit(BATCH * 10)
-        .execute();
-      if (victims.length === 0) return;
-      await tx.db
-        .deleteFrom('events')
-        .where(
-          'seq',
-          'in',
-          victims.map((v) => v.seq),
-        )
-        .execute();
-      tx.append({
-        zone: 'default',
-        type: 'log.retention',
-        actor: KERNEL_ACTOR,
-        payload: { deleted: victims.length, before: cutoff, upToSeq: victims.at(-1)?.seq ?? 0 },
+    // Small units, so the writer (and on SQLite the event loop) is never held for long;
+    // a bounded number per tick, so a large backlog drains over several ticks.
+    for (let unit = 0; unit < RETENTION_UNITS_PER_TICK; unit++) {
+      const deleted = await this.core.store.writer.write(async (tx) => {
+        const r = await dropExpired(tx, cutoff, RETENTION_BATCH);
+        if (r.deleted > 0) {
+          tx.append({
+            zone: 'default',
+            type: 'log.retention',
+            actor: KERNEL_ACTOR,
+            payload: { deleted: r.deleted, before: cutoff, upToSeq: r.upToSeq },
+          });
+        }
+        return r.deleted;
       });
-    });
+      if (deleted < RETENTION_BATCH) return;
+    }
   }
 }

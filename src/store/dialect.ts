@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { Checkpointer } from './checkpointer.ts';
+import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFiles } from './file-modes.ts';
 import type { Database } from './schema.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
@@ -16,6 +17,16 @@ export interface StoreLocation {
   schema?: string;
   /** PostgreSQL only: reader pool size. */
   poolSize?: number;
+  /**
+   * SQLite only: warren's own data dir, kept 0700 (created so, tightened if looser). Without
+   * it the database's directory is created 0700 if missing and otherwise left alone.
+   */
+  dataDir?: string;
+  /**
+   * SQLite only: who runs WAL checkpoints. `worker` (default): a worker thread, off the
+   * event loop; `inline`: SQLite's automatic checkpoints inside commits (benches compare).
+   */
+  checkpoints?: 'worker' | 'inline';
 }
 
 export interface Connections {
@@ -33,15 +44,33 @@ export async function openConnections(loc: StoreLocation): Promise<Connections> 
   return isPostgresUrl(loc.url) ? openPostgres(loc) : openSqlite(loc);
 }
 
+/** The WAL file is cut back to this after the log restarts, so a burst does not keep it big. */
+const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+
 function openSqlite(loc: StoreLocation): Connections {
-  mkdirSync(dirname(loc.url), { recursive: true });
+  if (loc.dataDir !== undefined) securePrivateDir(loc.dataDir);
+  ensurePrivateDir(dirname(loc.url));
+  // Created 0600 before SQLite opens it: its -wal and -shm files take the database's mode.
+  ensurePrivateFile(loc.url);
+  const companions = [`${loc.url}-wal`, `${loc.url}-shm`];
+  // Left looser by an older version: tightened before SQLite (re)uses them.
+  securePrivateFiles(companions);
   const writerDb = new SqliteDatabase(loc.url);
   writerDb.pragma('journal_mode = WAL');
   // WAL + NORMAL survives a process crash; FULL also survives power loss.
   writerDb.pragma(`synchronous = ${loc.durability === 'power' ? 'FULL' : 'NORMAL'}`);
   writerDb.pragma('busy_timeout = 5000');
+  writerDb.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+  // ANALYZE samples this many rows per index: `PRAGMA optimize` stays cheap at any size.
+  writerDb.pragma('analysis_limit = 1000');
+  // Checkpoints move to a worker thread; the writer never runs one inside a commit.
+  const offLoop = loc.checkpoints !== 'inline';
+  if (offLoop) writerDb.pragma('wal_autocheckpoint = 0');
+  const checkpointer = offLoop ? new Checkpointer(loc.url) : undefined;
   const readerDb = new SqliteDatabase(loc.url);
   readerDb.pragma('busy_timeout = 5000');
+  // And after: SQLite has created them by now, with the database's mode; this only checks.
+  securePrivateFiles(companions);
   const writer = new Kysely<Database>({
     dialect: new SqliteDialect({ database: cachedStatements(writerDb) }),
   });
@@ -53,8 +82,15 @@ function openSqlite(loc: StoreLocation): Connections {
     writer,
     reader,
     async close() {
-      await writer.destroy();
+      await checkpointer?.close();
       await reader.destroy();
+      // Last one out folds the WAL into the database and empties it.
+      try {
+        writerDb.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // Busy (another process still has it open): its own close or checkpoints will do it.
+      }
+      await writer.destroy();
     },
   };
 }

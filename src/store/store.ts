@@ -4,6 +4,7 @@ import type { IdGenerator } from '../util/ids.ts';
 import { type Connections, type DialectKind, openConnections, type StoreLocation } from './dialect.ts';
 import { LogReader } from './log.ts';
 import { migrations } from './migrations/index.ts';
+import { Optimizer } from './optimize.ts';
 import type { Database } from './schema.ts';
 import { GroupCommitWriter } from './writer.ts';
 
@@ -13,6 +14,7 @@ export class Store {
   readonly writer: GroupCommitWriter;
   readonly reader: Kysely<Database>;
   readonly log: LogReader;
+  private readonly optimizer: Optimizer;
 
   private constructor(
     private readonly conn: Connections,
@@ -23,17 +25,27 @@ export class Store {
     this.writer = new GroupCommitWriter(conn, clock, ids);
     this.reader = conn.reader;
     this.log = new LogReader(conn.reader);
+    this.optimizer = new Optimizer(conn.kind, this.writer, clock);
   }
 
   static async open(loc: StoreLocation, clock: Clock, ids: IdGenerator): Promise<Store> {
     const conn = await openConnections(loc);
+    let store: Store | undefined;
     try {
       await migrate(conn);
+      store = new Store(conn, clock, ids);
+      await store.optimizer.atOpen(conn.writer);
     } catch (error) {
+      store?.optimizer.close();
       await conn.close();
       throw error;
     }
-    return new Store(conn, clock, ids);
+    return store;
+  }
+
+  /** Refresh the planner's statistics now (after a bulk load; tests and benches). */
+  analyze(): Promise<void> {
+    return this.optimizer.analyze();
   }
 
   /** Row locks exist only on PostgreSQL; SQLite serialises writers on its own. */
@@ -42,6 +54,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    this.optimizer.close();
     await this.writer.close();
     await this.conn.close();
   }

@@ -3,6 +3,7 @@ import type { DialectKind } from '../dialect.ts';
 import { initial } from './001_initial.ts';
 import { sessionTools } from './002_session_tools.ts';
 import { lookupIndexes } from './003_lookup_indexes.ts';
+import { hotPathIndexes } from './004_hot_path_indexes.ts';
 import { sessionHardening } from './006_session_hardening.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
@@ -13,6 +14,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '001_initial': initial(kind),
         '002_session_tools': sessionTools,
         '003_lookup_indexes': lookupIndexes,
+        '004_hot_path_indexes': hotPathIndexes,
         '006_session_hardening': sessionHardening(kind),
       };
     },
