@@ -51,6 +51,11 @@ export interface KernelOptions {
   toolPolicy?: ToolPolicy;
   /** The tools a session may call, as its agent is told. */
   toolsOf?: (row: SessionsTable) => readonly string[];
+  /**
+   * Mints the token an agent acts with, for its session and the row's `token_gen` (the
+   * signing secret stays with the assembly). By default, a key that dies with this kernel.
+   */
+  mintToken?: (sessionId: string, gen: number) => string;
 }
 
 export interface StreamListing extends StreamInfo {
@@ -81,7 +86,6 @@ export class Kernel {
   private readonly supervisor: Supervisor;
   private readonly reconciler: Reconciler;
   private readonly termTimers = new Map<string, TimerHandle>();
-  private secretValue = '';
   private unsubscribe: (() => void) | undefined;
   private started = false;
   /** Sessions that were live when the kernel last stopped, until resumed. */
@@ -108,7 +112,7 @@ export class Kernel {
       toolPolicy: opts.toolPolicy ?? (() => null),
     };
     this.delivery = new Delivery(this.core);
-    this.supervisor = new Supervisor(this.core, opts.runtimes, this.delivery, () => this.secretValue);
+    this.supervisor = new Supervisor(this.core, opts.runtimes, this.delivery, opts.mintToken);
     if (opts.toolsOf) this.supervisor.toolsOf = opts.toolsOf;
     this.reconciler = new Reconciler(this.core, {
       escalate: (id) => this.escalate(id),
@@ -121,10 +125,6 @@ export class Kernel {
     this.supervisor.invoke = invoke;
   }
 
-  get secret(): string {
-    return this.secretValue;
-  }
-
   /**
    * Bring the kernel up: zones, the fd index, sessions that were live before a restart.
    * Those are resumed here unless `deferResume` (a server resumes them once it listens,
@@ -133,7 +133,6 @@ export class Kernel {
   async start(opts: { deferResume?: boolean } = {}): Promise<void> {
     if (this.started) return;
     this.started = true;
-    this.secretValue = await this.loadSecret();
     await this.store.writer.write(async (tx) => ensureZone(tx, DEFAULT_ZONE));
     await this.fdTable.load();
     this.unsubscribe = this.store.writer.onCommit((events) => {
@@ -892,20 +891,6 @@ export class Kernel {
       return rows.map((r) => r.id);
     });
     this.lost = lost;
-  }
-
-  private async loadSecret(): Promise<string> {
-    return this.store.writer.write(async (tx) => {
-      const row = await tx.db
-        .selectFrom('settings')
-        .select('value')
-        .where('key', '=', 'kernel_secret')
-        .executeTakeFirst();
-      if (row) return row.value;
-      const value = this.ids.secret(32);
-      await tx.db.insertInto('settings').values({ key: 'kernel_secret', value }).execute();
-      return value;
-    });
   }
 }
 

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { TokenSigner } from '../auth/tokens.ts';
 import type {
   AgentContext,
   AgentExit,
@@ -13,7 +15,6 @@ import type { Delivery } from './delivery.ts';
 import { WarrenError } from './errors.ts';
 import { endSession, setStatus } from './lifecycle.ts';
 import type { Principal } from './principal.ts';
-import { sessionToken } from './spawn.ts';
 
 export type SyscallInvoker = (
   principal: Principal,
@@ -38,7 +39,11 @@ export class Supervisor {
     private readonly core: Core,
     private readonly runtimes: RuntimeRegistry,
     private readonly delivery: Delivery,
-    private readonly secret: () => string,
+    // Without the assembly's signer, tokens are signed with a key that dies with this kernel.
+    private readonly mintToken: (sessionId: string, gen: number) => string = (() => {
+      const signer = new TokenSigner(randomBytes(32));
+      return (id: string, gen: number) => signer.mint(id, gen);
+    })(),
   ) {}
 
   /** Which tools a session may call: set by the assembly (the syscall table and its gating). */
@@ -94,7 +99,7 @@ export class Supervisor {
         depth: row.depth,
         title: row.title,
         spec: parseJson<AgentSpec>(row.spec, { prompt: null, config: {}, cwd: null, model: null, env: {} }),
-        token: sessionToken(this.secret(), sessionId),
+        token: this.mintToken(sessionId, row.token_gen ?? 0),
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
         tools: this.toolsOf(row),

@@ -58,6 +58,8 @@ export interface SessionsTable {
   tools: string | null;
   /** JSON of the grants asked for at spawn, for the record. */
   grants: string | null;
+  /** The generation of its token; resume bumps it. Optional so inserts may omit it (default 0). */
+  token_gen?: number;
 }
 
 export interface StreamsTable {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { forbidden, notFound, WarrenError } from '../kernel/errors.ts';
+import type { Principal } from '../kernel/principal.ts';
 import type { Syscall, SyscallContext } from './types.ts';
 
 export type SyscallTable = ReadonlyMap<string, Syscall>;
@@ -13,9 +14,18 @@ export const tableOf = (syscalls: readonly Syscall[]): SyscallTable => {
   return table;
 };
 
-/** Validate, authorise, run. The one path every surface takes into the kernel. */
+/** Whether a principal may call a syscall at all (its tool set); throws `forbidden` if not. */
+export interface ToolGate {
+  check(principal: Principal, syscall: Syscall): void;
+}
+
+/**
+ * Look up, authorise, validate, run: the one path every surface takes into the kernel, and
+ * the only place that checks callers, tool gating and each syscall's own `guard`.
+ */
 export async function dispatch(
   table: SyscallTable,
+  gate: ToolGate,
   ctx: SyscallContext,
   name: string,
   rawInput: unknown,
@@ -27,8 +37,11 @@ export async function dispatch(
       `${name} cannot be called by ${ctx.principal.kind === 'operator' ? 'an operator' : 'a session'}`,
     );
   }
+  gate.check(ctx.principal, syscall);
   const parsed = syscall.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw inputError(name, parsed.error);
+  syscall.guard?.(ctx.principal, parsed.data);
+  ctx.signal?.throwIfAborted();
   const result = await syscall.handler(ctx, parsed.data);
   // The output schema is a promise to every client: a handler that breaks it is a kernel bug.
   const out = syscall.output.safeParse(result);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { tierOf } from '../auth/gating.ts';
+import { forbidden } from '../kernel/errors.ts';
 import * as s from './schemas.ts';
 import { defineSyscall } from './types.ts';
 
@@ -103,6 +105,11 @@ export const ipcWrite = defineSyscall({
     command: ['fds', 'write'],
     positional: ['fd', 'message'],
     examples: ['warren fds write 3 "hello room"'],
+  },
+  // Workers reply: they write to their own pipe (fd 1) and nowhere else.
+  guard: (principal, i) => {
+    if (principal.kind === 'session' && tierOf(principal.depth) === 'worker' && i.fd !== 1)
+      throw forbidden('a worker writes only to its own pipe (fd 1)');
   },
   handler: ({ kernel, principal }, i) => kernel.write(principal, i.fd, i.message, i.data),
 });

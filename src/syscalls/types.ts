@@ -51,6 +51,11 @@ export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = 
   tier?: 0 | 1 | 2 | 3;
   http?: HttpBinding;
   cli?: CliBinding;
+  /**
+   * A rule of this syscall on top of tool gating, run by `dispatch` on the validated input
+   * before the handler (e.g. "a worker writes only to fd 1"); throws `forbidden`.
+   */
+  guard?(principal: Principal, input: z.output<I>): void;
   handler(ctx: SyscallContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
