@@ -10,9 +10,9 @@ import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
 import type { Durability } from './store/dialect.ts';
 import { Store } from './store/store.ts';
-import { dispatch, type SyscallTable } from './syscalls/dispatch.ts';
+import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './syscalls/dispatch.ts';
 import { syscallTable } from './syscalls/table.ts';
-import type { SyscallContext } from './syscalls/types.ts';
+import type { InputLimits, SyscallContext } from './syscalls/types.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 import { createIds, type IdGenerator } from './util/ids.ts';
 
@@ -31,6 +31,8 @@ export interface WarrenOptions {
   gating?: GatingPolicy;
   clock?: Clock;
   ids?: IdGenerator;
+  /** Caps on prompt and message sizes (bytes); defaults in `DEFAULT_LIMITS`. */
+  limits?: Partial<InputLimits>;
 }
 
 /** One warren: a store, a kernel over it and the syscall table every surface calls. */
@@ -42,6 +44,7 @@ export class Warren implements Authority {
     readonly gate: Gate,
     /** Signs and checks session tokens; the secret itself never leaves it. */
     readonly tokens: TokenSigner,
+    readonly limits: InputLimits,
   ) {}
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
@@ -73,7 +76,7 @@ export class Warren implements Authority {
       mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
       ...(opts.kernel ? { config: opts.kernel } : {}),
     });
-    const warren = new Warren(store, kernel, table, gate, tokens);
+    const warren = new Warren(store, kernel, table, gate, tokens, { ...DEFAULT_LIMITS, ...opts.limits });
     kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
     try {
       await kernel.start({ deferResume: opts.deferResume ?? false });
@@ -82,6 +85,10 @@ export class Warren implements Authority {
       throw error;
     }
     return warren;
+  }
+
+  private get policy(): DispatchPolicy {
+    return { gate: this.gate, limits: this.limits };
   }
 
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
@@ -94,7 +101,7 @@ export class Warren implements Authority {
     // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    return dispatch(this.table, this.gate, { principal: who, kernel: this.kernel, ...extra }, name, input);
+    return dispatch(this.table, this.policy, { principal: who, kernel: this.kernel, ...extra }, name, input);
   }
 
   /** A session principal with its tool set, read from its row. */

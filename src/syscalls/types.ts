@@ -13,6 +13,14 @@ export interface SyscallContext {
   progress?: (message: string) => void;
 }
 
+/** Size caps on free text, in UTF-8 bytes (configurable per warren). */
+export interface InputLimits {
+  /** A spawn's prompt. */
+  promptBytes: number;
+  /** A message written to a stream or sent to a session. */
+  messageBytes: number;
+}
+
 /** How REST exposes a syscall. Path params, query and body are merged into one input. */
 export interface HttpBinding {
   method: 'GET' | 'POST' | 'DELETE';
