@@ -42,13 +42,11 @@ const rpcError = (
   message: string,
   data?: Record<string, unknown>,
 ) =>
-  reply
-    .status(status)
-    .send({
-      jsonrpc: '2.0',
-      error: { code, message, data: { ...data, requestId: reply.request.id } },
-      id: null,
-    });
+  reply.status(status).send({
+    jsonrpc: '2.0',
+    error: { code, message, data: { ...data, requestId: reply.request.id } },
+    id: null,
+  });
 
 export const DEFAULT_MCP_IDLE_MS = 10 * 60_000;
 export const DEFAULT_MCP_SESSIONS_PER_CALLER = 32;
