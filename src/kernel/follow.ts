@@ -66,7 +66,7 @@ export async function* follow(
         dropped = false;
         buffered = [];
         for (;;) {
-          const rows = await store.log.tail(cursor, { limit: page });
+          const rows = await store.log.tail(cursor, { limit: page, zone: principal.zone });
           for (const e of rows) {
             if (signal?.aborted) return;
             cursor = e.seq;
