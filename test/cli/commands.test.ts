@@ -46,7 +46,7 @@ describe('commands from the syscall table', () => {
       Object.fromEntries(
         commands.find((c) => c.syscall.name === name)!.flags.map((f) => [f.flag, f.field.kind]),
       );
-    assert.deepEqual(kinds('ps'), { all: 'boolean' });
+    assert.deepEqual(kinds('ps'), { all: 'boolean', limit: 'number', after: 'string' });
     assert.deepEqual(kinds('events'), {
       type: 'string',
       since: 'string',
