@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import type { Store } from '../store/store.ts';
 
 export const SECRET_FILE = 'secret';
@@ -33,8 +34,18 @@ async function fromDatabase(store: Store): Promise<Uint8Array> {
       .executeTakeFirst();
     if (row) return row.value;
     const fresh = randomBytes(32).toString('base64url');
-    await tx.db.insertInto('settings').values({ key: SETTING, value: fresh }).execute();
-    return fresh;
+    // Two nodes starting at once: the first insert wins and both read it back.
+    await tx.db
+      .insertInto('settings')
+      .values({ key: SETTING, value: fresh })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    const won = await tx.db
+      .selectFrom('settings')
+      .select('value')
+      .where('key', '=', SETTING)
+      .executeTakeFirstOrThrow();
+    return won.value;
   });
   return Buffer.from(value, 'utf8');
 }
@@ -53,7 +64,10 @@ async function fromFile(store: Store, file: string): Promise<Uint8Array> {
   }
   if (legacy) {
     await store.writer.write(async (tx) => {
+      // Overwrite the freed bytes too: a deleted row otherwise lingers in the file's free pages.
+      await sql`pragma secure_delete = on`.execute(tx.db);
       await tx.db.deleteFrom('settings').where('key', '=', SETTING).execute();
+      await sql`pragma secure_delete = off`.execute(tx.db);
     });
   }
   const secret = readFileSync(file);

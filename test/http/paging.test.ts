@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { startHttp } from '../helpers/http.ts';
+import { type ApiResponse, startHttp } from '../helpers/http.ts';
 import { forEachWarren } from '../helpers/warrens.ts';
 
 forEachWarren('every list is paged', (t) => {
@@ -18,7 +18,7 @@ forEachWarren('every list is paged', (t) => {
       let after: string | null = null;
       for (let pages = 0; ; pages++) {
         assert.ok(pages < 10, `${path}: the cursor does not end`);
-        const r = await h.api('GET', `${path}?limit=3${after ? `&after=${after}` : ''}`);
+        const r: ApiResponse = await h.api('GET', `${path}?limit=3${after ? `&after=${after}` : ''}`);
         assert.equal(r.status, 200, JSON.stringify(r.json));
         assert.ok(r.json[key].length <= 3);
         seen.push(...r.json[key].map((x: { id: string }) => x.id));
