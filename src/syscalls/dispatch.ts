@@ -58,6 +58,23 @@ function checkSizes(name: string, input: unknown, limits: InputLimits): void {
   }
 }
 
+/** Deeper than any real input; the log's JSON.stringify overflows the stack a few thousand levels down. */
+export const MAX_INPUT_DEPTH = 64;
+
+/** Refuse input nested deeper than `max`, without recursing (every transport, not only HTTP). */
+function checkDepth(name: string, input: unknown, max = MAX_INPUT_DEPTH): void {
+  const stack: Array<[unknown, number]> = [[input, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= max)
+      throw new WarrenError('invalid_input', `${name}: input nests deeper than ${max} levels`, {
+        maxDepth: max,
+      });
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+}
+
 /**
  * Look up, authorise, validate, run: the one path every surface takes into the kernel, and
  * the only place that checks callers, tool gating and each syscall's own `guard`.
@@ -78,6 +95,7 @@ export async function dispatch(
   }
   policy.gate.check(ctx.principal, syscall);
   checkSizes(name, rawInput, policy.limits);
+  checkDepth(name, rawInput);
   const parsed = syscall.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw inputError(name, parsed.error);
   syscall.guard?.(ctx.principal, parsed.data);

@@ -73,7 +73,7 @@ const propsOf = (schema: z.ZodType): string[] => {
   return Object.keys(json.properties ?? {});
 };
 
-function restCases(h: HttpWarren, auths: string[]): Case[] {
+function restCases(h: HttpWarren, auths: string[], fd: number): Case[] {
   const cases: Case[] = [];
   const send =
     (method: string, path: string, body: unknown, opts: ApiOptions = {}) =>
@@ -88,6 +88,14 @@ function restCases(h: HttpWarren, auths: string[]): Case[] {
       inputs.push([`every field = mutant ${i}`, Object.fromEntries(props.map((p) => [p, m]))]);
     for (const [i, m] of PER_FIELD.entries())
       for (const p of props) inputs.push([`${p} = per-field mutant ${i}`, { [p]: m }]);
+    // Nesting too deep to build as a value here (JSON.stringify itself overflows): sent as text.
+    for (const p of props) {
+      const raw = `{"${p}":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+      cases.push({
+        what: `POST /v1/syscalls/${s.name} ${p} nested 5,000 deep`,
+        run: send('POST', `/v1/syscalls/${s.name}`, undefined, { raw }),
+      });
+    }
     for (const [what, input] of inputs) {
       const auth = auths[cases.length % auths.length]!;
       cases.push({
@@ -134,6 +142,16 @@ function restCases(h: HttpWarren, auths: string[]): Case[] {
     'null',
     '1e999999',
   ];
+  // Deep nesting in a field the schema accepts as anything, on an otherwise valid call.
+  const deepData = `{"fd":${fd},"message":"m","data":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+  cases.push({
+    what: 'ipc_write with data nested 5,000 deep',
+    run: send('POST', '/v1/syscalls/ipc_write', undefined, { raw: deepData }),
+  });
+  cases.push({
+    what: 'fds write with data nested 5,000 deep',
+    run: send('POST', `/v1/fds/${fd}/write`, undefined, { raw: deepData }),
+  });
   for (const [i, raw] of raws.entries())
     for (const path of ['/v1/streams', '/v1/syscalls/ipc_spawn', '/mcp'])
       cases.push({ what: `raw body ${i} to ${path}`, run: send('POST', path, undefined, { raw }) });
@@ -186,7 +204,8 @@ forEachWarren(
       const agent = (await h.api('POST', '/v1/sessions', { script: idleScript })).json.session.id;
       const auths = [h.key, h.tokenOf(agent)];
       const started = Date.now();
-      const cases = restCases(h, auths);
+      const room = (await h.api('POST', '/v1/streams', { name: 'fuzz-room' })).json.fd as number;
+      const cases = restCases(h, auths, room);
       const failures = await runAll(cases, 6);
 
       const clients: Client[] = [];

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { WarrenError } from '../../src/kernel/errors.ts';
+import { operator } from '../../src/kernel/principal.ts';
 import { request, startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { forEachWarren, idleScript } from '../helpers/warrens.ts';
@@ -29,6 +31,21 @@ forEachWarren('HTTP input that cannot crash or freeze the server', (t) => {
     assert.notEqual(ok.status, 500);
     assert.equal(ok.status, 200, JSON.stringify(ok.json));
     assert.equal((await h.api('GET', '/healthz', undefined, { auth: null })).status, 200);
+  });
+
+  it('deep input on any transport (here a direct call, as the unix socket makes): invalid_input, not internal', async () => {
+    const h = await startHttp(t);
+    const fd = (await h.api('POST', '/v1/streams', { name: 'deep-room' })).json.fd;
+    let data: unknown = 'bottom';
+    for (let i = 0; i < 5000; i++) data = [data];
+    await assert.rejects(
+      h.warren.call(operator(), 'ipc_write', { fd, message: 'm', data }),
+      (e: WarrenError) => {
+        assert.equal(e.code, 'invalid_input');
+        assert.match(e.message, /nests deeper than 64/);
+        return true;
+      },
+    );
   });
 
   it('a body over the cap: 413 invalid_input naming the cap', async () => {
