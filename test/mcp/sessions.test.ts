@@ -66,6 +66,13 @@ forEachWarren('MCP sessions are bounded', (t) => {
     }
   });
 
+  it('concurrent initializes cannot overshoot the cap', async () => {
+    const h = await startHttp(t, { http: { mcp: { maxSessionsPerCaller: 3 } } });
+    const all = await Promise.all(Array.from({ length: 20 }, () => initialize(h, h.key)));
+    assert.equal(all.filter((r) => r.status === 200).length, 3);
+    assert.equal(all.filter((r) => r.status === 429).length, 17);
+  });
+
   it('idle sessions expire, and their slots with them', async () => {
     const h = await startHttp(t, { http: { mcp: { maxSessionsPerCaller: 2, idleMs: 1000 } } });
     const first = await initialize(h, h.key);

@@ -130,6 +130,8 @@ export function registerMcpHttp(
           { code: 'limit_exceeded', cap },
         );
       }
+      // Counted before the first await, so concurrent initializes cannot all pass the check.
+      opening.set(owner, (opening.get(owner) ?? 0) + 1);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
@@ -139,10 +141,9 @@ export function registerMcpHttp(
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await createMcpServer(warren, catalog, principal, { log: req.log }).connect(transport);
-      opening.set(owner, (opening.get(owner) ?? 0) + 1);
-      reply.hijack();
       try {
+        await createMcpServer(warren, catalog, principal, { log: req.log }).connect(transport);
+        reply.hijack();
         await transport.handleRequest(req.raw, reply.raw, req.body);
       } finally {
         const n = (opening.get(owner) ?? 1) - 1;
