@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { WarrenError } from '../../kernel/errors.ts';
+import type { ErrorLog } from '../mcp/server.ts';
 
 /** A thrown thing as the typed error a client sees; anything unexpected is `internal`, no details. */
 export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {
@@ -26,11 +27,11 @@ export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {
  * never to the client.
  */
 export const errorHandler =
-  (bodyLimit: number) =>
+  (bodyLimit: number, log: ErrorLog) =>
   (error: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply => {
     let we = toWarrenError(error, bodyLimit);
     if (we.code === 'internal') {
-      req.log.error({ err: error, reqId: req.id }, 'unhandled error');
+      log.error({ err: error, reqId: req.id }, 'unhandled error');
       we = new WarrenError('internal', `internal error (request ${req.id})`);
     }
     const status = (error as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : we.status;

@@ -4,7 +4,7 @@ import { WarrenError } from '../../kernel/errors.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/http.ts';
-import { ToolCatalog } from '../mcp/server.ts';
+import { type ErrorLog, stderrLog, ToolCatalog } from '../mcp/server.ts';
 import { principalOf, registerAuth } from './auth.ts';
 import { errorHandler, requestIdOf } from './errors.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
@@ -29,7 +29,9 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): Promise<FastifyInstance> {
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const app = Fastify({ logger: opts.logger ?? false, bodyLimit, genReqId: requestIdOf });
-  app.setErrorHandler(errorHandler(bodyLimit));
+  // Internal failures are always recorded somewhere: Fastify's logger if on, else stderr.
+  const log: ErrorLog = opts.logger ? { error: (obj, msg) => app.log.error(obj, msg) } : stderrLog;
+  app.setErrorHandler(errorHandler(bodyLimit, log));
   app.setNotFoundHandler((req, reply) =>
     reply.status(404).send({
       error: {
@@ -104,7 +106,7 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
       },
     });
   }
-  registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), opts.mcp);
+  registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), log, opts.mcp);
   return app;
 }
 

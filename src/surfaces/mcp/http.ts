@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalId } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
 import { principalOf } from '../http/auth.ts';
-import { createMcpServer, type ToolCatalog } from './server.ts';
+import { createMcpServer, type ErrorLog, type ToolCatalog } from './server.ts';
 
 export interface McpHttpOptions {
   /** Host names accepted in Host and Origin besides loopback (for a server bound elsewhere). */
@@ -60,6 +60,7 @@ export function registerMcpHttp(
   app: FastifyInstance,
   warren: Warren,
   catalog: ToolCatalog,
+  log: ErrorLog,
   opts: McpHttpOptions = {},
 ): void {
   const sessions = new Map<string, Session>();
@@ -142,7 +143,7 @@ export function registerMcpHttp(
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
       try {
-        await createMcpServer(warren, catalog, principal, { log: req.log }).connect(transport);
+        await createMcpServer(warren, catalog, principal, { log }).connect(transport);
         reply.hijack();
         await transport.handleRequest(req.raw, reply.raw, req.body);
       } finally {

@@ -49,8 +49,11 @@ export interface ErrorLog {
   error(obj: Record<string, unknown>, msg: string): void;
 }
 
-const stderrLog: ErrorLog = {
-  error: (obj, msg) => process.stderr.write(`${msg}: ${JSON.stringify({ ...obj, err: String(obj.err) })}\n`),
+export const stderrLog: ErrorLog = {
+  error: (obj, msg) =>
+    process.stderr.write(
+      `${msg}: ${JSON.stringify({ ...obj, err: obj.err instanceof Error ? obj.err.stack : String(obj.err) })}\n`,
+    ),
 };
 
 /** A failure as the client sees it: typed, with a request id; internals stay in the log. */
