@@ -35,9 +35,8 @@ interface LogLevel {
   head: number;
   open: number;
   spawn: Summary;
-  /** Undefined when skipped: `fdsPredicted` says how long it would have taken. */
+  /** Undefined when skipped (see slowBefore). */
   fds: Summary | undefined;
-  fdsPredicted?: number;
   ps: Summary;
   write: Summary;
   read: Summary;
@@ -46,8 +45,14 @@ interface LogLevel {
 }
 
 const ROOMS_PER_LEVEL = 10;
-/** A call predicted to take longer than this is skipped and reported as such. */
-const SLOW_CALL_MS = 20_000;
+/**
+ * One operator fd list can take minutes today, and a call cannot be cut short: it is
+ * skipped at the next level once it took this long at the one before (a tenth or a
+ * hundredth of the size), or was skipped there. The rows say so.
+ */
+const SLOW_BEFORE_MS = 500;
+const slowBefore = (prev: { fds: Summary | undefined } | undefined): boolean =>
+  prev !== undefined && (prev.fds === undefined || prev.fds.p50 > SLOW_BEFORE_MS);
 
 /**
  * One level: open the warren (its ten sessions resume), time the operations, close it, and
@@ -69,15 +74,9 @@ async function measureLevel(
   try {
     const head = await warren.store.log.head();
     const spawn = await timeEach(opts.samples, () => spawnKillCycle(warren), 5);
-    // One fd list call can take minutes today and cannot be cut short: skip it where the
-    // last level's figure, grown in proportion to the log, says it would pass the bound.
-    const fdsPredicted = prev?.fds ? (prev.fds.p50 * events) / prev.events : 0;
-    const fds =
-      prev && !prev.fds
-        ? undefined
-        : fdsPredicted > SLOW_CALL_MS
-          ? undefined
-          : await timeWithin(20, 5000, () => warren.call(op, 'ipc_list_fds', {}));
+    const fds = slowBefore(prev)
+      ? undefined
+      : await timeWithin(20, 5000, () => warren.call(op, 'ipc_list_fds', {}));
     const ps = await timeWithin(20, 5000, () => warren.call(op, 'ps', {}));
     const writeMs: number[] = [];
     const readMs: number[] = [];
@@ -97,7 +96,6 @@ async function measureLevel(
       open,
       spawn,
       fds,
-      ...(fds ? {} : { fdsPredicted: fdsPredicted || (prev?.fdsPredicted ?? 0) * (events / prev!.events) }),
       ps,
       write: summary(writeMs),
       read: summary(readMs),
@@ -107,7 +105,8 @@ async function measureLevel(
     // Slow restarts: one sample, not the median of three, to keep the run bounded.
     const restarts = (prev?.restart ?? 0) > 8000 ? 1 : 3;
     const r = await restartToServing(dir, { restarts, boundMs: opts.restartBoundMs });
-    return { ...res, restart: median(r.restarts) };
+    // No answer within the bound: the bound is the figure (a lower bound).
+    return { ...res, restart: median(r.restarts) ?? opts.restartBoundMs };
   } catch (error) {
     await warren.close();
     throw error;
@@ -182,11 +181,9 @@ function logRows(levels: LogLevel[]): BenchRow[] {
         unit: 'ms',
         note: `FAILED: no answer within the bound; ${each(get)}`,
       };
-    const skipped = levels.filter((l) => get(l) === undefined && l.fdsPredicted);
-    const skip = skipped.map(
-      (l) =>
-        `; not run at ${label(l.events)}: predicted ${round((l.fdsPredicted ?? 0) / 1000, 0)} s from the level before`,
-    );
+    const skip = levels
+      .filter((l) => get(l) === undefined && l.fds === undefined)
+      .map((l) => `; not run at ${label(l.events)}: over ${SLOW_BEFORE_MS} ms at the level before`);
     return {
       name,
       value: round(v, 3),
@@ -231,16 +228,15 @@ function fdsRow(pops: Population[]): BenchRow {
     value: round(top.fds!.p50, 3),
     baseline: round(base.fds!.p50, 3),
     ratio: round(top.fds!.p50 / base.fds!.p50, 2),
-    note: `p50; the operator holds 2 fds per session; ${each} ms${skipped ? `; not run at ${fmt(skipped.live)}: predicted ${round((skipped.fdsPredicted ?? 0) / 1000, 0)} s` : ''}`,
+    note: `p50; the operator holds 2 fds per session; ${each} ms${skipped ? `; not run at ${fmt(skipped.live)}: over ${SLOW_BEFORE_MS} ms at the population before` : ''}`,
   };
 }
 
 interface Population {
   live: number;
   spawn: Summary;
-  /** Undefined when skipped: `fdsPredicted` says how long it would have taken. */
+  /** Undefined when skipped (see slowBefore). */
   fds: Summary | undefined;
-  fdsPredicted?: number;
   ps: Summary;
   tick: Summary;
   rss: number;
@@ -255,16 +251,9 @@ async function measurePopulation(
 ): Promise<Population> {
   await warren.store.writer.drained();
   const spawn = await timeEach(samples, () => spawnKillCycle(warren), 3);
-  // The operator's fd list is one call of minutes at thousands of sessions today: skip it
-  // where the last figure, grown with the square of the population (fds × a per-fd cost that
-  // grew with them in the "before" run), passes the bound.
-  const fdsPredicted = prev?.fds ? prev.fds.p50 * (live / prev.live) ** 2 : 0;
-  const fds =
-    prev && !prev.fds
-      ? undefined
-      : fdsPredicted > SLOW_CALL_MS
-        ? undefined
-        : await timeWithin(10, 5000, () => warren.call(op, 'ipc_list_fds', {}));
+  const fds = slowBefore(prev)
+    ? undefined
+    : await timeWithin(10, 5000, () => warren.call(op, 'ipc_list_fds', {}));
   const ps = await timeWithin(10, 5000, () => warren.call(op, 'ps', {}));
   // A tick with nothing to do: one untimed first (it flushes what spawning left behind).
   await warren.kernel.reconcile();
@@ -274,7 +263,6 @@ async function measurePopulation(
     live,
     spawn,
     fds,
-    ...(fds ? {} : { fdsPredicted }),
     ps,
     tick,
     rss: process.memoryUsage().rss,
