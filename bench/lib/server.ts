@@ -63,18 +63,6 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
-/** Resident set of a live process, from /proc (Linux); undefined elsewhere. */
-export async function rssOf(pid: number): Promise<number | undefined> {
-  try {
-    const { readFile } = await import('node:fs/promises');
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-    return kb ? Number(kb) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Restart to serving after a crash: start the server (and let it settle `settleMs`), SIGKILL
  * it, start it again and time until /healthz answers. Each start is bounded by `boundMs`.
