@@ -1,4 +1,6 @@
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Authority } from './auth/authenticate.ts';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
 import { loadSecret } from './auth/secret.ts';
@@ -8,7 +10,7 @@ import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
-import type { Durability } from './store/dialect.ts';
+import { type Durability, isPostgresUrl } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './syscalls/dispatch.ts';
 import { syscallTable } from './syscalls/table.ts';
@@ -52,7 +54,12 @@ export class Warren implements Authority {
     const ids = opts.ids ?? createIds(clock);
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const store = await Store.open(
-      { url, durability: opts.durability ?? 'process', ...(opts.schema ? { schema: opts.schema } : {}) },
+      {
+        url,
+        durability: opts.durability ?? 'process',
+        ...(opts.schema ? { schema: opts.schema } : {}),
+        ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
+      },
       clock,
       ids,
     );
@@ -74,7 +81,7 @@ export class Warren implements Authority {
         gate.forSpawn(depth, parentTools, allowlist, grants),
       toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
       mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
-      ...(opts.kernel ? { config: opts.kernel } : {}),
+      config: { nodeId: nodeIdOf(url, opts.schema), ...opts.kernel },
     });
     const warren = new Warren(store, kernel, table, gate, tokens, { ...DEFAULT_LIMITS, ...opts.limits });
     kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
@@ -133,4 +140,24 @@ function secretDir(opts: WarrenOptions, url: string): string | null {
   if (opts.dataDir) return opts.dataDir;
   if (url === ':memory:' || url.startsWith('file::memory:')) return null;
   return dirname(url);
+}
+
+/**
+ * This node, as its agent processes are marked and recorded: one per database location, so a
+ * restart on the same data dir finds what the previous run left, and two warrens side by side
+ * (tests, several data dirs on one host) never end each other's agents.
+ */
+export function nodeIdOf(url: string, schema?: string): string {
+  let where = url;
+  if (!isPostgresUrl(url)) {
+    try {
+      where = realpathSync(resolve(url));
+    } catch {
+      where = resolve(url);
+    }
+  }
+  return createHash('sha256')
+    .update(`${where}\0${schema ?? ''}`)
+    .digest('hex')
+    .slice(0, 12);
 }
