@@ -73,6 +73,10 @@ export class CommandAgent implements AgentHandle {
         const ctl = JSON.parse(line) as { warren: string; [k: string]: unknown };
         if (ctl.warren === 'idle') return void sink.idle();
         if (ctl.warren === 'busy') return void sink.busy();
+        if (ctl.warren === 'activity') {
+          // A short status beside busy/idle; anything but a string clears it. Capped: it is shown in ps.
+          return void sink.activity(typeof ctl.text === 'string' && ctl.text ? ctl.text.slice(0, 200) : null);
+        }
         if (ctl.warren === 'usage') {
           const { warren: _w, ...usage } = ctl;
           return void sink.usage(usage);
