@@ -21,8 +21,10 @@ const isDesc = (xs: number[]) => xs.every((x, i) => i === 0 || xs[i - 1]! > x);
 const isAsc = (xs: number[]) => xs.every((x, i) => i === 0 || xs[i - 1]! < x);
 
 const SESSION_KEYS = [
+  'activity',
   'createdAt',
   'depth',
+  'endDetail',
   'endReason',
   'endedAt',
   'id',
