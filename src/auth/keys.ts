@@ -35,7 +35,7 @@ export async function ensureOperatorKey(
     return true;
   });
   if (!created) return { created: false, file };
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return { created: true, key, file };
