@@ -299,6 +299,58 @@ forEachWarren(
       assert.match(String(end.payload.stderrTail), /no-such-flag-for-claude/);
     });
 
+    it('kill --graceful: it answers the SIGTERM, ends its turn and is terminated at once, not killed at the deadline', {
+      timeout: 60_000,
+    }, async () => {
+      const m = await mock((req) =>
+        lastUserText(req).includes('SIGTERM') ? { text: 'wrapping up, bye' } : { text: 'ready' },
+      );
+      const mcp = await standInMcp();
+      const h = await startHttp(t, { runtimes: runtimes(), kernel: { termGraceMs: 60_000 } });
+      h.warren.kernel.config.publicUrl = mcp.base;
+      const dirs = agentDirs();
+      const id = await spawnClaude(h, {
+        prompt: 'get ready',
+        cwd: dirs.cwd,
+        env: { ...m.env(), ...dirs.env },
+      });
+      const pid = await pidOf(h, id);
+      await waitStatus(h.warren, id, 'idle', 20_000);
+      const asked = Date.now();
+      const r = await call(h.warren, 'kill', { id, graceful: true });
+      assert.equal(r.signal, 'SIGTERM');
+      await waitStatus(h.warren, id, 'stopped', 20_000);
+      const s = await sessionOf(h.warren, id);
+      assert.equal(s.endReason, 'terminated');
+      assert.ok(Date.now() - asked < 20_000, 'well before the 60 s grace period');
+      assert.ok((await outputs(h, id)).includes('wrapping up, bye'), 'it answered the SIGTERM first');
+      await until(() => gone(pid), 5000, 'claude to exit');
+    });
+
+    it('killed from outside warren: the session is suspended, not crashed, and open brings it back', {
+      timeout: 60_000,
+    }, async () => {
+      const m = await mock(() => ({ text: 'here' }));
+      const mcp = await standInMcp();
+      const h = await startHttp(t, { runtimes: runtimes() });
+      h.warren.kernel.config.publicUrl = mcp.base;
+      const dirs = agentDirs();
+      const id = await spawnClaude(h, { prompt: 'hello', cwd: dirs.cwd, env: { ...m.env(), ...dirs.env } });
+      const pid = await pidOf(h, id);
+      await waitStatus(h.warren, id, 'idle', 20_000);
+      process.kill(pid, 'SIGKILL');
+      await waitStatus(h.warren, id, 'suspended', 20_000);
+      assert.match((await sessionOf(h.warren, id)).suspendReason, /SIGKILL from outside warren/);
+      await call(h.warren, 'session_open', { id });
+      const again = await pidOf(h, id, 2);
+      assert.notEqual(again, pid);
+      await waitStatus(h.warren, id, 'idle', 20_000);
+      const started = (await eventsOf(h, id)).filter((e) => e.type === 'session.claude_started');
+      assert.ok(started[1]!.payload.resume, 'resumed with --resume and its Claude session id');
+      await call(h.warren, 'kill', { id });
+      await until(() => gone(again), 5000, 'claude to be gone');
+    });
+
     it('resumes after a restart with --resume and the same conversation', { timeout: 90_000 }, async () => {
       const m = await mock((req) => ({
         text: `answer #${req.messages.filter((x) => x.role === 'user').length}`,
