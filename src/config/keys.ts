@@ -30,21 +30,31 @@ export interface ConfigKey {
   flag: string;
   kind: KeyKind;
   summary: string;
+  /** How the value is written in help, when the kind's hint says too little (`<dir>`). */
+  hint?: string;
   /** Not read from the file (the data dir is where the file is looked for). */
   notInFile?: boolean;
 }
 
 const TIER_SUMMARY = (tier: string, depth: string) =>
-  `tools a ${tier} session (depth ${depth}) may call by default, before grants narrow them`;
+  `tools of the ${tier} tier (depth ${depth}), before grants`;
 
 export const CONFIG_KEYS: readonly ConfigKey[] = [
-  { path: 'server.host', env: 'WARREN_HOST', flag: 'host', kind: 'string', summary: 'address to listen on' },
+  {
+    path: 'server.host',
+    env: 'WARREN_HOST',
+    flag: 'host',
+    kind: 'string',
+    hint: '<address>',
+    summary: 'address to listen on',
+  },
   { path: 'server.port', env: 'WARREN_PORT', flag: 'port', kind: 'port', summary: 'port (0: any free one)' },
   {
     path: 'server.dataDir',
     env: 'WARREN_DATA_DIR',
     flag: 'data-dir',
     kind: 'string',
+    hint: '<dir>',
     summary: 'data dir: database, operator key, sockets, the config file',
     notInFile: true,
   },
@@ -53,7 +63,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'WARREN_DB',
     flag: 'db',
     kind: 'string',
-    summary: 'a SQLite file or postgres://…[?schema=name] (default <data dir>/warren.db)',
+    hint: '<file|url>',
+    summary: 'SQLite file or postgres://…[?schema=name] (default <data dir>/warren.db)',
   },
   {
     path: 'server.durability',
@@ -67,7 +78,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'WARREN_NODE_ID',
     flag: 'node-id',
     kind: 'string',
-    summary: "this node's id; marks its agent processes (default: derived from the data dir and db)",
+    hint: '<id>',
+    summary: "marks this node's agent processes (default: derived from data dir and db)",
   },
   {
     path: 'limits.maxDepth',
@@ -130,14 +142,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'WARREN_GRANTS_ALLOW',
     flag: 'grants-allow',
     kind: 'list',
-    summary: 'every session may call at most the tools these patterns match (`*` wildcards)',
+    summary: 'every session may call at most the tools these match (`*` wildcards)',
   },
   {
     path: 'grants.deny',
     env: 'WARREN_GRANTS_DENY',
     flag: 'grants-deny',
     kind: 'list',
-    summary: 'no session may call the tools these patterns match (deny wins)',
+    summary: 'no session may call the tools these match (deny wins)',
   },
   {
     path: 'termGraceMs',
@@ -151,7 +163,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'WARREN_MAX_WAIT_MS',
     flag: 'max-wait-ms',
     kind: 'int',
-    summary: 'longest a blocking read or wait holds before "nothing yet, wait again"',
+    summary: 'longest a blocking read or wait holds before answering "wait again"',
   },
   {
     path: 'reconcileIntervalMs',
@@ -179,7 +191,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'WARREN_SESSION_RETENTION_DAYS',
     flag: 'session-retention-days',
     kind: 'days',
-    summary: 'stopped sessions and closed streams leave the tables this long after (never: keep)',
+    summary: 'stopped sessions, closed streams are deleted after this (never: keep)',
   },
 ];
 

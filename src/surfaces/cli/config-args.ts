@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CONFIG_FILE_FLAG, CONFIG_KEYS, KIND_HINT } from '../../config/keys.ts';
+import { CONFIG_FILE_ENV, CONFIG_FILE_FLAG, CONFIG_KEYS, KIND_HINT } from '../../config/keys.ts';
 import { UsageError } from './errors.ts';
 
 /**
@@ -42,15 +42,21 @@ export function parseConfigArgs(args: string[], switches: readonly string[], com
   };
 }
 
-/** The flags' help: one line per key, with its environment variable. */
+/** The flags' help: flag, environment variable, what it sets; one line per key. */
 export function configFlagsHelp(): string[] {
-  const rows = [
+  const rows: [string, string, string][] = [
     [
       `--${CONFIG_FILE_FLAG} <file>`,
-      'read this config file (env WARREN_CONFIG; default <data dir>/warren.config.json|yaml|yml)',
+      CONFIG_FILE_ENV,
+      'read this file, not <data dir>/warren.config.json|yaml|yml',
     ],
-    ...CONFIG_KEYS.map((k) => [`--${k.flag} ${KIND_HINT[k.kind]}`, `${k.summary} (env ${k.env})`]),
+    ...CONFIG_KEYS.map((k): [string, string, string] => [
+      `--${k.flag} ${k.hint ?? KIND_HINT[k.kind]}`,
+      k.env,
+      k.summary,
+    ]),
   ];
-  const width = Math.max(...rows.map(([l]) => l!.length));
-  return rows.map(([l, r]) => `  ${l!.padEnd(width)}  ${r}`);
+  const flagWidth = Math.max(...rows.map(([f]) => f.length));
+  const envWidth = Math.max(...rows.map(([, e]) => e.length));
+  return rows.map(([f, e, s]) => `  ${f.padEnd(flagWidth)}  ${e.padEnd(envWidth)}  ${s}`);
 }

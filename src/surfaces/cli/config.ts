@@ -20,7 +20,7 @@ export const configShowCommand: LocalCommand = {
     'FROM names the file and key, the variable or the flag. Tiers show the tools sessions really get',
     '(after the default grants).',
     '',
-    'Accepts every `warren serve` setting:',
+    'Accepts every `warren serve` setting (flag, environment variable, meaning):',
     ...configFlagsHelp(),
     '',
     '  --json  the same as JSON: { file, settings: { <key>: { value, source, from, env, flag } } }',

@@ -15,7 +15,7 @@ export const serveCommand: LocalCommand = {
     'file (<data dir>/warren.config.json, .yaml or .yml), the default. `warren config show` prints',
     'what is in force and where each value came from; docs/configuration.md lists every key.',
     '',
-    'Settings:',
+    'Settings (flag, environment variable, meaning):',
     ...configFlagsHelp(),
     '',
     '  --demo  run the bundled demo once the server is up',
