@@ -1,16 +1,20 @@
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Authority } from './auth/authenticate.ts';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
+import { loadSecret } from './auth/secret.ts';
+import { TokenSigner } from './auth/tokens.ts';
 import type { KernelConfig } from './kernel/config.ts';
-import { notFound } from './kernel/errors.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
-import type { Durability } from './store/dialect.ts';
+import { type Durability, isPostgresUrl } from './store/dialect.ts';
 import { Store } from './store/store.ts';
-import { dispatch, type SyscallTable } from './syscalls/dispatch.ts';
+import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './syscalls/dispatch.ts';
 import { syscallTable } from './syscalls/table.ts';
-import type { SyscallContext } from './syscalls/types.ts';
+import type { InputLimits, SyscallContext } from './syscalls/types.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 import { createIds, type IdGenerator } from './util/ids.ts';
 
@@ -29,15 +33,20 @@ export interface WarrenOptions {
   gating?: GatingPolicy;
   clock?: Clock;
   ids?: IdGenerator;
+  /** Caps on prompt and message sizes (bytes); defaults in `DEFAULT_LIMITS`. */
+  limits?: Partial<InputLimits>;
 }
 
 /** One warren: a store, a kernel over it and the syscall table every surface calls. */
-export class Warren {
+export class Warren implements Authority {
   private constructor(
     readonly store: Store,
     readonly kernel: Kernel,
     readonly table: SyscallTable,
     readonly gate: Gate,
+    /** Signs and checks session tokens; the secret itself never leaves it. */
+    readonly tokens: TokenSigner,
+    readonly limits: InputLimits,
   ) {}
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
@@ -45,10 +54,22 @@ export class Warren {
     const ids = opts.ids ?? createIds(clock);
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const store = await Store.open(
-      { url, durability: opts.durability ?? 'process', ...(opts.schema ? { schema: opts.schema } : {}) },
+      {
+        url,
+        durability: opts.durability ?? 'process',
+        ...(opts.schema ? { schema: opts.schema } : {}),
+        ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
+      },
       clock,
       ids,
     );
+    let tokens: TokenSigner;
+    try {
+      tokens = new TokenSigner(await loadSecret(store, secretDir(opts, url)));
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
     const table = syscallTable();
     const gate = new Gate(table, opts.gating);
     const kernel = new Kernel({
@@ -59,9 +80,10 @@ export class Warren {
       toolPolicy: (depth, parentTools, allowlist, grants) =>
         gate.forSpawn(depth, parentTools, allowlist, grants),
       toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
-      ...(opts.kernel ? { config: opts.kernel } : {}),
+      mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
+      config: { nodeId: nodeIdOf(url, opts.schema), ...opts.kernel },
     });
-    const warren = new Warren(store, kernel, table, gate);
+    const warren = new Warren(store, kernel, table, gate, tokens, { ...DEFAULT_LIMITS, ...opts.limits });
     kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
     try {
       await kernel.start({ deferResume: opts.deferResume ?? false });
@@ -72,19 +94,21 @@ export class Warren {
     return warren;
   }
 
-  /** Call a syscall: the path every surface takes. Sessions are gated to their tools. */
+  private get policy(): DispatchPolicy {
+    return { gate: this.gate, limits: this.limits };
+  }
+
+  /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
   async call(
     principal: Principal,
     name: string,
     input: unknown,
     extra: Pick<SyscallContext, 'signal' | 'progress'> = {},
   ): Promise<unknown> {
-    const syscall = this.table.get(name);
-    if (!syscall) throw notFound('syscall', name);
+    // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    this.gate.check(who, syscall, input);
-    return dispatch(this.table, { principal: who, kernel: this.kernel, ...extra }, name, input);
+    return dispatch(this.table, this.policy, { principal: who, kernel: this.kernel, ...extra }, name, input);
   }
 
   /** A session principal with its tool set, read from its row. */
@@ -94,7 +118,12 @@ export class Warren {
       .select(['tools', 'depth'])
       .where('id', '=', principal.sessionId)
       .executeTakeFirst();
-    return { ...principal, tools: toolsOfRow(this.gate, row?.tools ?? null, row?.depth ?? principal.depth) };
+    return { ...principal, tools: this.toolsOf(row?.tools ?? null, row?.depth ?? principal.depth) };
+  }
+
+  /** A session row's tools: its stored set, or its tier's defaults. */
+  toolsOf(tools: string | null, depth: number): readonly string[] {
+    return toolsOfRow(this.gate, tools, depth);
   }
 
   async close(): Promise<void> {
@@ -105,3 +134,30 @@ export class Warren {
 
 const toolsOfRow = (gate: Gate, tools: string | null, depth: number): readonly string[] =>
   tools === null ? gate.tierDefaults(depth) : (JSON.parse(tools) as string[]);
+
+/** Where the token secret file lives: the data dir, else beside a SQLite file; none in memory. */
+function secretDir(opts: WarrenOptions, url: string): string | null {
+  if (opts.dataDir) return opts.dataDir;
+  if (url === ':memory:' || url.startsWith('file::memory:')) return null;
+  return dirname(url);
+}
+
+/**
+ * This node, as its agent processes are marked and recorded: one per database location, so a
+ * restart on the same data dir finds what the previous run left, and two warrens side by side
+ * (tests, several data dirs on one host) never end each other's agents.
+ */
+export function nodeIdOf(url: string, schema?: string): string {
+  let where = url;
+  if (!isPostgresUrl(url)) {
+    try {
+      where = realpathSync(resolve(url));
+    } catch {
+      where = resolve(url);
+    }
+  }
+  return createHash('sha256')
+    .update(`${where}\0${schema ?? ''}`)
+    .digest('hex')
+    .slice(0, 12);
+}

@@ -1,39 +1,53 @@
 import { WarrenError } from '../kernel/errors.ts';
 import { DEFAULT_ZONE, type Principal } from '../kernel/principal.ts';
-import { verifySessionToken } from '../kernel/spawn.ts';
-import type { Warren } from '../warren.ts';
+import type { Store } from '../store/store.ts';
 import { verifyOperatorKey } from './keys.ts';
+import type { TokenSigner } from './tokens.ts';
+
+/** What authentication reads: the store, the token signer, and how a row's tools are derived. */
+export interface Authority {
+  store: Store;
+  tokens: TokenSigner;
+  toolsOf(tools: string | null, depth: number): readonly string[];
+}
+
+const unauthenticated = (message: string) => new WarrenError('unauthenticated', message);
 
 /**
- * A bearer credential to a principal: an operator key (`wk_…`) or a session token
- * (`wst_…`, valid while its session has not stopped). Anything else is refused.
+ * A bearer credential to a whole principal, in one query: an operator key (`wk_…`) or a
+ * session token (`wst_…`, valid while its generation is the session's and the session has
+ * not stopped) with its zone, depth and tools. Anything else is refused.
  */
 export async function authenticate(
-  warren: Warren,
+  auth: Authority,
   bearer: string | undefined,
   zone?: string,
 ): Promise<Principal> {
-  if (!bearer)
-    throw new WarrenError(
-      'unauthenticated',
-      'missing credentials: send "Authorization: Bearer <key or token>"',
-    );
-  if (bearer.startsWith('wst_')) {
-    const id = verifySessionToken(warren.kernel.secret, bearer);
-    if (!id) throw new WarrenError('unauthenticated', 'invalid session token');
-    const row = await warren.store.reader
-      .selectFrom('sessions')
-      .select(['zone', 'depth', 'status'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) throw new WarrenError('unauthenticated', 'invalid session token');
-    if (row.status === 'stopped')
-      throw new WarrenError('unauthenticated', `session ${id} has stopped; its token is no longer valid`);
-    return warren.withTools({ kind: 'session', sessionId: id, zone: row.zone, depth: row.depth });
+  if (!bearer) throw unauthenticated('missing credentials: send "Authorization: Bearer <key or token>"');
+  if (!bearer.startsWith('wst_')) {
+    const name = await verifyOperatorKey(auth.store, bearer);
+    if (!name) throw unauthenticated('invalid API key');
+    return { kind: 'operator', name, zone: zone || DEFAULT_ZONE };
   }
-  const name = await verifyOperatorKey(warren.store, bearer);
-  if (!name) throw new WarrenError('unauthenticated', 'invalid API key');
-  return { kind: 'operator', name, zone: zone || DEFAULT_ZONE };
+  const claim = auth.tokens.verify(bearer);
+  if (!claim) throw unauthenticated('invalid session token');
+  const row = await auth.store.reader
+    .selectFrom('sessions')
+    .select(['zone', 'depth', 'status', 'tools', 'token_gen'])
+    .where('id', '=', claim.sessionId)
+    .executeTakeFirst();
+  if (!row) throw unauthenticated('invalid session token');
+  if (row.status === 'stopped')
+    throw unauthenticated(`session ${claim.sessionId} has stopped; its token is no longer valid`);
+  if ((row.token_gen ?? 0) !== claim.gen)
+    throw unauthenticated(`this token of session ${claim.sessionId} was replaced when the session resumed`);
+  return {
+    kind: 'session',
+    sessionId: claim.sessionId,
+    zone: row.zone,
+    depth: row.depth,
+    tools: auth.toolsOf(row.tools, row.depth),
+  };
 }
 
 export function bearerOf(header: string | undefined): string | undefined {

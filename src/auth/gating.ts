@@ -89,19 +89,14 @@ export class Gate {
     return (principal.tools ?? this.tierDefaults(principal.depth)).includes(s.name);
   }
 
-  /** Throw a clear `forbidden` unless the principal may make this call. */
-  check(principal: Principal, s: Syscall, input: unknown): void {
+  /** Throw a clear `forbidden` unless the principal may call this syscall. */
+  check(principal: Principal, s: Syscall): void {
     if (principal.kind !== 'session') return;
     if (!s.callers.includes('session')) throw forbidden(`${s.name} cannot be called by a session`);
     if (!this.allows(principal, s)) {
       throw forbidden(
         `${s.name} is not available to this session (tier ${tierOf(principal.depth)}); it may call: ${(principal.tools ?? this.tierDefaults(principal.depth)).join(', ') || 'nothing'}`,
       );
-    }
-    // Workers reply: they write to their own pipe (fd 1) and nowhere else.
-    if (tierOf(principal.depth) === 'worker' && s.name === 'ipc_write') {
-      const fd = Number((input as { fd?: unknown } | null)?.fd);
-      if (fd !== 1) throw forbidden('a worker writes only to its own pipe (fd 1)');
     }
   }
 }

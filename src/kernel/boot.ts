@@ -68,18 +68,3 @@ export async function recover(k: KernelContext): Promise<string[]> {
     return rows.map((r) => r.id);
   });
 }
-
-/** The per-database secret session tokens are derived from. */
-export async function loadSecret(k: KernelContext): Promise<string> {
-  return k.store.writer.write(async (tx) => {
-    const row = await tx.db
-      .selectFrom('settings')
-      .select('value')
-      .where('key', '=', 'kernel_secret')
-      .executeTakeFirst();
-    if (row) return row.value;
-    const value = k.ids.secret(32);
-    await tx.db.insertInto('settings').values({ key: 'kernel_secret', value }).execute();
-    return value;
-  });
-}

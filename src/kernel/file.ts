@@ -5,7 +5,7 @@ import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
 import { closeFdsCascade } from './lifecycle.ts';
 import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef, sessionById } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
-import { canReanimate, reanimate, wakesOnInput } from './reanimate.ts';
+import { canReanimate, inputArrived, reanimate } from './reanimate.ts';
 import {
   canRead,
   canWrite,
@@ -49,8 +49,7 @@ export async function write(k: KernelContext, p: Principal, fd: number, text: st
       );
     }
     const ref = postMessage(tx, stream, actor, { text, ...(data !== undefined ? { data } : {}) });
-    if (child?.status === 'suspended' && wakesOnInput(child, p))
-      await reanimate(tx, k, child, actor, 'input');
+    if (child) await inputArrived(tx, k, child, p);
     return ref;
   });
   return { seq: ref.seq };

@@ -5,13 +5,14 @@ import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts
 import type { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
-import { endOrphans, loadSecret, recover } from './boot.ts';
+import { endOrphans, recover } from './boot.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
 import { forbidden } from './errors.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
+import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
 import { DEFAULT_ZONE, type Principal, principalId } from './principal.ts';
 import * as proc from './proc.ts';
 import { openSession } from './reanimate.ts';
@@ -38,6 +39,11 @@ export interface KernelOptions {
   toolPolicy?: ToolPolicy;
   /** The tools a session may call, as its agent is told. */
   toolsOf?: (row: SessionsTable) => readonly string[];
+  /**
+   * Mints the token an agent acts with, for its session and the row's `token_gen` (the
+   * signing secret stays with the assembly). By default, a key that dies with this kernel.
+   */
+  mintToken?: (sessionId: string, gen: number) => string;
 }
 
 /**
@@ -55,7 +61,6 @@ export class Kernel {
   /** This run of the kernel: recorded with every agent process it starts. */
   readonly runId: string;
   private readonly reconciler: Reconciler;
-  private secretValue = '';
   private unsubscribe: (() => void) | undefined;
   private started = false;
   /** Sessions that were live when the kernel last stopped, until resumed. */
@@ -83,7 +88,7 @@ export class Kernel {
     k.term = new TermTimers(k);
     k.delivery = new Delivery(k);
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
-    k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, () => this.secretValue, this.runId);
+    k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
     if (opts.toolsOf) k.supervisor.toolsOf = opts.toolsOf;
     this.k = k;
     this.reconciler = new Reconciler(k, {
@@ -97,10 +102,6 @@ export class Kernel {
     this.k.supervisor.invoke = invoke;
   }
 
-  get secret(): string {
-    return this.secretValue;
-  }
-
   /**
    * Bring the kernel up: zones, the fd index, sessions that were live before a restart.
    * Those are resumed here unless `deferResume` (a server resumes them once it listens,
@@ -109,7 +110,6 @@ export class Kernel {
   async start(opts: { deferResume?: boolean } = {}): Promise<void> {
     if (this.started) return;
     this.started = true;
-    this.secretValue = await loadSecret(this.k);
     await this.store.writer.write(async (tx) => ensureZone(tx, DEFAULT_ZONE));
     await this.k.fdTable.load();
     this.unsubscribe = this.store.writer.onCommit((events) => {
@@ -215,4 +215,7 @@ export class Kernel {
   events = (p: Principal, q: Omit<EventQuery, 'zone'>) => views.events(this.k, p, q);
   transcript = (p: Principal, stream: string, opts: { before?: number; limit?: number }) =>
     views.transcript(this.k, p, stream, opts);
+  /** The log from `after` on, then live: what the live event stream frames. */
+  follow = (p: Principal, filter: FollowFilter, after: number | undefined, opts: FollowOptions = {}) =>
+    follow(this.store, p, filter, after, opts);
 }

@@ -10,7 +10,7 @@ import {
   subtree,
 } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
-import { reanimate, wakesOnInput } from './reanimate.ts';
+import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
 import { spawnInTx } from './spawn.ts';
@@ -108,8 +108,7 @@ export async function send(k: KernelContext, p: Principal, id: string, text: str
     if (row.status === 'stopped') throw stoppedError(row);
     const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
     const ref = postMessage(tx, stdin, actor, { text }, id);
-    // Queued either way; a suspended session is woken if its policy lets this writer wake it.
-    if (row.status === 'suspended' && wakesOnInput(row, p)) await reanimate(tx, k, row, actor, 'input');
+    await inputArrived(tx, k, row, p);
     return ref;
   });
   return { seq: ref.seq };

@@ -24,8 +24,23 @@ export function canReanimate(row: SessionsTable): boolean {
   return row.runtime_state !== null && REVIVABLE_ENDS.has(row.end_reason);
 }
 
+/**
+ * Input reached a session: queued either way; if it is suspended and its policy lets this
+ * writer wake it, it is reanimated.
+ */
+export async function inputArrived(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  writer: Principal,
+): Promise<void> {
+  if (row.status === 'suspended' && wakesOnInput(row, writer)) {
+    await reanimate(tx, core, row, principalId(writer), 'input');
+  }
+}
+
 /** Who may wake a suspended session by writing to it: the spawn's `wakeOnInput` (default: operators). */
-export function wakesOnInput(row: SessionsTable, writer: Principal): boolean {
+function wakesOnInput(row: SessionsTable, writer: Principal): boolean {
   const policy = parseJson<{ wakeOnInput?: string }>(row.spec, {}).wakeOnInput ?? 'operator';
   if (policy === 'never') return false;
   return policy === 'any' || writer.kind === 'operator';

@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
@@ -217,19 +216,3 @@ async function countLive(
   const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
 }
-
-/** Session tokens are derived, not stored: resume hands an agent the same token it had. */
-export function sessionToken(secret: string, sessionId: string): string {
-  return `wst_${sessionId}.${mac(secret, sessionId)}`;
-}
-
-export function verifySessionToken(secret: string, token: string): string | null {
-  const m = /^wst_([a-z0-9_.]+)\.([A-Za-z0-9_-]+)$/.exec(token);
-  if (!m) return null;
-  const [, id, sig] = m as unknown as [string, string, string];
-  const want = Buffer.from(mac(secret, id));
-  const got = Buffer.from(sig);
-  return want.length === got.length && timingSafeEqual(want, got) ? id : null;
-}
-
-const mac = (secret: string, id: string) => createHmac('sha256', secret).update(id).digest('base64url');

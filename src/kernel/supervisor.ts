@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { TokenSigner } from '../auth/tokens.ts';
 import type { AgentContext, AgentHandle, AgentSink, AgentSpec, RuntimeRegistry } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
@@ -8,7 +10,6 @@ import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { Principal } from './principal.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
-import { sessionToken } from './spawn.ts';
 import { setStatus } from './status.ts';
 
 /** The mark every agent process of a node carries (letters, digits, `_` and `-` only). */
@@ -38,8 +39,12 @@ export class Supervisor {
     private readonly core: Core,
     private readonly runtimes: RuntimeRegistry,
     private readonly delivery: Delivery,
-    private readonly secret: () => string,
     runId: string,
+    // Without the assembly's signer, tokens are signed with a key that dies with this kernel.
+    private readonly mintToken: (sessionId: string, gen: number) => string = (() => {
+      const signer = new TokenSigner(randomBytes(32));
+      return (id: string, gen: number) => signer.mint(id, gen);
+    })(),
   ) {
     this.reports = new ReportQueue(core);
     this.hooks = {
@@ -90,7 +95,15 @@ export class Supervisor {
     try {
       const rt = this.runtime(row.runtime);
       // Running before the agent starts, so its first reports (idle, output) land after this.
+      let gen = row.token_gen ?? 0;
       await this.reports.apply(sessionId, async (tx, r) => {
+        gen = r.token_gen ?? 0;
+        if (how === 'resume') {
+          // A new token for the new process: whatever still holds the old one (an orphan of a
+          // crashed run) can never act as this session again.
+          gen += 1;
+          await tx.db.updateTable('sessions').set({ token_gen: gen }).where('id', '=', sessionId).execute();
+        }
         if (r.status === 'pending' || r.status === 'suspended') {
           await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
         }
@@ -101,7 +114,7 @@ export class Supervisor {
         depth: row.depth,
         title: row.title,
         spec: parseJson<AgentSpec>(row.spec, { prompt: null, config: {}, cwd: null, model: null, env: {} }),
-        token: sessionToken(this.secret(), sessionId),
+        token: this.mintToken(sessionId, gen),
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
         tools: this.toolsOf(row),

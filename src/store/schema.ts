@@ -62,6 +62,8 @@ export interface SessionsTable {
   end_detail: string | null;
   /** What a live agent is doing beyond its status ("retrying model API, attempt 3/10"). */
   activity: string | null;
+  /** The generation of its token; resume bumps it. Optional so inserts may omit it (default 0). */
+  token_gen?: number;
 }
 
 export interface StreamsTable {

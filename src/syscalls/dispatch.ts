@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { forbidden, notFound, WarrenError } from '../kernel/errors.ts';
-import type { Syscall, SyscallContext } from './types.ts';
+import type { Principal } from '../kernel/principal.ts';
+import type { InputLimits, Syscall, SyscallContext } from './types.ts';
 
 export type SyscallTable = ReadonlyMap<string, Syscall>;
 
@@ -13,9 +14,74 @@ export const tableOf = (syscalls: readonly Syscall[]): SyscallTable => {
   return table;
 };
 
-/** Validate, authorise, run. The one path every surface takes into the kernel. */
+/** Whether a principal may call a syscall at all (its tool set); throws `forbidden` if not. */
+export interface ToolGate {
+  check(principal: Principal, syscall: Syscall): void;
+}
+
+/** What every call is checked against besides its schema. */
+export interface DispatchPolicy {
+  gate: ToolGate;
+  limits: InputLimits;
+}
+
+export const DEFAULT_LIMITS: InputLimits = { promptBytes: 256 * 1024, messageBytes: 256 * 1024 };
+
+/** The free-text fields of any syscall's input, and which cap bounds them. */
+const CAPPED_FIELDS: Record<string, keyof InputLimits> = {
+  prompt: 'promptBytes',
+  message: 'messageBytes',
+  text: 'messageBytes',
+};
+
+/**
+ * Prompts and messages are capped in bytes before validation: one oversized input makes
+ * an agent's every turn slower and stalls the server for everyone.
+ */
+function checkSizes(name: string, input: unknown, limits: InputLimits): void {
+  if (!input || typeof input !== 'object') return;
+  for (const [field, cap] of Object.entries(CAPPED_FIELDS)) {
+    const value = (input as Record<string, unknown>)[field];
+    if (typeof value !== 'string' || value.length * 3 <= limits[cap]) continue;
+    const bytes = Buffer.byteLength(value);
+    if (bytes > limits[cap]) {
+      throw new WarrenError(
+        'invalid_input',
+        `${name}: ${field} is ${bytes} bytes, over the cap of ${limits[cap]}`,
+        {
+          field,
+          bytes,
+          maxBytes: limits[cap],
+        },
+      );
+    }
+  }
+}
+
+/** Deeper than any real input; the log's JSON.stringify overflows the stack a few thousand levels down. */
+export const MAX_INPUT_DEPTH = 64;
+
+/** Refuse input nested deeper than `max`, without recursing (every transport, not only HTTP). */
+function checkDepth(name: string, input: unknown, max = MAX_INPUT_DEPTH): void {
+  const stack: Array<[unknown, number]> = [[input, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= max)
+      throw new WarrenError('invalid_input', `${name}: input nests deeper than ${max} levels`, {
+        maxDepth: max,
+      });
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+}
+
+/**
+ * Look up, authorise, validate, run: the one path every surface takes into the kernel, and
+ * the only place that checks callers, tool gating and each syscall's own `guard`.
+ */
 export async function dispatch(
   table: SyscallTable,
+  policy: DispatchPolicy,
   ctx: SyscallContext,
   name: string,
   rawInput: unknown,
@@ -27,8 +93,14 @@ export async function dispatch(
       `${name} cannot be called by ${ctx.principal.kind === 'operator' ? 'an operator' : 'a session'}`,
     );
   }
+  policy.gate.check(ctx.principal, syscall);
+  checkSizes(name, rawInput, policy.limits);
+  checkDepth(name, rawInput);
   const parsed = syscall.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw inputError(name, parsed.error);
+  syscall.guard?.(ctx.principal, parsed.data);
+  // The caller is gone (client closed, request cancelled): do not start work for nobody.
+  if (ctx.signal?.aborted) throw new WarrenError('unavailable', `${name}: the caller went away`);
   const result = await syscall.handler(ctx, parsed.data);
   // The output schema is a promise to every client: a handler that breaks it is a kernel bug.
   const out = syscall.output.safeParse(result);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { tierOf } from '../auth/gating.ts';
+import { forbidden } from '../kernel/errors.ts';
 import * as s from './schemas.ts';
 import { defineSyscall } from './types.ts';
 
@@ -109,6 +111,11 @@ export const ipcWrite = defineSyscall({
     positional: ['fd', 'message'],
     examples: ['warren fds write 3 "hello room"'],
   },
+  // Workers reply: they write to their own pipe (fd 1) and nowhere else.
+  guard: (principal, i) => {
+    if (principal.kind === 'session' && tierOf(principal.depth) === 'worker' && i.fd !== 1)
+      throw forbidden('a worker writes only to its own pipe (fd 1)');
+  },
   handler: ({ kernel, principal }, i) => kernel.write(principal, i.fd, i.message, i.data),
 });
 
@@ -209,13 +216,16 @@ export const ipcListFds = defineSyscall({
   summary: 'List your open fds',
   description:
     'List your open fds. Owned fds (owned=true) are children you spawned: close them before you stop.',
-  input: z.object({}),
-  output: z.object({ fds: z.array(s.fd) }),
+  input: z.object({ ...s.pageInput }),
+  output: z.object({ fds: z.array(s.fd), next: s.nextCursor }),
   callers: ['session', 'operator'],
   tier: 3,
   http: { method: 'GET', path: '/v1/fds' },
   cli: { command: ['fds', 'list'], examples: ['warren fds list'] },
-  handler: async ({ kernel, principal }) => ({ fds: await kernel.listFds(principal) }),
+  handler: async ({ kernel, principal }, i) => {
+    const { items, next } = s.page(await kernel.listFds(principal), i);
+    return { fds: items, next };
+  },
 });
 
 export const ipcTerminate = defineSyscall({
@@ -242,15 +252,16 @@ export const ipcListStreams = defineSyscall({
   summary: 'List streams with subscribers and buffer depth',
   description:
     'List active streams with their subscribers and message-buffer depth. A session sees only streams it is in. internal=true includes lifecycle/pipe/stdin plumbing.',
-  input: z.object({ internal: s.optionalFlag }),
-  output: z.object({ streams: z.array(s.streamListing) }),
+  input: z.object({ internal: s.optionalFlag, ...s.pageInput }),
+  output: z.object({ streams: z.array(s.streamListing), next: s.nextCursor }),
   callers: ['session', 'operator'],
   tier: 2,
   http: { method: 'GET', path: '/v1/streams' },
   cli: { command: ['streams', 'list'], examples: ['warren streams list', 'warren streams list --internal'] },
-  handler: async ({ kernel, principal }, i) => ({
-    streams: await kernel.listStreams(principal, { internal: i.internal ?? false }),
-  }),
+  handler: async ({ kernel, principal }, i) => {
+    const { items, next } = s.page(await kernel.listStreams(principal, { internal: i.internal ?? false }), i);
+    return { streams: items, next };
+  },
 });
 
 export const ipcCreateStream = defineSyscall({

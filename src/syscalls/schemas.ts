@@ -35,6 +35,47 @@ export const title = z
   .max(200)
   .refine(...printable('a title'));
 
+/** Every list is paged: no call returns (or builds) an unbounded answer. */
+export const DEFAULT_PAGE = 200;
+export const pageInput = {
+  limit: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(1000)
+    .optional()
+    .describe(`Max items (default ${DEFAULT_PAGE})`),
+  after: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Continue after this id: the `next` of the previous page'),
+};
+export const nextCursor = z
+  .string()
+  .nullable()
+  .describe('Pass as `after` for the next page; null at the end');
+
+/**
+ * One page of a list in the kernel's order (creation order, ids ascending), after the item
+ * `after` names (or, if it is gone, after the first id above it).
+ */
+export function page<T extends { id: string }>(
+  items: readonly T[],
+  p: { limit?: number | undefined; after?: string | undefined },
+): { items: T[]; next: string | null } {
+  const limit = p.limit ?? DEFAULT_PAGE;
+  let start = 0;
+  if (p.after !== undefined) {
+    const at = items.findIndex((x) => x.id === p.after);
+    start = at >= 0 ? at + 1 : items.findIndex((x) => x.id > (p.after as string));
+    if (start < 0) start = items.length;
+  }
+  const slice = items.slice(start, start + limit);
+  return { items: slice, next: start + limit < items.length ? (slice.at(-1)?.id ?? null) : null };
+}
+
 /** An ISO 8601 time (or epoch ms) in, epoch ms out. */
 export const isoTime = z
   .union([z.number().int(), z.string().min(1, 'a time is required')])

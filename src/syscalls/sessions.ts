@@ -10,15 +10,16 @@ export const ps = defineSyscall({
   summary: 'List sessions',
   description:
     'List live sessions in your zone (a session sees its children). all=true includes stopped ones.',
-  input: z.object({ all: s.optionalFlag }),
-  output: z.object({ sessions: z.array(s.session) }),
+  input: z.object({ all: s.optionalFlag, ...s.pageInput }),
+  output: z.object({ sessions: z.array(s.session), next: s.nextCursor }),
   callers: ['operator', 'session'],
   tier: 1,
   http: { method: 'GET', path: '/v1/sessions' },
   cli: { command: ['ps'], examples: ['warren ps', 'warren ps --all --json'] },
-  handler: async ({ kernel, principal }, i) => ({
-    sessions: await kernel.ps(principal, { all: i.all ?? false }),
-  }),
+  handler: async ({ kernel, principal }, i) => {
+    const { items, next } = s.page(await kernel.ps(principal, { all: i.all ?? false }), i);
+    return { sessions: items, next };
+  },
 });
 
 export const sessionShow = defineSyscall({

@@ -66,8 +66,8 @@ export const streamsAttachments = defineSyscall({
   name: 'streams_attachments',
   group: 'streams',
   summary: "A session's room subscriptions",
-  input: z.object({ session: s.sessionId }),
-  output: z.object({ fds: z.array(s.fd) }),
+  input: z.object({ session: s.sessionId, ...s.pageInput }),
+  output: z.object({ fds: z.array(s.fd), next: s.nextCursor }),
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/sessions/:session/attachments' },
   cli: {
@@ -75,7 +75,10 @@ export const streamsAttachments = defineSyscall({
     positional: ['session'],
     examples: ['warren streams attachments ses_01j…'],
   },
-  handler: async ({ kernel, principal }, i) => ({ fds: await kernel.attachments(principal, i.session) }),
+  handler: async ({ kernel, principal }, i) => {
+    const { items, next } = s.page(await kernel.attachments(principal, i.session), i);
+    return { fds: items, next };
+  },
 });
 
 export const streamsClose = defineSyscall({

@@ -13,6 +13,14 @@ export interface SyscallContext {
   progress?: (message: string) => void;
 }
 
+/** Size caps on free text, in UTF-8 bytes (configurable per warren). */
+export interface InputLimits {
+  /** A spawn's prompt. */
+  promptBytes: number;
+  /** A message written to a stream or sent to a session. */
+  messageBytes: number;
+}
+
 /** How REST exposes a syscall. Path params, query and body are merged into one input. */
 export interface HttpBinding {
   method: 'GET' | 'POST' | 'DELETE';
@@ -51,6 +59,11 @@ export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = 
   tier?: 0 | 1 | 2 | 3;
   http?: HttpBinding;
   cli?: CliBinding;
+  /**
+   * A rule of this syscall on top of tool gating, run by `dispatch` on the validated input
+   * before the handler (e.g. "a worker writes only to fd 1"); throws `forbidden`.
+   */
+  guard?(principal: Principal, input: z.output<I>): void;
   handler(ctx: SyscallContext, input: z.output<I>): Promise<z.input<O>>;
 }
 

@@ -51,7 +51,7 @@ describe('commands from the syscall table', () => {
   it('reads flag types from the schemas', () => {
     const kinds = (name: string) =>
       Object.fromEntries(commands.find((c) => c.name === name)!.flags.map((f) => [f.flag, f.field.kind]));
-    assert.deepEqual(kinds('ps'), { all: 'boolean' });
+    assert.deepEqual(kinds('ps'), { all: 'boolean', limit: 'number', after: 'string' });
     assert.deepEqual(kinds('events'), {
       type: 'string',
       since: 'string',

@@ -258,7 +258,7 @@ describe('the CLI against a live demo server (e2e)', () => {
     );
   });
 
-  it('spawn, then kill --graceful (SIGTERM with a deadline), then kill (SIGKILL)', async () => {
+  it('kill --graceful: an agent that takes the SIGTERM and ends its turn is terminated at once', async () => {
     const spawned = await ok(
       'spawn',
       'sit tight',
@@ -270,12 +270,21 @@ describe('the CLI against a live demo server (e2e)', () => {
     const id = /spawned (ses_\w+)/.exec(spawned)![1]!;
     const term = await ok('kill', id, '--graceful');
     assert.match(term, new RegExp(`^SIGTERM sent to ${id}; SIGKILL at \\S+Z if it has not stopped`));
+    const show = () => json<{ session: { status: string; endReason: string } }>('session', 'show', id);
+    await until(async () => (await show()).session.status === 'stopped', 10_000, 'the terminated agent');
+    assert.equal((await show()).session.endReason, 'terminated', 'not after the 60 s grace, and not killed');
     const signals = await json<{ events: Array<{ type: string; payload: { signal?: string } }> }>(
       'session',
       'events',
       id,
     );
     assert.ok(signals.events.some((e) => e.type === 'signal' && e.payload.signal === 'SIGTERM'));
+    assert.ok(!signals.events.some((e) => e.type === 'signal' && e.payload.signal === 'SIGKILL'));
+  });
+
+  it('kill: SIGKILL at once', async () => {
+    const spawned = await ok('spawn', '--title', 'e2e-victim-2', '--script', '{"steps":[{"listen":{}}]}');
+    const id = /spawned (ses_\w+)/.exec(spawned)![1]!;
     assert.match(await ok('kill', id), new RegExp(`^SIGKILL sent to ${id}`));
     const { session } = await json<{ session: { status: string; endReason: string } }>('session', 'show', id);
     assert.equal(session.status, 'stopped');

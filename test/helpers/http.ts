@@ -11,7 +11,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureOperatorKey } from '../../src/auth/keys.ts';
-import { sessionToken } from '../../src/kernel/spawn.ts';
 import { buildHttpServer, type HttpOptions } from '../../src/surfaces/http/server.ts';
 import type { Warren, WarrenOptions } from '../../src/warren.ts';
 import type { WarrenTarget } from './warrens.ts';
@@ -38,8 +37,8 @@ export interface HttpWarren {
   key: string;
   dataDir: string;
   api<T = Any>(method: string, path: string, body?: unknown, opts?: ApiOptions): Promise<ApiResponse<T>>;
-  /** A session's scoped token (the same one its agent gets). */
-  tokenOf(sessionId: string): string;
+  /** A session's scoped token (the same one its agent gets, for token generation `gen`). */
+  tokenOf(sessionId: string, gen?: number): string;
   /** The log's head seq: how many events have committed. */
   head(): Promise<number>;
   /** Open the live event stream; closed with the warren if the test does not. */
@@ -81,7 +80,7 @@ export async function startHttp(
     key,
     dataDir,
     api: (method, path, body, o = {}) => request(address, method, path, body, { auth: key, ...o }),
-    tokenOf: (id) => sessionToken(w.kernel.secret, id),
+    tokenOf: (id, gen = 0) => w.tokens.mint(id, gen),
     head: () => w.store.log.head(),
     live(query = {}, o = {}) {
       const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();

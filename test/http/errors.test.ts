@@ -265,7 +265,7 @@ forEachWarren('HTTP typed errors', (t) => {
 
   it('a spawn past a limit: 429 limit_exceeded, and nothing of it is written', async () => {
     const h = await startHttp(t, {
-      kernel: { limits: { maxDepth: 10, maxChildren: 2, maxSessionsPerZone: 50 } },
+      kernel: { limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 2 } },
     });
     for (let i = 0; i < 2; i++) {
       const r = await h.api('POST', '/v1/sessions', { script: idleScript, title: `ok${i}` });
@@ -278,9 +278,9 @@ forEachWarren('HTTP typed errors', (t) => {
       () => h.api('POST', '/v1/sessions', { script: idleScript, title: 'too many' }),
       429,
       'limit_exceeded',
-      'third child of init',
+      'a third session in a zone limited to two',
     );
-    assert.equal(r.json.error.details?.limit, 'maxChildren');
+    assert.equal(r.json.error.details?.limit, 'maxSessionsPerZone');
     const after = (await h.api('GET', '/v1/sessions?all=true')).json.sessions;
     assert.equal(after.length, sessionsBefore);
     assert.ok(!after.some((s: { title: string }) => s.title === 'too many'));

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { sessionToken } from '../../src/kernel/spawn.ts';
 import { type Running, serve } from '../../src/server.ts';
 import { SocketClientTransport, structured } from '../helpers/mcp.ts';
 import { WARREN_BIN } from '../helpers/server.ts';
@@ -85,7 +84,7 @@ describe('MCP over stdio (warren mcp) and the per-zone unix socket', () => {
       script: idleScript,
       title: 'stdio-agent',
     })) as { session: { id: string } };
-    const token = sessionToken(running.warren.kernel.secret, spawned.session.id);
+    const token = running.warren.tokens.mint(spawned.session.id, 0);
     const client = await stdioClient({ WARREN_TOKEN: token });
     assert.equal(client.getServerVersion()?.name, 'warren');
     const names = (await client.listTools()).tools.map((t) => t.name);

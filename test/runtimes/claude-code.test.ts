@@ -8,7 +8,6 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { verifySessionToken } from '../../src/kernel/spawn.ts';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
@@ -134,7 +133,7 @@ forEachWarren(
       // The agent authenticated to warren's MCP endpoint with its own session token.
       assert.ok(mcp.tokens.length > 0);
       for (const tok of mcp.tokens)
-        assert.equal(verifySessionToken(h.warren.kernel.secret, tok.replace(/^Bearer /, '')), id);
+        assert.equal(h.warren.tokens.verify(tok.replace(/^Bearer /, ''))?.sessionId, id);
 
       // Usage: this turn's tokens, the cost the CLI computed, and the model round trips.
       let s = await sessionOf(h.warren, id);
@@ -354,7 +353,7 @@ forEachWarren(
       // The same token as before the restart.
       assert.ok(mcp.tokens.length > before);
       for (const tok of mcp.tokens)
-        assert.equal(verifySessionToken(w2.kernel.secret, tok.replace(/^Bearer /, '')), id);
+        assert.equal(w2.tokens.verify(tok.replace(/^Bearer /, ''))?.sessionId, id);
       await call(w2, 'kill', { id });
       await until(() => gone(pid2), 5000, 'the resumed claude to be gone');
     });

@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { verifySessionToken } from '../../src/kernel/spawn.ts';
 import { type Running, serve } from '../../src/server.ts';
 import { type ApiResponse, type HttpWarren, request, startHttp, withTimeout } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
@@ -119,7 +118,7 @@ forEachWarren('command runtime', (t) => {
     assert.equal(env.prompt, 'do the thing');
     assert.equal(env.extra, 'yes');
     assert.match(env.token!, /^wst_/);
-    assert.equal(verifySessionToken(h.warren.kernel.secret, env.token!), id);
+    assert.equal(h.warren.tokens.verify(env.token!)?.sessionId, id);
     assert.equal(env.token, h.tokenOf(id));
     // The control line is not output; it moved the status.
     await waitStatus(h.warren, id, 'idle');

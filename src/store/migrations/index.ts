@@ -4,6 +4,7 @@ import { initial } from './001_initial.ts';
 import { sessionTools } from './002_session_tools.ts';
 import { lookupIndexes } from './003_lookup_indexes.ts';
 import { hotPathIndexes } from './004_hot_path_indexes.ts';
+import { tokenGeneration } from './005_token_generation.ts';
 import { sessionHardening } from './006_session_hardening.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
@@ -15,6 +16,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '002_session_tools': sessionTools,
         '003_lookup_indexes': lookupIndexes,
         '004_hot_path_indexes': hotPathIndexes,
+        '005_token_generation': tokenGeneration,
         '006_session_hardening': sessionHardening(kind),
       };
     },

@@ -21,7 +21,7 @@ export interface LocalEntry {
 export type CommandEntry = SyscallCommand | LocalEntry;
 
 /** Help groups, in the order help lists them. */
-export const GROUPS = ['sessions', 'streams', 'fds', 'events', 'server'] as const;
+export const GROUPS = ['sessions', 'streams', 'fds', 'events', 'zones', 'server'] as const;
 
 export function buildCommands(
   specs: readonly SyscallSpec[],

@@ -66,7 +66,7 @@ function specOf(syscall: Syscall): SyscallSpec {
 
 function groupOf(syscall: Syscall): string {
   const [first] = syscall.cli!.command;
-  if (first === 'fds' || first === 'streams') return first;
+  if (first === 'fds' || first === 'streams' || first === 'zones') return first;
   if (syscall.group === 'events') return 'events';
   return 'sessions';
 }

@@ -1,8 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { WarrenError } from '../../kernel/errors.ts';
+import type { ErrorLog } from '../mcp/server.ts';
 
-/** Every failure leaves as `{ error: { code, message } }` with the status that fits. */
-export function toWarrenError(error: unknown): WarrenError {
+/** A thrown thing as the typed error a client sees; anything unexpected is `internal`, no details. */
+export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {
   if (error instanceof WarrenError) return error;
   const fe = error as FastifyError;
   if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
@@ -10,15 +11,32 @@ export function toWarrenError(error: unknown): WarrenError {
   if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
     return new WarrenError('invalid_input', 'the JSON body is empty');
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return new WarrenError('invalid_input', 'the body is too large');
-  if (fe?.statusCode === 400 || error instanceof SyntaxError) {
-    return new WarrenError('invalid_input', `malformed request: ${fe.message}`);
-  }
+    return new WarrenError('invalid_input', `the body is larger than the cap of ${bodyLimit} bytes`, {
+      maxBytes: bodyLimit,
+    });
+  if (fe?.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH')
+    return new WarrenError('invalid_input', 'the content-length does not match the body');
+  if (error instanceof SyntaxError) return new WarrenError('invalid_input', 'malformed JSON body');
+  if (fe?.statusCode === 400) return new WarrenError('invalid_input', 'malformed request');
   return new WarrenError('internal', 'internal error');
 }
 
-export function errorHandler(error: unknown, req: FastifyRequest, reply: FastifyReply) {
-  const we = toWarrenError(error);
-  if (we.code === 'internal') req.log.error({ err: error }, 'unhandled error');
-  return reply.status(we.status).send({ error: we.toJSON() });
-}
+/**
+ * Every failure leaves as `{ error: { code, message, details?, requestId } }` with the status
+ * that fits. Internals (stacks, exception text) go to the server log under the request id,
+ * never to the client.
+ */
+export const errorHandler =
+  (bodyLimit: number, log: ErrorLog) =>
+  (error: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    let we = toWarrenError(error, bodyLimit);
+    if (we.code === 'internal') {
+      log.error({ err: error, reqId: req.id }, 'unhandled error');
+      we = new WarrenError('internal', `internal error (request ${req.id})`);
+    }
+    const status = (error as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : we.status;
+    return reply.status(status).send({ error: { ...we.toJSON(), requestId: req.id } });
+  };
+
+/** Request ids: short, unguessable enough to quote in a bug report, never reused. */
+export const requestIdOf = (): string => `req_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;

@@ -1,21 +1,25 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { authenticate, bearerOf } from '../../auth/authenticate.ts';
 import { WarrenError } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/http.ts';
-import { ToolCatalog } from '../mcp/server.ts';
-import { errorHandler } from './errors.ts';
+import { type ErrorLog, stderrLog, ToolCatalog } from '../mcp/server.ts';
+import { principalOf, registerAuth } from './auth.ts';
+import { errorHandler, requestIdOf } from './errors.ts';
+import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
 import { streamEvents } from './sse.ts';
 
 export interface HttpOptions {
   logger?: boolean;
   mcp?: McpHttpOptions;
+  /** Largest request body accepted, in bytes (413 past it). */
+  bodyLimit?: number;
+  /** Deepest JSON nesting accepted in a body. */
+  maxJsonDepth?: number;
 }
 
-const ZONE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * REST over the syscall table. Every route is generated from a syscall's `http` binding
@@ -23,29 +27,28 @@ const ZONE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  * validated by the syscall's schema. No route holds logic of its own.
  */
 export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: 4 * 1024 * 1024 });
-  app.setErrorHandler(errorHandler);
+  const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({ logger: opts.logger ?? false, bodyLimit, genReqId: requestIdOf });
+  // Internal failures are always recorded somewhere: Fastify's logger if on, else stderr.
+  const log: ErrorLog = opts.logger ? { error: (obj, msg) => app.log.error(obj, msg) } : stderrLog;
+  app.setErrorHandler(errorHandler(bodyLimit, log));
   app.setNotFoundHandler((req, reply) =>
-    reply.status(404).send({ error: { code: 'not_found', message: `no route ${req.method} ${req.url}` } }),
+    reply.status(404).send({
+      error: {
+        code: 'not_found',
+        message: `no route ${req.method} ${req.url.slice(0, 200)}`,
+        requestId: req.id,
+      },
+    }),
   );
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  registerAuth(app, warren);
+  registerJsonParser(app, opts.maxJsonDepth ?? MAX_JSON_DEPTH);
 
-  const principalOf = async (req: FastifyRequest): Promise<Principal> => {
-    const zone = req.headers['x-warren-zone'];
-    if (zone !== undefined && (typeof zone !== 'string' || !ZONE.test(zone))) {
-      throw new WarrenError('invalid_input', 'X-Warren-Zone must be lowercase letters, digits, - or _');
-    }
-    return authenticate(warren, bearerOf(req.headers.authorization), zone as string | undefined);
-  };
-
-  const invoke = async (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) => {
-    const principal = await principalOf(req);
-    // The client went away before the answer: stop waiting on its behalf.
-    const ac = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) ac.abort();
-    });
-    return warren.call(principal, syscall.name, input, { signal: ac.signal });
-  };
+  const invoke = (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) =>
+    warren.call(principalOf(req), syscall.name, input, { signal: abortedOnClose(reply) });
 
   // A live stream never ends by itself: close() would wait for it forever. End them first.
   const liveStreams = new Set<() => void>();
@@ -53,51 +56,39 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     for (const stop of [...liveStreams]) stop();
   });
 
-  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/healthz', { config: { public: true } }, async () => ({ ok: true }));
 
-  app.get('/v1/syscalls', async (req) => {
-    await principalOf(req);
-    return {
-      syscalls: [...warren.table.values()].map((s) => ({
-        name: s.name,
-        group: s.group,
-        summary: s.summary,
-        description: s.description ?? null,
-        callers: s.callers,
-        http: s.http ?? null,
-        input: z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }),
-      })),
-    };
-  });
+  app.get('/v1/syscalls', async () => ({
+    syscalls: [...warren.table.values()].map((s) => ({
+      name: s.name,
+      group: s.group,
+      summary: s.summary,
+      description: s.description ?? null,
+      callers: s.callers,
+      http: s.http ?? null,
+      input: z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }),
+    })),
+  }));
 
   app.post<{ Params: { name: string } }>('/v1/syscalls/:name', async (req, reply) => {
     const syscall = warren.table.get(req.params.name);
-    if (!syscall) throw new WarrenError('not_found', `no syscall ${JSON.stringify(req.params.name)}`);
+    if (!syscall)
+      throw new WarrenError('not_found', `no syscall ${JSON.stringify(req.params.name.slice(0, 100))}`);
     return invoke(syscall, req, reply, req.body ?? {});
   });
 
   app.get<{ Querystring: Record<string, string> }>('/v1/events/live', async (req, reply) => {
-    const principal = await principalOf(req);
+    const principal = principalOf(req);
     if (principal.kind !== 'operator')
       throw new WarrenError('forbidden', 'the live event stream is for operators');
     const q = req.query;
     const after = q.after !== undefined ? Number(q.after) : undefined;
-    if (after !== undefined && (!Number.isInteger(after) || after < 0)) {
+    if (after !== undefined && (!Number.isSafeInteger(after) || after < 0)) {
       throw new WarrenError('invalid_input', 'after must be a non-negative integer seq');
     }
-    await streamEvents(
-      warren,
-      principal,
-      req,
-      reply,
-      {
-        ...(after !== undefined ? { after } : {}),
-        ...(q.type ? { type: q.type } : {}),
-        ...(q.session ? { session: q.session } : {}),
-        ...(q.stream ? { stream: q.stream } : {}),
-      },
-      liveStreams,
-    );
+    const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    const filter = { after, type: text(q.type), session: text(q.session), stream: text(q.stream) };
+    await streamEvents(warren, principal, req, reply, stripUndefined(filter), liveStreams);
   });
 
   for (const syscall of warren.table.values()) {
@@ -115,6 +106,20 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
       },
     });
   }
-  registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), principalOf, opts.mcp);
+  registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), log, opts.mcp);
   return app;
 }
+
+/** Aborted when the client goes away before its answer: waits and reads stop on its behalf. */
+function abortedOnClose(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
+const stripUndefined = <T extends Record<string, unknown>>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };

@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../../kernel/principal.ts';
 import { principalId } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
-import { createMcpServer, type ToolCatalog } from './server.ts';
+import { principalOf } from '../http/auth.ts';
+import { createMcpServer, type ErrorLog, type ToolCatalog } from './server.ts';
 
 export interface McpHttpOptions {
   /** Host names accepted in Host and Origin besides loopback (for a server bound elsewhere). */
   allowedHosts?: readonly string[];
-  /** Sessions idle this long are closed. */
+  /** Sessions idle this long are closed (default 10 minutes). */
   idleMs?: number;
+  /** Open MCP sessions one credential may hold at once (default 32). */
+  maxSessionsPerCaller?: number;
   /** How often long calls report progress. */
   progressEveryMs?: number;
 }
@@ -33,8 +35,21 @@ function hostnameOf(value: string, isOrigin: boolean): string | null {
   }
 }
 
-const rpcError = (reply: FastifyReply, status: number, code: number, message: string) =>
-  reply.status(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+const rpcError = (
+  reply: FastifyReply,
+  status: number,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+) =>
+  reply.status(status).send({
+    jsonrpc: '2.0',
+    error: { code, message, data: { ...data, requestId: reply.request.id } },
+    id: null,
+  });
+
+export const DEFAULT_MCP_IDLE_MS = 10 * 60_000;
+export const DEFAULT_MCP_SESSIONS_PER_CALLER = 32;
 
 /**
  * MCP over Streamable HTTP at `/mcp`. Every request is authenticated; a session belongs to
@@ -45,18 +60,30 @@ export function registerMcpHttp(
   app: FastifyInstance,
   warren: Warren,
   catalog: ToolCatalog,
-  principalOf: (req: FastifyRequest) => Promise<Principal>,
+  log: ErrorLog,
   opts: McpHttpOptions = {},
 ): void {
   const sessions = new Map<string, Session>();
+  // Initializations under way per owner: they count against the cap before they have an id.
+  const opening = new Map<string, number>();
   const allowed = new Set([...LOOPBACK, ...(opts.allowedHosts ?? [])]);
-  const idleMs = opts.idleMs ?? 60 * 60_000;
+  const idleMs = opts.idleMs ?? DEFAULT_MCP_IDLE_MS;
+  const cap = opts.maxSessionsPerCaller ?? DEFAULT_MCP_SESSIONS_PER_CALLER;
 
-  const sweep = setInterval(() => {
+  const expire = () => {
     const cutoff = Date.now() - idleMs;
-    for (const [id, s] of sessions)
-      if (s.lastSeen < cutoff) void s.transport.close().finally(() => sessions.delete(id));
-  }, 60_000);
+    for (const [id, s] of sessions) {
+      if (s.lastSeen >= cutoff) continue;
+      sessions.delete(id);
+      void s.transport.close().catch(() => {});
+    }
+  };
+  const held = (owner: string) => {
+    let n = opening.get(owner) ?? 0;
+    for (const s of sessions.values()) if (s.owner === owner) n++;
+    return n;
+  };
+  const sweep = setInterval(expire, Math.max(1000, Math.min(60_000, idleMs / 2)));
   sweep.unref();
   app.addHook('preClose', async () => {
     clearInterval(sweep);
@@ -83,10 +110,10 @@ export function registerMcpHttp(
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     if (!guard(req, reply)) return;
-    const principal = await principalOf(req);
+    const principal = principalOf(req);
     const owner = `${principal.zone}/${principalId(principal)}`;
     const sid = req.headers['mcp-session-id'];
-    let session = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    const session = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (typeof sid === 'string' && !session) return rpcError(reply, 404, -32001, 'Session not found');
     if (session && session.owner !== owner)
       return rpcError(reply, 403, -32000, 'This MCP session belongs to another caller');
@@ -94,6 +121,18 @@ export function registerMcpHttp(
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
         return rpcError(reply, 400, -32000, 'Bad Request: no valid session id; start with initialize');
       }
+      expire();
+      if (held(owner) >= cap) {
+        return rpcError(
+          reply,
+          429,
+          -32000,
+          `too many open MCP sessions for this caller (cap ${cap}): close one (DELETE /mcp) or let one idle out (${Math.round(idleMs / 1000)} s)`,
+          { code: 'limit_exceeded', cap },
+        );
+      }
+      // Counted before the first await, so concurrent initializes cannot all pass the check.
+      opening.set(owner, (opening.get(owner) ?? 0) + 1);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
@@ -103,8 +142,19 @@ export function registerMcpHttp(
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await createMcpServer(warren, catalog, principal).connect(transport);
-      session = { transport, owner, lastSeen: Date.now() };
+      try {
+        await createMcpServer(warren, catalog, principal, { log }).connect(transport);
+        reply.hijack();
+        await transport.handleRequest(req.raw, reply.raw, req.body);
+      } finally {
+        const n = (opening.get(owner) ?? 1) - 1;
+        if (n > 0) opening.set(owner, n);
+        else opening.delete(owner);
+        // An initialize that did not make a session leaves nothing behind.
+        if (!transport.sessionId || !sessions.has(transport.sessionId))
+          void transport.close().catch(() => {});
+      }
+      return;
     }
     session.lastSeen = Date.now();
     reply.hijack();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -43,11 +44,36 @@ function toTool(s: Syscall): Tool {
   };
 }
 
+/** Where internal failures are recorded (the HTTP server's logger, or stderr). */
+export interface ErrorLog {
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+export const stderrLog: ErrorLog = {
+  error: (obj, msg) =>
+    process.stderr.write(
+      `${msg}: ${JSON.stringify({ ...obj, err: obj.err instanceof Error ? obj.err.stack : String(obj.err) })}\n`,
+    ),
+};
+
+/** A failure as the client sees it: typed, with a request id; internals stay in the log. */
+export function publicError(error: unknown, requestId: string, log: ErrorLog): WarrenError {
+  if (error instanceof WarrenError && error.code !== 'internal') return error;
+  log.error({ err: error, reqId: requestId }, 'tool call failed');
+  return new WarrenError('internal', `internal error (request ${requestId})`);
+}
+
 /**
  * One MCP server per connection, bound to the principal that opened it. It lists the
  * caller's tools and calls them through `warren.call` — the same path as REST and the CLI.
  */
-export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal: Principal): Server {
+export function createMcpServer(
+  warren: Warren,
+  catalog: ToolCatalog,
+  principal: Principal,
+  opts: { log?: ErrorLog } = {},
+): Server {
+  const log = opts.log ?? stderrLog;
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, logging: {} },
     instructions:
@@ -60,6 +86,7 @@ export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal:
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (!warren.table.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const requestId = `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
     const token = request.params._meta?.progressToken;
     let ticks = 0;
     const progress =
@@ -82,14 +109,15 @@ export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal:
       })) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
-      const we = error instanceof WarrenError ? error : new WarrenError('internal', (error as Error).message);
+      const we = publicError(error, requestId, log);
+      const typed = { ...we.toJSON(), requestId };
       // Also as a log notification, filtered by the level the client set (logging/setLevel).
       void server
         .sendLoggingMessage(
           {
             level: we.code === 'internal' ? 'error' : 'warning',
             logger: 'warren',
-            data: { tool: name, ...we.toJSON() },
+            data: { tool: name, ...typed },
           },
           extra.sessionId,
         )
@@ -97,7 +125,7 @@ export function createMcpServer(warren: Warren, catalog: ToolCatalog, principal:
       return {
         isError: true,
         content: [{ type: 'text', text: `error [${we.code}]: ${we.message}` }],
-        structuredContent: { error: we.toJSON() },
+        structuredContent: { error: typed },
       };
     } finally {
       if (timer) clearInterval(timer);

@@ -3,8 +3,16 @@ import { compactJson, iso, list, plural, type Session, text, type View, view } f
 
 /** Process control: ps, spawn, kill, send, suspend, resume. */
 
-const reasonOf = (s: Session): string =>
-  s.endReason ?? (s.status === 'suspended' ? (s.suspendReason ?? '') : '');
+/** Why it stopped or is suspended, in a few words (the full text is in `session show`). */
+const reasonOf = (s: Session): string => {
+  if (s.endReason) return s.endDetail ? `${s.endReason}: ${clip(s.endDetail, 60)}` : s.endReason;
+  return s.status === 'suspended' ? (s.suspendReason ?? '') : '';
+};
+
+/** Its status, and what it is doing when that says more ("running — retrying model API, attempt 3/10"). */
+const statusOf = (s: Session): string => (s.activity ? `${s.status} — ${s.activity}` : s.status);
+
+const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
 
 const ps = view<{ sessions: Session[] }>((out, ctx) =>
   renderTable(
@@ -12,7 +20,7 @@ const ps = view<{ sessions: Session[] }>((out, ctx) =>
     out.sessions.map((s) => [
       s.id,
       s.title ?? '',
-      s.status,
+      statusOf(s),
       [reasonOf(s), s.endedAt ? iso(s.endedAt) : ''].filter(Boolean).join(' '),
       s.parentId ?? '',
       String(s.depth),
@@ -29,7 +37,9 @@ export const sessionDetails = (s: Session, width?: number): string =>
       ['id', s.id],
       ['title', text(s.title)],
       ['status', s.status],
+      ['activity', text(s.activity)],
       ['end reason', text(s.endReason)],
+      ['end detail', text(s.endDetail)],
       ['suspend reason', text(s.suspendReason)],
       ['parent', text(s.parentId)],
       ['depth', String(s.depth)],
