@@ -46,7 +46,8 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     durability: opts.durability,
     deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),
-    // Without its own id a node would end another node's agents after a crash (the default is shared).
+    // Warren.open's own default knows only the database; a server also knows its data dir
+    // and, on PostgreSQL, its host (src/config/node-id.ts), so nodes sharing a database differ.
     kernel: { ...opts.kernel, nodeId: opts.kernel?.nodeId ?? deriveNodeId(opts.dataDir, opts.db ?? null) },
     ...(opts.gating ? { gating: opts.gating } : {}),
   });
