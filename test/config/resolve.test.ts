@@ -213,6 +213,11 @@ describe('configuration errors', () => {
       'process|power',
     );
     failsWith(
+      () => resolveConfig(input(cwd, { env: { WARREN_MAX_WAIT_MS: '90000' } })),
+      'at most 55000',
+      '60 s',
+    );
+    failsWith(
       () => resolveConfig(input(cwd, { flags: { 'node-id': 'a.b' } })),
       '--node-id',
       'letters, digits',
