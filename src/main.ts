@@ -1,3 +1,4 @@
+import { configShowCommand } from './surfaces/cli/config.ts';
 import { runCli } from './surfaces/cli/main.ts';
 import { mcpCommand } from './surfaces/cli/mcp.ts';
 import { demoCommand, serveCommand } from './surfaces/cli/serve.ts';
@@ -8,6 +9,7 @@ export function main(argv: string[]): Promise<number> {
     serveCommand,
     demoCommand,
     mcpCommand,
+    configShowCommand,
   ]);
 }
 

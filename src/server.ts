@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { GatingPolicy } from './auth/gating.ts';
 import { ensureOperatorKey } from './auth/keys.ts';
+import { deriveNodeId } from './config/node-id.ts';
+import type { KernelConfig } from './kernel/config.ts';
 import type { Durability } from './store/dialect.ts';
 import { buildHttpServer } from './surfaces/http/server.ts';
 import { ToolCatalog } from './surfaces/mcp/server.ts';
@@ -20,6 +23,10 @@ export interface ServeOptions {
   db?: string;
   durability: Durability;
   demo: boolean;
+  /** Kernel settings (limits, timers, retention); `nodeId` is derived from the data dir and db when unset. */
+  kernel?: Partial<KernelConfig>;
+  /** The depth tiers' tool sets. */
+  gating?: GatingPolicy;
 }
 
 export interface Running {
@@ -39,6 +46,10 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     durability: opts.durability,
     deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),
+    // Warren.open's own default knows only the database; a server also knows its data dir
+    // and, on PostgreSQL, its host (src/config/node-id.ts), so nodes sharing a database differ.
+    kernel: { ...opts.kernel, nodeId: opts.kernel?.nodeId ?? deriveNodeId(opts.dataDir, opts.db ?? null) },
+    ...(opts.gating ? { gating: opts.gating } : {}),
   });
   const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
   const http = await buildHttpServer(warren);

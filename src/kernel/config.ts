@@ -6,6 +6,11 @@ export interface KernelLimits {
   maxChildren: number;
   /** Live sessions per zone (init not counted). */
   maxSessionsPerZone: number;
+  /**
+   * Live sessions per zone of one runtime (seed 003's "per application": in warren the kind
+   * of agent is its runtime). Runtimes not named are bounded by the zone limit alone.
+   */
+  maxSessionsPerRuntime?: Record<string, number>;
 }
 
 export interface KernelConfig {
@@ -18,6 +23,8 @@ export interface KernelConfig {
   reconcileIntervalMs: number;
   /** How often delivery cursors are persisted (delivery is at-least-once in between). */
   cursorFlushMs: number;
+  /** TTL given to a session spawned without one (null: none). */
+  defaultTtlSeconds?: number | null;
   /** Resume sessions that were live when the kernel last stopped. */
   resumeOnStart: boolean;
   /** Events older than this are deleted by the retention phase (undelivered messages are kept). */

@@ -78,6 +78,18 @@ export async function spawnInTx(
       { limit: 'maxSessionsPerZone', max: maxSessions },
     );
   }
+  // Counted only for runtimes that have a limit, so other spawns pay nothing for it.
+  const maxOfRuntime = core.config.limits.maxSessionsPerRuntime?.[req.runtime];
+  if (maxOfRuntime !== undefined) {
+    const ofRuntime = await countLive(tx, { zone, runtime: req.runtime });
+    if (ofRuntime >= maxOfRuntime) {
+      throw new WarrenError(
+        'limit_exceeded',
+        `zone ${zone} already has ${ofRuntime} live ${req.runtime} sessions; the limit is ${maxOfRuntime}`,
+        { limit: 'maxSessionsPerRuntime', runtime: req.runtime, max: maxOfRuntime },
+      );
+    }
+  }
 
   // The parent's set: stored, or (init, or a session from before tools were stored) its tier's.
   const parentTools =
@@ -88,6 +100,7 @@ export async function spawnInTx(
         : core.toolPolicy(parent.depth, null);
   const tools = core.toolPolicy(depth, parentTools, req.tools, req.grants);
   const id = core.ids.session();
+  const ttlSeconds = req.ttlSeconds ?? core.config.defaultTtlSeconds ?? null;
   const spec = {
     prompt: req.prompt ?? null,
     config: req.config ?? {},
@@ -114,7 +127,7 @@ export async function spawnInTx(
     last_message: null,
     suspend_reason: null,
     term_deadline: null,
-    expires_at: req.ttlSeconds ? tx.now + req.ttlSeconds * 1000 : null,
+    expires_at: ttlSeconds ? tx.now + ttlSeconds * 1000 : null,
     max_turns: req.maxTurns ?? null,
     turns: 0,
     usage: '{}',
@@ -193,9 +206,13 @@ async function spawnerFdsOn(tx: WriteTx, holder: string, child: string) {
  * Live sessions in a zone, or under one parent there. init, the only session without a
  * parent, never counts. Answered from the live-sessions index alone (zone, parent_id).
  */
-async function countLive(tx: WriteTx, f: { zone: string; parentId?: string }): Promise<number> {
+async function countLive(
+  tx: WriteTx,
+  f: { zone: string; parentId?: string; runtime?: string },
+): Promise<number> {
   let q = tx.db.selectFrom('sessions').where('status', '!=', 'stopped').where('zone', '=', f.zone);
   q = f.parentId !== undefined ? q.where('parent_id', '=', f.parentId) : q.where('parent_id', 'is not', null);
+  if (f.runtime !== undefined) q = q.where('runtime', '=', f.runtime);
   const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
 }

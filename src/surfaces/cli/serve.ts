@@ -1,63 +1,43 @@
-import { parseArgs } from 'node:util';
 import type { Running } from '../../server.ts';
+import { configFlagsHelp, parseConfigArgs } from './config-args.ts';
+import { loadOrReport } from './config-load.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
-/** `warren serve` and `warren demo`: parse the flags, then start the server (src/server.ts). */
+/** `warren serve` and `warren demo`: read the configuration, then start the server (src/server.ts). */
 
 export const serveCommand: LocalCommand = {
   command: ['serve'],
-  summary: 'Run the warren server (REST, live events) on one port',
+  summary: 'Run the warren server (REST, MCP, live events) on one port',
   usage: [
-    'warren serve [--host 127.0.0.1] [--port 7700] [--data-dir ./.warren] [--db <sqlite file | postgres:// url>]',
-    '             [--durability process|power] [--demo]',
+    'warren serve [--host 127.0.0.1] [--port 7700] [--data-dir ./.warren] [--db <sqlite file | postgres:// url>] [--demo] [settings]',
     '',
-    '  --db          a SQLite file (default <data-dir>/warren.db) or postgres://…[?schema=name]',
-    '  --durability  process: survives a kernel crash (default); power: survives power loss',
-    '  --demo        run the bundled demo once the server is up',
+    'Every setting comes from, highest first: a flag, a WARREN_* environment variable, the config',
+    'file (<data dir>/warren.config.json, .yaml or .yml), the default. `warren config show` prints',
+    'what is in force and where each value came from; docs/configuration.md lists every key.',
     '',
-    'Environment: WARREN_HOST, WARREN_PORT, WARREN_DATA_DIR, WARREN_DB, WARREN_DURABILITY.',
+    'Settings (flag, environment variable, meaning):',
+    ...configFlagsHelp(),
+    '',
+    '  --demo  run the bundled demo once the server is up',
+    '',
+    'A bad setting is refused before anything starts (exit 2), naming the file and key, the',
+    'variable or the flag, and what was expected.',
+    '',
     'Examples:',
     '  warren serve',
     '  warren serve --port 7800 --db postgres://postgres@127.0.0.1:5432/warren',
+    '  WARREN_MAX_DEPTH=4 warren serve --tier-agent ipc_spawn,ipc_write,ipc_read,ipc_close',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const env = io.env;
-    const { values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        host: { type: 'string', default: env.WARREN_HOST ?? '127.0.0.1' },
-        port: { type: 'string', default: env.WARREN_PORT ?? '7700' },
-        'data-dir': { type: 'string', default: env.WARREN_DATA_DIR ?? '.warren' },
-        db: { type: 'string', ...(env.WARREN_DB ? { default: env.WARREN_DB } : {}) },
-        durability: { type: 'string', default: env.WARREN_DURABILITY ?? 'process' },
-        demo: { type: 'boolean', default: false },
-      },
-    });
-    const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      io.stderr.write(`error: --port must be 0-65535, got ${values.port}\n`);
-      return 2;
-    }
-    if (values.durability !== 'process' && values.durability !== 'power') {
-      io.stderr.write('error: --durability must be process or power\n');
-      return 2;
-    }
+    const parsed = parseConfigArgs(args, ['demo'], ['serve']);
+    const loaded = await loadOrReport(parsed, io);
+    if (!loaded) return 2;
+    if (loaded.resolved.file) io.stdout.write(`config: ${loaded.resolved.file}\n`);
     let running: Running;
     try {
       // The server (store, kernel, Fastify, runtimes, the MCP SDK) loads only for this command.
       const { serve } = await import('../../server.ts');
-      running = await serve(
-        {
-          host: values.host!,
-          port,
-          dataDir: values['data-dir']!,
-          ...(values.db ? { db: values.db } : {}),
-          durability: values.durability,
-          demo: values.demo!,
-        },
-        io.stdout,
-      );
+      running = await serve({ ...loaded.options, demo: parsed.switches.demo === true }, io.stdout);
     } catch (error) {
       io.stderr.write(`warren: cannot start: ${(error as Error).message}\n`);
       return 1;

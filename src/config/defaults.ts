@@ -1,0 +1,35 @@
+import { defaultKernelConfig } from '../kernel/config.ts';
+
+/**
+ * The value of every key when no file, variable or flag sets it. Kernel settings come from
+ * the kernel's own defaults, so there is one place that says what they are. `null` means
+ * "not set here": the db is `<data dir>/warren.db`, the node id is derived, the tiers are the
+ * syscall table's, grants allow everything, and no TTL is imposed.
+ */
+export function configDefaults(): Record<string, unknown> {
+  const k = defaultKernelConfig();
+  return {
+    'server.host': '127.0.0.1',
+    'server.port': 7700,
+    'server.dataDir': '.warren',
+    'server.db': null,
+    'server.durability': 'process',
+    nodeId: null,
+    'limits.maxDepth': k.limits.maxDepth,
+    'limits.maxChildren': k.limits.maxChildren,
+    'limits.maxSessionsPerZone': k.limits.maxSessionsPerZone,
+    'limits.maxSessionsPerRuntime': k.limits.maxSessionsPerRuntime ?? {},
+    'tiers.root': null,
+    'tiers.orchestrator': null,
+    'tiers.agent': null,
+    'tiers.worker': null,
+    'grants.allow': null,
+    'grants.deny': null,
+    termGraceMs: k.termGraceMs,
+    maxWaitMs: k.maxWaitMs,
+    reconcileIntervalMs: k.reconcileIntervalMs,
+    defaultTtlSeconds: k.defaultTtlSeconds ?? null,
+    retentionDays: k.retentionDays,
+    sessionRetentionDays: k.sessionRetentionDays,
+  };
+}

@@ -1,0 +1,215 @@
+/**
+ * Every setting a user can reach, once: its key path in the config file, its environment
+ * variable and its `warren serve` flag. The schema, the file reader, the flag parser, the
+ * help text, `warren config show` and docs/configuration.md all follow this table.
+ *
+ * Loaded by `warren --help` (through the serve command's usage), so it imports nothing:
+ * no zod, no kernel. Defaults live in defaults.ts, validation in schema.ts.
+ */
+
+/** How a value is written in an environment variable or on the command line. */
+export type KeyKind =
+  | 'string'
+  | 'port'
+  | 'int'
+  | 'durability'
+  /** A number of days, or `never` (null). */
+  | 'days'
+  /** A number of seconds, or `none` (null). */
+  | 'seconds'
+  /** Comma-separated names. */
+  | 'list'
+  /** Comma-separated `name=number` pairs. */
+  | 'counts';
+
+export interface ConfigKey {
+  /** Dotted path in the config file, e.g. `limits.maxDepth`. */
+  path: string;
+  env: string;
+  /** The `warren serve` flag, without the dashes. */
+  flag: string;
+  kind: KeyKind;
+  summary: string;
+  /** How the value is written in help, when the kind's hint says too little (`<dir>`). */
+  hint?: string;
+  /** Not read from the file (the data dir is where the file is looked for). */
+  notInFile?: boolean;
+}
+
+const TIER_SUMMARY = (tier: string, depth: string) =>
+  `tools of the ${tier} tier (depth ${depth}), before grants`;
+
+export const CONFIG_KEYS: readonly ConfigKey[] = [
+  {
+    path: 'server.host',
+    env: 'WARREN_HOST',
+    flag: 'host',
+    kind: 'string',
+    hint: '<address>',
+    summary: 'address to listen on',
+  },
+  { path: 'server.port', env: 'WARREN_PORT', flag: 'port', kind: 'port', summary: 'port (0: any free one)' },
+  {
+    path: 'server.dataDir',
+    env: 'WARREN_DATA_DIR',
+    flag: 'data-dir',
+    kind: 'string',
+    hint: '<dir>',
+    summary: 'data dir: database, operator key, sockets, the config file',
+    notInFile: true,
+  },
+  {
+    path: 'server.db',
+    env: 'WARREN_DB',
+    flag: 'db',
+    kind: 'string',
+    hint: '<file|url>',
+    summary: 'SQLite file or postgres://…[?schema=name] (default <data dir>/warren.db)',
+  },
+  {
+    path: 'server.durability',
+    env: 'WARREN_DURABILITY',
+    flag: 'durability',
+    kind: 'durability',
+    summary: 'process: survives a kernel crash; power: survives power loss',
+  },
+  {
+    path: 'nodeId',
+    env: 'WARREN_NODE_ID',
+    flag: 'node-id',
+    kind: 'string',
+    hint: '<id>',
+    summary: "marks this node's agent processes (default: derived from data dir and db)",
+  },
+  {
+    path: 'limits.maxDepth',
+    env: 'WARREN_MAX_DEPTH',
+    flag: 'max-depth',
+    kind: 'int',
+    summary: 'deepest spawn (init is 0)',
+  },
+  {
+    path: 'limits.maxChildren',
+    env: 'WARREN_MAX_CHILDREN',
+    flag: 'max-children',
+    kind: 'int',
+    summary: "live children per session (init's are bounded by the zone limit)",
+  },
+  {
+    path: 'limits.maxSessionsPerZone',
+    env: 'WARREN_MAX_SESSIONS_PER_ZONE',
+    flag: 'max-sessions-per-zone',
+    kind: 'int',
+    summary: 'live sessions per zone (init not counted)',
+  },
+  {
+    path: 'limits.maxSessionsPerRuntime',
+    env: 'WARREN_MAX_SESSIONS_PER_RUNTIME',
+    flag: 'max-sessions-per-runtime',
+    kind: 'counts',
+    summary: 'live sessions per zone of one runtime, e.g. claude-code=5,codex=2',
+  },
+  {
+    path: 'tiers.root',
+    env: 'WARREN_TIER_ROOT',
+    flag: 'tier-root',
+    kind: 'list',
+    summary: TIER_SUMMARY('root', '0'),
+  },
+  {
+    path: 'tiers.orchestrator',
+    env: 'WARREN_TIER_ORCHESTRATOR',
+    flag: 'tier-orchestrator',
+    kind: 'list',
+    summary: TIER_SUMMARY('orchestrator', '1'),
+  },
+  {
+    path: 'tiers.agent',
+    env: 'WARREN_TIER_AGENT',
+    flag: 'tier-agent',
+    kind: 'list',
+    summary: TIER_SUMMARY('agent', '2'),
+  },
+  {
+    path: 'tiers.worker',
+    env: 'WARREN_TIER_WORKER',
+    flag: 'tier-worker',
+    kind: 'list',
+    summary: TIER_SUMMARY('worker', '3 and deeper'),
+  },
+  {
+    path: 'grants.allow',
+    env: 'WARREN_GRANTS_ALLOW',
+    flag: 'grants-allow',
+    kind: 'list',
+    summary: 'every session may call at most the tools these match (`*` wildcards)',
+  },
+  {
+    path: 'grants.deny',
+    env: 'WARREN_GRANTS_DENY',
+    flag: 'grants-deny',
+    kind: 'list',
+    summary: 'no session may call the tools these match (deny wins)',
+  },
+  {
+    path: 'termGraceMs',
+    env: 'WARREN_TERM_GRACE_MS',
+    flag: 'term-grace-ms',
+    kind: 'int',
+    summary: 'SIGTERM grace period before the kernel sends SIGKILL',
+  },
+  {
+    path: 'maxWaitMs',
+    env: 'WARREN_MAX_WAIT_MS',
+    flag: 'max-wait-ms',
+    kind: 'int',
+    summary: 'longest a blocking read or wait holds before answering "wait again"',
+  },
+  {
+    path: 'reconcileIntervalMs',
+    env: 'WARREN_RECONCILE_INTERVAL_MS',
+    flag: 'reconcile-interval-ms',
+    kind: 'int',
+    summary: 'reconciliation tick',
+  },
+  {
+    path: 'defaultTtlSeconds',
+    env: 'WARREN_DEFAULT_TTL_SECONDS',
+    flag: 'default-ttl-seconds',
+    kind: 'seconds',
+    summary: 'TTL of a session spawned without one (none: no limit)',
+  },
+  {
+    path: 'retentionDays',
+    env: 'WARREN_RETENTION_DAYS',
+    flag: 'retention-days',
+    kind: 'days',
+    summary: 'events older than this are deleted (never: keep all)',
+  },
+  {
+    path: 'sessionRetentionDays',
+    env: 'WARREN_SESSION_RETENTION_DAYS',
+    flag: 'session-retention-days',
+    kind: 'days',
+    summary: 'stopped sessions, closed streams are deleted after this (never: keep)',
+  },
+];
+
+/** The config file names looked for in the data dir, in this order. */
+export const CONFIG_FILES = ['warren.config.json', 'warren.config.yaml', 'warren.config.yml'] as const;
+
+/** `--config <file>` / WARREN_CONFIG: read this file instead of looking in the data dir. */
+export const CONFIG_FILE_ENV = 'WARREN_CONFIG';
+export const CONFIG_FILE_FLAG = 'config';
+
+/** How a kind is written on the command line, for help text. */
+export const KIND_HINT: Record<KeyKind, string> = {
+  string: '<text>',
+  port: '<0-65535>',
+  int: '<n>',
+  durability: 'process|power',
+  days: '<days>|never',
+  seconds: '<s>|none',
+  list: '<a,b,…>',
+  counts: '<name=n,…>',
+};

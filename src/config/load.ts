@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import type { Tier } from '../auth/gating.ts';
+import type { KernelConfig } from '../kernel/config.ts';
+import type { ServeOptions } from '../server.ts';
+import { syscallTable } from '../syscalls/table.ts';
+import { deriveNodeId } from './node-id.ts';
+import { type ConfigInput, type ResolvedConfig, resolveConfig, settingValue } from './resolve.ts';
+import { effectiveTiers } from './tiers.ts';
+
+/**
+ * The configuration `warren serve` runs with and `warren config show` prints: the sources
+ * resolved, the tiers checked against the syscall table, the node id derived when unset.
+ */
+export interface LoadedConfig {
+  resolved: ResolvedConfig;
+  /** The database: the configured one, or `<data dir>/warren.db`. */
+  db: string;
+  nodeId: string;
+  tiers: Record<Tier, string[]>;
+  /** What `serve()` takes (without `demo`). */
+  options: Omit<ServeOptions, 'demo'>;
+}
+
+export function loadConfig(input: ConfigInput): LoadedConfig {
+  const resolved = resolveConfig(input);
+  const v = <T>(path: string) => settingValue<T>(resolved, path);
+  const configuredDb = v<string | null>('server.db');
+  const db = configuredDb ?? join(resolved.dataDir, 'warren.db');
+  const nodeId = v<string | null>('nodeId') ?? deriveNodeId(resolved.dataDir, configuredDb);
+  const tiers = effectiveTiers(resolved, syscallTable());
+  const kernel: Partial<KernelConfig> = {
+    nodeId,
+    limits: {
+      maxDepth: v('limits.maxDepth'),
+      maxChildren: v('limits.maxChildren'),
+      maxSessionsPerZone: v('limits.maxSessionsPerZone'),
+      maxSessionsPerRuntime: v('limits.maxSessionsPerRuntime'),
+    },
+    termGraceMs: v('termGraceMs'),
+    maxWaitMs: v('maxWaitMs'),
+    reconcileIntervalMs: v('reconcileIntervalMs'),
+    defaultTtlSeconds: v('defaultTtlSeconds'),
+    retentionDays: v('retentionDays'),
+    sessionRetentionDays: v('sessionRetentionDays'),
+  };
+  return {
+    resolved,
+    db,
+    nodeId,
+    tiers,
+    options: {
+      host: v('server.host'),
+      port: v('server.port'),
+      dataDir: resolved.dataDir,
+      ...(configuredDb ? { db: configuredDb } : {}),
+      durability: v('server.durability'),
+      kernel,
+      gating: { tiers },
+    },
+  };
+}
