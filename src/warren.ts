@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Authority } from './auth/authenticate.ts';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
 import { loadSecret } from './auth/secret.ts';
 import { TokenSigner } from './auth/tokens.ts';
+import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
@@ -81,7 +80,7 @@ export class Warren implements Authority {
         gate.forSpawn(depth, parentTools, allowlist, grants),
       toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
       mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
-      config: { nodeId: nodeIdOf(url, opts.schema), ...opts.kernel },
+      config: { nodeId: defaultNodeId(opts, url), ...opts.kernel },
     });
     const warren = new Warren(store, kernel, table, gate, tokens, { ...DEFAULT_LIMITS, ...opts.limits });
     kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
@@ -143,21 +142,10 @@ function secretDir(opts: WarrenOptions, url: string): string | null {
 }
 
 /**
- * This node, as its agent processes are marked and recorded: one per database location, so a
- * restart on the same data dir finds what the previous run left, and two warrens side by side
- * (tests, several data dirs on one host) never end each other's agents.
+ * This node, when the caller names none: one per database location (see deriveNodeId), so
+ * two warrens side by side (tests, several data dirs on a host) never end each other's agents.
  */
-export function nodeIdOf(url: string, schema?: string): string {
-  let where = url;
-  if (!isPostgresUrl(url)) {
-    try {
-      where = realpathSync(resolve(url));
-    } catch {
-      where = resolve(url);
-    }
-  }
-  return createHash('sha256')
-    .update(`${where}\0${schema ?? ''}`)
-    .digest('hex')
-    .slice(0, 12);
+function defaultNodeId(opts: WarrenOptions, url: string): string {
+  const db = opts.schema ? `${url}${url.includes('?') ? '&' : '?'}schema=${opts.schema}` : url;
+  return deriveNodeId(opts.dataDir ?? (isPostgresUrl(url) ? '.warren' : dirname(url)), db);
 }
