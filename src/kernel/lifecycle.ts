@@ -107,7 +107,7 @@ async function releaseOperatorHandles(
   }
 }
 
-/** Why a session ended, in words people read in `ps`, `session show` and SIGCHLD. */
+/** Why a session ended, in words read after its end reason (`killed: by operator:admin`). */
 export function describeEnd(
   reason: EndReason,
   actor: string,
@@ -120,18 +120,17 @@ export function describeEnd(
     case 'crashed':
       return error ?? (typeof detail.code === 'number' ? `exited with code ${detail.code}` : 'crashed');
     case 'killed':
-      if (detail.escalatedFrom === 'SIGTERM')
-        return 'killed: still running when its SIGTERM grace period ran out';
-      if (detail.parentClose === 'terminate') return `killed: its parent ${String(detail.parent)} ended`;
-      return `killed by ${actor}`;
+      if (detail.escalatedFrom === 'SIGTERM') return 'still running when its SIGTERM grace period ran out';
+      if (detail.parentClose === 'terminate') return `its parent ${String(detail.parent)} ended`;
+      return `by ${actor}`;
     case 'terminated':
-      return 'ended after SIGTERM';
+      return 'it stopped after SIGTERM';
     case 'expired':
       return 'its time to live ran out';
     case 'budget_exceeded':
       return `its turn budget (${String(detail.maxTurns ?? '?')}) was spent`;
     case 'reaped':
-      return 'reaped: nobody holds it any more';
+      return 'nobody holds it any more';
   }
 }
 

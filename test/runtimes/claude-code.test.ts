@@ -508,7 +508,7 @@ forEachWarren(
         async () => {
           const evs = await eventsOf(h, parent);
           const at = evs.findIndex(
-            (e) => e.type === 'session.input' && String(e.payload.text).includes('(reaped)'),
+            (e) => e.type === 'session.input' && String(e.payload.text).includes('(reaped'),
           );
           return at >= 0 && evs.slice(at).some((e) => e.type === 'session.status' && e.payload.to === 'idle');
         },
