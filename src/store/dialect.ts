@@ -1,7 +1,6 @@
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { Checkpointer } from './checkpointer.ts';
 import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFiles } from './file-modes.ts';
 import type { Database } from './schema.ts';
@@ -136,6 +135,8 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
   ]
     .filter(Boolean)
     .join(' ');
+  // Loaded only for a PostgreSQL store: an embedded SQLite server never pays for it.
+  const { default: pg } = await import('pg');
   // int8 columns (seq, times) come back as numbers, not strings; per pool, not global.
   const types = {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
