@@ -180,26 +180,50 @@ export class Node {
     return markedPids({ run: this.run });
   }
 
-  /** The agent process records in the store (read directly: the server may be dead). */
-  async records(): Promise<Array<{ session_id: string; pid: number; pgid: number; run_id: string }>> {
+  /** The store, opened directly (the server may be dead), closed after `fn`. */
+  async withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
     const store = await Store.open(
       this.target.kind === 'sqlite' ? { url: this.db, durability: 'process' } : { ...this.loc },
       systemClock,
       createIds(systemClock),
     );
     try {
-      return await store.reader
-        .selectFrom('agent_procs')
-        .select(['session_id', 'pid', 'pgid', 'run_id'])
-        .execute();
+      return await fn(store);
     } finally {
       await store.close();
     }
   }
 
+  /** The agent process records in the store. */
+  records(): Promise<Array<{ session_id: string; pid: number; pgid: number; run_id: string }>> {
+    return this.withStore((store) =>
+      store.reader.selectFrom('agent_procs').select(['session_id', 'pid', 'pgid', 'run_id']).execute(),
+    );
+  }
+
+  /** Processes a test started outside warren (planted survivors): ended by cleanup. */
+  readonly planted: number[] = [];
+
+  /** A `sleep` in a session and group of its own, as a crashed run's survivor would be. */
+  plant(env: NodeJS.ProcessEnv = {}): number {
+    const child = spawn('sleep', ['1000'], {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...process.env, ...env },
+    });
+    child.unref();
+    this.planted.push(child.pid!);
+    return child.pid!;
+  }
+
   /** Kill every server and every marked process left, remove the data dir. */
   async cleanup(): Promise<void> {
     await Promise.allSettled(this.servers.map((s) => s.signal('SIGKILL', 1000)));
+    for (const pid of this.planted) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+    }
     for (let i = 0; i < 3; i++) {
       for (const pid of await this.marked()) {
         try {
@@ -248,6 +272,8 @@ export async function within(
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const FORKER = ['sh', '-c', 'sleep 1000 & sleep 1000'];
+/** One child leaves the agent's session and group (and holds its stdout). */
+export const SETSID = ['sh', '-c', 'setsid sleep 1000 & sleep 1000'];
 
 /** Spawn forking command agents (default FORKER each); wait until each runs its two children. */
 export async function spawnForkers(

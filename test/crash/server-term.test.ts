@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { forEachStore } from '../helpers/stores.ts';
-import { alive, checkRestart, FORKER, Node, procInfo, spawnForkers } from './harness.ts';
+import { alive, checkRestart, FORKER, Node, procInfo, SETSID, spawnForkers } from './harness.ts';
 
 /**
  * A graceful stop of the server (SIGTERM) ends within its bound whatever the agents do —
  * here one has a `setsid` grandchild that holds its stdout open, one ignores SIGTERM — and leaves no
  * agent process; the restart resumes each session once, one process group each.
  */
-const SETSID = ['sh', '-c', 'setsid sleep 1000 & sleep 1000'];
 /** Ignores SIGTERM, and so do its children (an ignored signal stays ignored across exec). */
 const STUBBORN = ['sh', '-c', "trap '' TERM; sleep 1000 & sleep 1000"];
 
