@@ -6,7 +6,8 @@ import { alive, groups, Node, sleep, sleepers, spawnForkers, within } from './ha
 /**
  * A single agent killed from outside warren (SIGKILL, SIGTERM to its process) is a drop, not
  * a crash: its session is `suspended` with the reason, its children are ended, the other
- * agents are untouched, and `session_open` brings it back as one process group.
+ * agents are untouched, and `session_open` (or an operator's write to it) brings it back as
+ * one process group.
  */
 forEachStore('agent killed from outside', (target) => {
   const nodes: Node[] = [];
@@ -14,7 +15,7 @@ forEachStore('agent killed from outside', (target) => {
     for (const n of nodes) await n.cleanup();
   });
 
-  it('suspends its session, ends its children, spares the others; open reanimates it once', async () => {
+  it('suspends its session, ends its children, spares the others; open or a write reanimates it once', async () => {
     const node = new Node(target);
     nodes.push(node);
     const s = await node.start();
@@ -51,10 +52,10 @@ forEachStore('agent killed from outside', (target) => {
       assert.ok(alive(pidOf(id)), 'with the same process');
     }
 
-    for (const v of victims) {
-      const r = await s.api<{ reanimated: boolean }>('POST', `/v1/sessions/${v.id}/open`, {});
-      assert.equal(r.reanimated, true);
-    }
+    // Open is reanimate; so is an operator's write to its stdin (queued, then delivered).
+    const r = await s.api<{ reanimated: boolean }>('POST', `/v1/sessions/${victims[0]!.id}/open`, {});
+    assert.equal(r.reanimated, true);
+    await s.api('POST', `/v1/sessions/${victims[1]!.id}/send`, { text: 'wake up' });
     for (const v of victims) await s.until(v.id, (x) => x.status === 'running');
     await within(15_000, 'reanimated agents with their children', async () => (await sleepers(node)) >= 8);
     await sleep(1000); // a duplicate start would show by now
