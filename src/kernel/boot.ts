@@ -24,7 +24,9 @@ export async function endOrphans(
   let groups = 0;
   for (const r of rows) {
     // Without a start time the pid may name another process by now: the mark sweep below covers it.
-    if (r.start_time && killRecordedGroup({ pid: r.pid, pgid: r.pgid, startTime: r.start_time })) groups += 1;
+    // The boot id too: after a reboot the same pid and start time can name another process.
+    const rec = { pid: r.pid, pgid: r.pgid, startTime: r.start_time ?? '', bootId: r.boot_id };
+    if (r.start_time && killRecordedGroup(rec)) groups += 1;
   }
   const processes = await killRun(markPrefix(nodeId));
   sweepRunDir(markPrefix(nodeId));

@@ -1,3 +1,4 @@
+import { bootId } from '../runtimes/process.ts';
 import type { AgentExit, AgentSink } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
@@ -132,7 +133,7 @@ export function agentSink(
             pid: proc.pid,
             pgid: proc.pgid,
             start_time: proc.startTime,
-            boot_id: null,
+            boot_id: bootId(),
             run_id: hooks.runId,
             started_at: tx.now,
           })

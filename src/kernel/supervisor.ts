@@ -150,6 +150,8 @@ export class Supervisor {
   }
 
   async stopAll(): Promise<void> {
+    // Agents still starting (a resume in flight) are stopped too, once they have a handle.
+    await Promise.all([...this.starting.values()].map((p) => p.catch(() => {})));
     await Promise.all([...this.handles.keys()].map((id) => this.stop(id)));
     await this.reports.drained();
   }

@@ -43,19 +43,23 @@ export async function markedPids(q: MarkQuery): Promise<number[]> {
   return pids.filter((_, i) => hits[i]);
 }
 
-/** Signal every marked process; rescan a few times so a forking one does not slip past. */
+/**
+ * Signal every marked process; rescan a few times so a forking one does not slip past.
+ * Returns how many distinct processes it signalled (a killed one may show in the next scan
+ * until it is reaped: it is not counted twice).
+ */
 export async function signalMarked(q: MarkQuery, signal: NodeJS.Signals): Promise<number> {
-  let total = 0;
+  const signalled = new Set<number>();
   for (let round = 0; round < 3; round++) {
     const pids = await markedPids(q);
     if (pids.length === 0) break;
     for (const pid of pids) {
       try {
         process.kill(pid, signal);
-        total++;
+        signalled.add(pid);
       } catch {}
     }
     if (signal !== 'SIGKILL') break;
   }
-  return total;
+  return signalled.size;
 }
