@@ -33,25 +33,36 @@ export const serveCommand: LocalCommand = {
     const loaded = await loadOrReport(parsed, io);
     if (!loaded) return 2;
     if (loaded.resolved.file) io.stdout.write(`config: ${loaded.resolved.file}\n`);
+    // Signals are caught from the start: one that arrives while the server is still coming up
+    // is a graceful stop as soon as it is up, never a hard exit with agents half started.
+    let stop: (() => void) | undefined;
+    let asked = false;
+    const onSignal = () => {
+      if (stop) stop();
+      else asked = true;
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     let running: Running;
     try {
       // The server (store, kernel, Fastify, runtimes, the MCP SDK) loads only for this command.
       const { serve } = await import('../../server.ts');
       running = await serve({ ...loaded.options, demo: parsed.switches.demo === true }, io.stdout);
     } catch (error) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       io.stderr.write(`warren: cannot start: ${(error as Error).message}\n`);
       return 1;
     }
     await new Promise<void>((resolve) => {
-      const onSignal = () => {
+      stop = () => {
         io.stderr.write('\nwarren: shutting down…\n');
         void running.stop().then(resolve, (error) => {
           io.stderr.write(`warren: shutdown failed: ${(error as Error).message}\n`);
           resolve();
         });
       };
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
+      if (asked) stop();
     });
     return 0;
   },
