@@ -1,3 +1,4 @@
+import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
 import {
@@ -5,7 +6,6 @@ import {
   fdAndStream,
   liveSessionRow,
   openStreamByRef,
-  sessionInZone,
   stoppedError,
   subtree,
 } from './lookup.ts';
@@ -53,7 +53,7 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
 }
 
 export async function session(k: KernelContext, p: Principal, id: string): Promise<SessionInfo> {
-  return sessionInfo(await sessionInZone(k.store.reader, p, id));
+  return sessionInfo(await readableSession(k.store.reader, p, id));
 }
 
 export async function ps(
