@@ -1,5 +1,6 @@
 import { runCli } from './surfaces/cli/main.ts';
 import { mcpCommand } from './surfaces/cli/mcp.ts';
+import { secretsSetCommand } from './surfaces/cli/secrets.ts';
 import { demoCommand, serveCommand } from './surfaces/cli/serve.ts';
 
 /** The `warren` command. */
@@ -8,6 +9,7 @@ export function main(argv: string[]): Promise<number> {
     serveCommand,
     demoCommand,
     mcpCommand,
+    secretsSetCommand,
   ]);
 }
 

@@ -1,9 +1,10 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
 import type { KernelConfig } from './kernel/config.ts';
 import { notFound } from './kernel/errors.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
+import { loadSecretsKey } from './kernel/secrets-key.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
 import type { Durability } from './store/dialect.ts';
@@ -49,6 +50,13 @@ export class Warren {
       clock,
       ids,
     );
+    let secretsKey: Uint8Array;
+    try {
+      secretsKey = await loadSecretsKey(store, keyDir(opts, url));
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
     const table = syscallTable();
     const gate = new Gate(table, opts.gating);
     const kernel = new Kernel({
@@ -59,6 +67,7 @@ export class Warren {
       toolPolicy: (depth, parentTools, allowlist, grants) =>
         gate.forSpawn(depth, parentTools, allowlist, grants),
       toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
+      secretsKey,
       ...(opts.kernel ? { config: opts.kernel } : {}),
     });
     const warren = new Warren(store, kernel, table, gate);
@@ -105,3 +114,10 @@ export class Warren {
 
 const toolsOfRow = (gate: Gate, tools: string | null, depth: number): readonly string[] =>
   tools === null ? gate.tierDefaults(depth) : (JSON.parse(tools) as string[]);
+
+/** Where key files live: the data dir, else beside the database file; none for a memory one. */
+function keyDir(opts: WarrenOptions, url: string): string | null {
+  if (opts.dataDir) return opts.dataDir;
+  if (url === ':memory:' || url.startsWith('file::memory:')) return null;
+  return dirname(url);
+}

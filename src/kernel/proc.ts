@@ -1,6 +1,7 @@
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
+import { childGrants } from './grants.ts';
 import {
   controllable,
   fdAndStream,
@@ -33,6 +34,9 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
       },
     );
   }
+  // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
+  // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
+  if (p.kind === 'session') childGrants(p, await liveSessionRow({ db: k.store.reader }, p.sessionId), req);
   k.supervisor.runtime(req.runtime).validate({
     prompt: req.prompt ?? null,
     config: req.config ?? {},
@@ -40,7 +44,6 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
     model: req.model ?? null,
     env: req.env ?? {},
   });
-  if (p.kind === 'session') await liveSessionRow({ db: k.store.reader }, p.sessionId);
   const r = await k.store.writer.write((tx) => spawnInTx(tx, k, p, req));
   // The answer shows the session as its agent came up (or failed to).
   await k.supervisor.start(r.session.id, 'start');

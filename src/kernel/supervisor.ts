@@ -8,6 +8,7 @@ import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { Principal } from './principal.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
+import { resolveSecretEnv } from './secrets.ts';
 import { sessionToken } from './spawn.ts';
 import { setStatus } from './status.ts';
 
@@ -100,7 +101,7 @@ export class Supervisor {
         zone: row.zone,
         depth: row.depth,
         title: row.title,
-        spec: parseJson<AgentSpec>(row.spec, { prompt: null, config: {}, cwd: null, model: null, env: {} }),
+        spec: await this.specOf(row),
         token: sessionToken(this.secret(), sessionId),
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
@@ -157,6 +158,22 @@ export class Supervisor {
           await endSession(tx, this.core, sessionId, 'terminated', sessionId, { after: 'SIGTERM' });
       }),
     );
+  }
+
+  /**
+   * The spawn's spec with its secret references opened into the environment: the only place
+   * secret values exist outside the store, and only in the agent's environment.
+   */
+  private async specOf(row: SessionsTable): Promise<AgentSpec> {
+    const { secretEnv, ...spec } = parseJson<AgentSpec & { secretEnv?: Record<string, string> }>(row.spec, {
+      prompt: null,
+      config: {},
+      cwd: null,
+      model: null,
+      env: {},
+    });
+    const secrets = await resolveSecretEnv(this.core, row.zone, secretEnv);
+    return { ...spec, env: { ...spec.env, ...secrets } };
   }
 
   private sinkFor(row: SessionsTable): AgentSink {

@@ -5,6 +5,7 @@ import { sessionTools } from './002_session_tools.ts';
 import { lookupIndexes } from './003_lookup_indexes.ts';
 import { hotPathIndexes } from './004_hot_path_indexes.ts';
 import { sessionHardening } from './006_session_hardening.ts';
+import { secrets } from './007_secrets.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -16,6 +17,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '003_lookup_indexes': lookupIndexes,
         '004_hot_path_indexes': hotPathIndexes,
         '006_session_hardening': sessionHardening(kind),
+        '007_secrets': secrets(kind),
       };
     },
   };

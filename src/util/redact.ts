@@ -1,0 +1,59 @@
+/**
+ * Credential redaction for what goes into the log. An agent that passes a key inline in a
+ * spawn's `env` (instead of by secret name) would otherwise have it recorded verbatim in its
+ * tool-call event; the key names that look like credentials are enough to recognise it.
+ */
+
+export const REDACTED = '[redacted]';
+
+/**
+ * `*API_KEY*`, `*ACCESS_KEY*`, `*TOKEN*` (not `inputTokens`), `*SECRET*`, `*PASSWORD*`,
+ * `*PASSWD*`, `*CREDENTIAL*`, `*PRIVATE_KEY*`, `*AUTHORIZATION*`, `*COOKIE*`, in any case;
+ * and environment-style `*_KEY` / `KEY` in capitals (not `idempotency_key`).
+ */
+const CREDENTIAL =
+  /(API_?KEY|ACCESS_?KEY|TOKEN(?!S)|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_?KEY|AUTHORIZATION|COOKIE)/i;
+const ENV_KEY = /(^|_)KEY$/;
+
+export const looksLikeCredential = (key: string): boolean => CREDENTIAL.test(key) || ENV_KEY.test(key);
+
+/** Objects nested deeper than this are cut: the log is not the place for them, and the walk stays bounded. */
+const MAX_DEPTH = 32;
+
+/**
+ * A copy of `value` with every string under a credential-looking key replaced by
+ * `[redacted]`, at any depth, including inside strings that hold JSON objects (tool inputs
+ * often arrive as JSON text). `secretEnv` maps variables to secret *names*, which are not
+ * secret, so it is kept as it is.
+ */
+export function redactCredentials<T>(value: T): T {
+  return walk(value, 0) as T;
+}
+
+function walk(value: unknown, depth: number): unknown {
+  if (depth > MAX_DEPTH) return REDACTED;
+  if (typeof value === 'string') return redactJsonText(value, depth);
+  if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k === 'secretEnv') out[k] = v;
+    else if (looksLikeCredential(k) && typeof v === 'string') out[k] = REDACTED;
+    else out[k] = walk(v, depth + 1);
+  }
+  return out;
+}
+
+/** A string holding a JSON object or array is redacted inside; any other string is kept. */
+function redactJsonText(text: string, depth: number): string {
+  const t = text.trimStart();
+  if (!(t.startsWith('{') || t.startsWith('[')) || text.length > 1_000_000) return text;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const redacted = walk(parsed, depth + 1);
+  return JSON.stringify(redacted) === JSON.stringify(parsed) ? text : JSON.stringify(redacted);
+}
