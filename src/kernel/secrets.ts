@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { AgentSink } from '../runtimes/types.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { scrubValues } from '../util/redact.ts';
 import type { Core } from './core.ts';
 import { notFound, WarrenError } from './errors.ts';
 import type { Db } from './lookup.ts';
@@ -156,9 +158,10 @@ export async function resolveSecretEnv(
   core: Core,
   zone: string,
   secretEnv: Record<string, string> | undefined,
-): Promise<Record<string, string>> {
+): Promise<{ env: Record<string, string>; values: Map<string, string> }> {
   const entries = Object.entries(secretEnv ?? {});
-  if (entries.length === 0) return {};
+  const values = new Map<string, string>();
+  if (entries.length === 0) return { env: {}, values };
   const names = [...new Set(entries.map(([, n]) => n))];
   const rows = await core.store.reader
     .selectFrom('secrets')
@@ -172,6 +175,26 @@ export async function resolveSecretEnv(
     const s = sealed.get(name);
     if (s === undefined) throw notFound('secret', name);
     env[variable] = core.secretBox.open(zone, name, s);
+    values.set(name, env[variable]);
   }
-  return env;
+  return { env, values };
+}
+
+/**
+ * The sink of an agent that holds secrets: whatever it reports (output, tool calls and
+ * results, activity, its exit's error and stderr) has their values replaced by
+ * `[secret:<name>]` before it reaches the log, so an agent that echoes its key (a Bash tool
+ * running `env`) does not write it there.
+ */
+export function scrubbingSink(sink: AgentSink, secrets: ReadonlyMap<string, string>): AgentSink {
+  if (secrets.size === 0) return sink;
+  const s = <T>(v: T): T => scrubValues(v, secrets);
+  return {
+    ...sink,
+    output: (text) => sink.output(s(text)),
+    event: (type, payload) => sink.event(type, s(payload)),
+    activity: (text) => sink.activity(text === null ? null : s(text)),
+    saveState: (state) => sink.saveState(s(state)),
+    exit: (result) => sink.exit(s(result)),
+  };
 }

@@ -8,7 +8,7 @@ import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { Principal } from './principal.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
-import { resolveSecretEnv } from './secrets.ts';
+import { resolveSecretEnv, scrubbingSink } from './secrets.ts';
 import { sessionToken } from './spawn.ts';
 import { setStatus } from './status.ts';
 
@@ -87,7 +87,7 @@ export class Supervisor {
     if (this.handles.has(sessionId)) return;
     const row = await sessionById(this.core.store.reader, sessionId);
     if (!row || row.status === 'stopped') return;
-    const sink = this.sinkFor(row);
+    let sink = this.sinkFor(row);
     try {
       const rt = this.runtime(row.runtime);
       // Running before the agent starts, so its first reports (idle, output) land after this.
@@ -96,12 +96,14 @@ export class Supervisor {
           await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
         }
       });
+      const { spec, secrets } = await this.specOf(row);
+      sink = scrubbingSink(sink, secrets);
       const ctx: AgentContext = {
         sessionId,
         zone: row.zone,
         depth: row.depth,
         title: row.title,
-        spec: await this.specOf(row),
+        spec,
         token: sessionToken(this.secret(), sessionId),
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
@@ -164,7 +166,7 @@ export class Supervisor {
    * The spawn's spec with its secret references opened into the environment: the only place
    * secret values exist outside the store, and only in the agent's environment.
    */
-  private async specOf(row: SessionsTable): Promise<AgentSpec> {
+  private async specOf(row: SessionsTable): Promise<{ spec: AgentSpec; secrets: Map<string, string> }> {
     const { secretEnv, ...spec } = parseJson<AgentSpec & { secretEnv?: Record<string, string> }>(row.spec, {
       prompt: null,
       config: {},
@@ -172,8 +174,8 @@ export class Supervisor {
       model: null,
       env: {},
     });
-    const secrets = await resolveSecretEnv(this.core, row.zone, secretEnv);
-    return { ...spec, env: { ...spec.env, ...secrets } };
+    const { env, values } = await resolveSecretEnv(this.core, row.zone, secretEnv);
+    return { spec: { ...spec, env: { ...spec.env, ...env } }, secrets: values };
   }
 
   private sinkFor(row: SessionsTable): AgentSink {

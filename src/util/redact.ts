@@ -57,3 +57,27 @@ function redactJsonText(text: string, depth: number): string {
   const redacted = walk(parsed, depth + 1);
   return JSON.stringify(redacted) === JSON.stringify(parsed) ? text : JSON.stringify(redacted);
 }
+
+/** Values shorter than this are not scrubbed: they would match ordinary text. */
+const MIN_SCRUBBED = 6;
+
+/**
+ * A copy of `value` with every occurrence of a known secret value, in any string at any
+ * depth, replaced by `[secret:<name>]`. For what an agent that holds secrets reports.
+ */
+export function scrubValues<T>(value: T, secrets: ReadonlyMap<string, string>): T {
+  const pairs = [...secrets].filter(([, v]) => v.length >= MIN_SCRUBBED);
+  if (pairs.length === 0) return value;
+  const scrub = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') {
+      let s = v;
+      for (const [name, secret] of pairs)
+        if (s.includes(secret)) s = s.split(secret).join(`[secret:${name}]`);
+      return s;
+    }
+    if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.map((x) => scrub(x, depth + 1));
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x, depth + 1)]));
+  };
+  return scrub(value, 0) as T;
+}

@@ -105,6 +105,8 @@ setInterval(() => {}, 1000);
       `import { createHash } from 'node:crypto';
 const v = process.env.PLANTED_TOKEN;
 console.log('parent set=' + (v ? 'yes' : 'no') + ' sha=' + (v ? createHash('sha256').update(v).digest('hex') : '-'));
+// A careless agent echoes its key: the kernel scrubs what it reports.
+console.log('leak ' + v);
 const spawnChild = (secretEnv) => fetch(process.env.WARREN_URL + '/v1/sessions', {
   method: 'POST',
   headers: { authorization: 'Bearer ' + process.env.WARREN_TOKEN, 'content-type': 'application/json' },
@@ -140,6 +142,7 @@ setInterval(() => {}, 1000);
       'the parent agent to report',
     );
     assert.ok(parentLines.includes(`parent set=yes sha=${SHA}`), parentLines.join('\n'));
+    assert.ok(parentLines.includes('leak [secret:planted]'), parentLines.join('\n'));
     assert.ok(
       parentLines.some((l) => l.startsWith('unrelated status=403') && l.includes('"grant":"secrets"')),
       parentLines.join('\n'),
