@@ -1,6 +1,7 @@
 import { configShowCommand } from './surfaces/cli/config.ts';
 import { runCli } from './surfaces/cli/main.ts';
 import { mcpCommand } from './surfaces/cli/mcp.ts';
+import { secretsSetCommand } from './surfaces/cli/secrets.ts';
 import { demoCommand, serveCommand } from './surfaces/cli/serve.ts';
 
 /** The `warren` command. */
@@ -10,6 +11,7 @@ export function main(argv: string[]): Promise<number> {
     demoCommand,
     mcpCommand,
     configShowCommand,
+    secretsSetCommand,
   ]);
 }
 

@@ -7,6 +7,7 @@ import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
+import { loadSecretsKey } from './kernel/secrets-key.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
 import { type Durability, isPostgresUrl } from './store/dialect.ts';
@@ -63,8 +64,10 @@ export class Warren implements Authority {
       ids,
     );
     let tokens: TokenSigner;
+    let secretsKey: Uint8Array;
     try {
-      tokens = new TokenSigner(await loadSecret(store, secretDir(opts, url)));
+      tokens = new TokenSigner(await loadSecret(store, keyDir(opts, url)));
+      secretsKey = await loadSecretsKey(store, keyDir(opts, url));
     } catch (error) {
       await store.close();
       throw error;
@@ -80,6 +83,7 @@ export class Warren implements Authority {
         gate.forSpawn(depth, parentTools, allowlist, grants),
       toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
       mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
+      secretsKey,
       config: { nodeId: defaultNodeId(opts, url), ...opts.kernel },
     });
     const warren = new Warren(store, kernel, table, gate, tokens, { ...DEFAULT_LIMITS, ...opts.limits });
@@ -134,8 +138,8 @@ export class Warren implements Authority {
 const toolsOfRow = (gate: Gate, tools: string | null, depth: number): readonly string[] =>
   tools === null ? gate.tierDefaults(depth) : (JSON.parse(tools) as string[]);
 
-/** Where the token secret file lives: the data dir, else beside a SQLite file; none in memory. */
-function secretDir(opts: WarrenOptions, url: string): string | null {
+/** Where key files (the token secret, the secrets key) live: the data dir, else beside a SQLite file; none in memory. */
+function keyDir(opts: WarrenOptions, url: string): string | null {
   if (opts.dataDir) return opts.dataDir;
   if (url === ':memory:' || url.startsWith('file::memory:')) return null;
   return dirname(url);

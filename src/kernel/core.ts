@@ -3,6 +3,7 @@ import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import type { KernelConfig } from './config.ts';
 import type { FdTable } from './fdtable.ts';
+import type { SecretBox } from './secrets.ts';
 import type { ToolPolicy } from './types.ts';
 
 /** What the kernel's mechanisms run after a commit: the world outside the database. */
@@ -26,4 +27,6 @@ export interface Core {
   fdTable: FdTable;
   effects: Effects;
   toolPolicy: ToolPolicy;
+  /** Seals and opens named secrets. */
+  secretBox: SecretBox;
 }

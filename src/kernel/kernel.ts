@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
@@ -20,6 +21,7 @@ import { Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
+import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
 import { TermTimers } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
@@ -44,6 +46,8 @@ export interface KernelOptions {
    * signing secret stays with the assembly). By default, a key that dies with this kernel.
    */
   mintToken?: (sessionId: string, gen: number) => string;
+  /** The key named secrets are sealed with (secrets-key.ts); by default one that dies with this kernel. */
+  secretsKey?: Uint8Array;
 }
 
 /**
@@ -84,6 +88,7 @@ export class Kernel {
         hasAgent: (id) => k.supervisor.has(id),
       },
       toolPolicy: opts.toolPolicy ?? (() => null),
+      secretBox: new SecretBox(opts.secretsKey ?? randomBytes(32)),
     } as KernelContext;
     k.term = new TermTimers(k);
     k.delivery = new Delivery(k);
@@ -208,6 +213,15 @@ export class Kernel {
   roomClose = (p: Principal, stream: string, opts: { force?: boolean } = {}) =>
     rooms.roomClose(this.k, p, stream, opts);
 
+  // ---------------------------------------------------------------- named secrets (secrets.ts)
+
+  /** Operators only: a session never sets, lists or reads a secret; it passes on names. */
+  secretSet = (p: Principal, name: string, value: string) =>
+    this.store.writer.write((tx) => setSecret(tx, this.k, operatorZone(p), name, value, principalId(p)));
+  secretList = (p: Principal) => listSecrets(this.store.reader, operatorZone(p));
+  secretDelete = (p: Principal, name: string) =>
+    this.store.writer.write((tx) => deleteSecret(tx, operatorZone(p), name, principalId(p)));
+
   // ---------------------------------------------------------------- the log (views.ts)
 
   sessionEvents = (p: Principal, id: string, opts: { from?: number; limit?: number }): Promise<LogEvent[]> =>
@@ -218,4 +232,9 @@ export class Kernel {
   /** The log from `after` on, then live: what the live event stream frames. */
   follow = (p: Principal, filter: FollowFilter, after: number | undefined, opts: FollowOptions = {}) =>
     follow(this.store, p, filter, after, opts);
+}
+
+function operatorZone(p: Principal): string {
+  if (p.kind !== 'operator') throw forbidden('secrets are kept by operators');
+  return p.zone;
 }

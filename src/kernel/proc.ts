@@ -1,11 +1,12 @@
+import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
+import { childGrants } from './grants.ts';
 import {
   controllable,
   fdAndStream,
   liveSessionRow,
   openStreamByRef,
-  sessionInZone,
   stoppedError,
   subtree,
 } from './lookup.ts';
@@ -33,6 +34,9 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
       },
     );
   }
+  // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
+  // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
+  if (p.kind === 'session') childGrants(p, await liveSessionRow({ db: k.store.reader }, p.sessionId), req);
   k.supervisor.runtime(req.runtime).validate({
     prompt: req.prompt ?? null,
     config: req.config ?? {},
@@ -40,7 +44,6 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
     model: req.model ?? null,
     env: req.env ?? {},
   });
-  if (p.kind === 'session') await liveSessionRow({ db: k.store.reader }, p.sessionId);
   const r = await k.store.writer.write((tx) => spawnInTx(tx, k, p, req));
   // The answer shows the session as its agent came up (or failed to).
   await k.supervisor.start(r.session.id, 'start');
@@ -53,7 +56,7 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
 }
 
 export async function session(k: KernelContext, p: Principal, id: string): Promise<SessionInfo> {
-  return sessionInfo(await sessionInZone(k.store.reader, p, id));
+  return sessionInfo(await readableSession(k.store.reader, p, id));
 }
 
 export async function ps(

@@ -3,6 +3,7 @@ import type { AgentExit, AgentSink } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
+import { redactCredentials } from '../util/redact.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { endSession } from './lifecycle.ts';
@@ -83,7 +84,14 @@ export function agentSink(
       }),
     event: (type, payload) =>
       apply(async (tx) => {
-        tx.append({ zone, type: `session.${type}`, actor: id, session_id: id, payload });
+        // Tool calls carry their input: an inline credential (a spawn's env) stops here.
+        tx.append({
+          zone,
+          type: `session.${type}`,
+          actor: id,
+          session_id: id,
+          payload: redactCredentials(payload),
+        });
       }),
     usage: (u) =>
       apply(async (tx, r) => {

@@ -2,8 +2,10 @@ import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
+import { childGrants } from './grants.ts';
 import { liveSessionRow } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
+import { requireSecrets } from './secrets.ts';
 import { createStream, openFd } from './streams.ts';
 import type { SpawnRequest } from './types.ts';
 import { ensureZone, initIdOf, isInit, lockZone, zoneLimits } from './zones.ts';
@@ -99,14 +101,18 @@ export async function spawnInTx(
         ? null
         : core.toolPolicy(parent.depth, null);
   const tools = core.toolPolicy(depth, parentTools, req.tools, req.grants);
+  // What it may spawn in turn, and whether this spawn is within the spawner's grants.
+  const granted = childGrants(spawner, parent, req);
+  await requireSecrets(tx, zone, req.secretEnv);
   const id = core.ids.session();
   const ttlSeconds = req.ttlSeconds ?? core.config.defaultTtlSeconds ?? null;
   const spec = {
     prompt: req.prompt ?? null,
     config: req.config ?? {},
-    cwd: req.cwd ?? null,
+    cwd: granted.cwd,
     model: req.model ?? null,
     env: req.env ?? {},
+    ...(req.secretEnv ? { secretEnv: req.secretEnv } : {}),
     ...(req.wakeOnInput ? { wakeOnInput: req.wakeOnInput } : {}),
   };
   const session: SessionsTable = {
@@ -141,6 +147,7 @@ export async function spawnInTx(
       req.grants || req.tools
         ? JSON.stringify({ ...req.grants, ...(req.tools ? { allowlist: req.tools } : {}) })
         : null,
+    spawn_grants: JSON.stringify(granted.grants),
   };
   await tx.db.insertInto('sessions').values(session).execute();
   tx.append({

@@ -10,6 +10,7 @@ import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { Principal } from './principal.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
+import { resolveSecretEnv, scrubbingSink } from './secrets.ts';
 import { setStatus } from './status.ts';
 
 /** The mark every agent process of a node carries (letters, digits, `_` and `-` only). */
@@ -91,7 +92,7 @@ export class Supervisor {
     if (this.handles.has(sessionId)) return;
     const row = await sessionById(this.core.store.reader, sessionId);
     if (!row || row.status === 'stopped') return;
-    const sink = this.sinkFor(row);
+    let sink = this.sinkFor(row);
     try {
       const rt = this.runtime(row.runtime);
       // Running before the agent starts, so its first reports (idle, output) land after this.
@@ -108,12 +109,14 @@ export class Supervisor {
           await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
         }
       });
+      const { spec, secrets } = await this.specOf(row);
+      sink = scrubbingSink(sink, secrets);
       const ctx: AgentContext = {
         sessionId,
         zone: row.zone,
         depth: row.depth,
         title: row.title,
-        spec: parseJson<AgentSpec>(row.spec, { prompt: null, config: {}, cwd: null, model: null, env: {} }),
+        spec,
         token: this.mintToken(sessionId, gen),
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
@@ -172,6 +175,22 @@ export class Supervisor {
           await endSession(tx, this.core, sessionId, 'terminated', sessionId, { after: 'SIGTERM' });
       }),
     );
+  }
+
+  /**
+   * The spawn's spec with its secret references opened into the environment: the only place
+   * secret values exist outside the store, and only in the agent's environment.
+   */
+  private async specOf(row: SessionsTable): Promise<{ spec: AgentSpec; secrets: Map<string, string> }> {
+    const { secretEnv, ...spec } = parseJson<AgentSpec & { secretEnv?: Record<string, string> }>(row.spec, {
+      prompt: null,
+      config: {},
+      cwd: null,
+      model: null,
+      env: {},
+    });
+    const { env, values } = await resolveSecretEnv(this.core, row.zone, secretEnv);
+    return { spec: { ...spec, env: { ...spec.env, ...env } }, secrets: values };
   }
 
   private sinkFor(row: SessionsTable): AgentSink {

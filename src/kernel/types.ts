@@ -18,7 +18,20 @@ export interface SpawnRequest {
   idempotencyKey?: string;
   /** Allowlist: the child may call at most these tools. */
   tools?: string[];
-  grants?: { allow?: string[]; deny?: string[] };
+  /**
+   * Tool rules (`allow` / `deny`) and spawn grants: the runtimes, executables, working
+   * directories and secret names the child may use in turn (see grants.ts).
+   */
+  grants?: {
+    allow?: string[];
+    deny?: string[];
+    runtimes?: string[];
+    executables?: string[];
+    cwd?: string[];
+    secrets?: string[];
+  };
+  /** Environment variables filled from named secrets at agent start: `{ VAR: secretName }`. */
+  secretEnv?: Record<string, string>;
   /** Who may wake it by writing to it while it is suspended (default: operators). */
   wakeOnInput?: 'operator' | 'any' | 'never';
 }

@@ -1,9 +1,9 @@
 import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
+import { canReadStream, readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { toMessageView } from './delivery.ts';
 import { forbidden, notFound } from './errors.ts';
-import { sessionInZone } from './lookup.ts';
 import type { Principal } from './principal.ts';
 import { streamInfo } from './records.ts';
 
@@ -15,7 +15,7 @@ export async function sessionEvents(
   id: string,
   opts: { from?: number; limit?: number },
 ): Promise<LogEvent[]> {
-  await sessionInZone(k.store.reader, p, id);
+  await readableSession(k.store.reader, p, id);
   return k.store.log.sessionEvents(id, opts);
 }
 
@@ -37,14 +37,8 @@ export async function transcript(
     .orderBy('created_at', 'desc')
     .executeTakeFirst();
   if (!stream) throw notFound('stream', streamRef);
-  if (p.kind === 'session') {
-    const holds = await k.store.reader
-      .selectFrom('fds')
-      .select('id')
-      .where('holder', '=', p.sessionId)
-      .where('stream_id', '=', stream.id)
-      .executeTakeFirst();
-    if (!holds) throw forbidden(`you have never held an fd on ${stream.name}`);
+  if (!(await canReadStream(k.store.reader, p, stream))) {
+    throw forbidden(`you hold no fd on ${stream.name}, and it is no plumbing of yours or your descendants'`);
   }
   const events = await k.store.log.transcript(stream.id, opts);
   return { stream: streamInfo(stream), messages: events.map(toMessageView) };

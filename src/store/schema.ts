@@ -58,6 +58,8 @@ export interface SessionsTable {
   tools: string | null;
   /** JSON of the grants asked for at spawn, for the record. */
   grants: string | null;
+  /** JSON of its spawn grants (grants.ts), fixed at spawn; null on rows from before them. */
+  spawn_grants?: string | null;
   /** Why it ended, in words (the error of a crash, who killed it …); null while live. */
   end_detail: string | null;
   /** What a live agent is doing beyond its status ("retrying model API, attempt 3/10"). */
@@ -143,6 +145,16 @@ export interface AgentProcsTable {
   started_at: number;
 }
 
+/** A named secret of a zone; the value is sealed (secrets.ts), never stored in clear. */
+export interface SecretsTable {
+  zone: string;
+  name: string;
+  /** `v1.<iv>.<tag>.<ciphertext>`, base64url. */
+  value: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   zones: ZonesTable;
   sessions: SessionsTable;
@@ -153,6 +165,7 @@ export interface Database {
   operator_keys: OperatorKeysTable;
   settings: SettingsTable;
   agent_procs: AgentProcsTable;
+  secrets: SecretsTable;
 }
 
 /** Keeps `Generated` imported for future auto-increment columns without a lint warning. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { tierOf } from '../auth/gating.ts';
 import { forbidden } from '../kernel/errors.ts';
 import * as s from './schemas.ts';
+import { secretEnv, secretName } from './secrets.ts';
 import { defineSyscall } from './types.ts';
 
 /** The ipc_* group: what an agent uses to spawn, talk and listen. Operators may use them on their own fds. */
@@ -30,7 +31,13 @@ export const ipcSpawn = defineSyscall({
     config: z.record(z.string(), z.unknown()).optional().describe('Runtime-specific configuration'),
     cwd: z.string().optional(),
     model: z.string().optional(),
-    env: z.record(z.string(), z.string()).optional(),
+    env: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        'Environment variables; pass credentials by name with secretEnv instead (inline ones are redacted in the log)',
+      ),
+    secretEnv: secretEnv.optional(),
     runner: z.string().optional().describe('Where it runs (environmentId); default local'),
     environmentId: z.string().optional().describe('Alias of runner'),
     persona: z.string().optional(),
@@ -47,9 +54,24 @@ export const ipcSpawn = defineSyscall({
       .describe('Who wakes it by writing to it while it is suspended (default: operators)'),
     tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
     grants: z
-      .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+      .object({
+        allow: z.array(z.string()).optional(),
+        deny: z.array(z.string()).optional(),
+        runtimes: z.array(z.string()).max(64).optional().describe('Runtimes the child may spawn'),
+        executables: z
+          .array(z.string())
+          .max(64)
+          .optional()
+          .describe(
+            'Absolute globs over the real paths of executables the child may run (command, acp, CLI paths)',
+          ),
+        cwd: z.array(z.string()).max(64).optional().describe('Roots its children may work in'),
+        secrets: z.array(secretName).max(256).optional().describe('Secret names it may pass on'),
+      })
       .optional()
-      .describe('Allow / deny rules on tool names (`*` wildcards); deny wins; never more than you hold'),
+      .describe(
+        'Tool rules (allow / deny on tool names, `*` wildcards, deny wins) and spawn grants (runtimes, executables, cwd, secrets); never more than you hold',
+      ),
   }),
   output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
   callers: ['session', 'operator'],
@@ -77,6 +99,7 @@ export const ipcSpawn = defineSyscall({
       ...(i.cwd !== undefined ? { cwd: i.cwd } : {}),
       ...(i.model !== undefined ? { model: i.model } : {}),
       ...(i.env !== undefined ? { env: i.env } : {}),
+      ...(i.secretEnv !== undefined ? { secretEnv: i.secretEnv } : {}),
       ...((i.runner ?? i.environmentId) !== undefined ? { runner: i.runner ?? i.environmentId } : {}),
       ...(i.maxTurns !== undefined ? { maxTurns: i.maxTurns } : {}),
       ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
@@ -86,10 +109,7 @@ export const ipcSpawn = defineSyscall({
       ...(i.tools !== undefined ? { tools: i.tools } : {}),
       ...(i.grants !== undefined
         ? {
-            grants: {
-              ...(i.grants.allow ? { allow: i.grants.allow } : {}),
-              ...(i.grants.deny ? { deny: i.grants.deny } : {}),
-            },
+            grants: Object.fromEntries(Object.entries(i.grants).filter(([, v]) => v !== undefined)),
           }
         : {}),
     });

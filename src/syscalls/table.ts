@@ -1,6 +1,7 @@
 import { type SyscallTable, tableOf } from './dispatch.ts';
 import { eventSyscalls } from './events.ts';
 import { ipcSyscalls } from './ipc.ts';
+import { secretSyscalls } from './secrets.ts';
 import { sessionSyscalls } from './sessions.ts';
 import { streamSyscalls } from './streams.ts';
 import type { Syscall } from './types.ts';
@@ -13,6 +14,7 @@ export const allSyscalls: readonly Syscall[] = [
   ...streamSyscalls,
   ...eventSyscalls,
   ...zoneSyscalls,
+  ...secretSyscalls,
 ] as unknown as readonly Syscall[];
 
 export const syscallTable = (): SyscallTable => tableOf(allSyscalls);

@@ -481,6 +481,8 @@ forEachWarren(
         title: 'parent',
         cwd: parentDirs.cwd,
         env: { ...model.env(), ...parentDirs.env },
+        // Its child works in a directory of its own: the operator grants the common root.
+        grants: { cwd: [root] },
       });
       const parentPid = await pidOf(h, parent);
       const spawnedEv = await until(

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -149,6 +149,8 @@ forEachWarren('command runtime', (t) => {
     const parent = (
       await h.api('POST', '/v1/sessions', {
         title: 'parent',
+        // An agent spawns a command only with the operator's grant, for this executable.
+        grants: { runtimes: ['script', 'command'], executables: [realpathSync(process.execPath)] },
         script: {
           steps: [
             {

@@ -6,6 +6,7 @@ import { lookupIndexes } from './003_lookup_indexes.ts';
 import { hotPathIndexes } from './004_hot_path_indexes.ts';
 import { tokenGeneration } from './005_token_generation.ts';
 import { sessionHardening } from './006_session_hardening.ts';
+import { secrets } from './007_secrets.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -18,6 +19,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '004_hot_path_indexes': hotPathIndexes,
         '005_token_generation': tokenGeneration,
         '006_session_hardening': sessionHardening(kind),
+        '007_secrets': secrets(kind),
       };
     },
   };

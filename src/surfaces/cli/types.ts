@@ -12,6 +12,8 @@ export interface CliIO {
   env: Readonly<Record<string, string | undefined>>;
   /** Base for relative paths (`@file`, the data dir); default `process.cwd()`. */
   cwd?: string;
+  /** Where commands that take data read it (`secrets set`); default `process.stdin`. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 }
 
 /** A command that is not a syscall (`serve`, `demo`, `mcp`): it parses its own arguments. */
