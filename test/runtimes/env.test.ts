@@ -86,9 +86,10 @@ describe('a command agent running env', () => {
       names.includes('PATH') && names.includes('WARREN_SESSION_ID') && names.includes('WARREN_TOKEN'),
     );
     assert.ok(!lines.some((l) => l.includes('server-only-secret')), 'the server-only variable leaked');
-    // Nothing of the server's beyond the allowlist (locale, and warren's and the spawn's own).
+    // Nothing of the server's beyond the allowlist (locale, and warren's and the spawn's own);
+    // PWD is the one the agent's starter shell sets itself (its cwd, nothing of the server's).
     const allowed =
-      /^(PATH|HOME|USER|LOGNAME|SHELL|TERM|LANG|LANGUAGE|TZ|TMPDIR|LC_[A-Z_]+|WARREN_[A-Z_]+|GIVEN)$/;
+      /^(PATH|HOME|USER|LOGNAME|SHELL|TERM|LANG|LANGUAGE|TZ|TMPDIR|LC_[A-Z_]+|WARREN_[A-Z_]+|GIVEN|PWD)$/;
     assert.deepEqual(
       names.filter((n) => !allowed.test(n)),
       [],
