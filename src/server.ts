@@ -6,7 +6,7 @@ import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
 import type { Durability } from './store/dialect.ts';
 import { buildHttpServer } from './surfaces/http/server.ts';
-import { ToolCatalog } from './surfaces/mcp/server.ts';
+import { ToolCatalog } from './surfaces/mcp/catalog.ts';
 import { ZoneSockets } from './surfaces/mcp/socket.ts';
 import { Warren } from './warren.ts';
 

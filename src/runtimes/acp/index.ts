@@ -4,7 +4,6 @@ import { agentEnv } from '../env.ts';
 import { requireExecutable, spawnGroup } from '../process.ts';
 import { trackGroup } from '../tracked.ts';
 import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts';
-import { AcpAgent } from './agent.ts';
 import { readConfig } from './config.ts';
 
 /**
@@ -29,6 +28,8 @@ export class AcpRuntime implements Runtime {
     const [cmd, ...args] = readCommand(ctx.spec, this.name);
     const config = readConfig(ctx.spec);
     const exe = requireExecutable(cmd, this.name);
+    // The ACP SDK loads with the first ACP agent, not with every server.
+    const { AcpAgent } = await import('./agent.ts');
     const cwd = resolvePath(ctx.spec.cwd ?? process.cwd());
     const child = spawnGroup(exe, args, { cwd, env: agentEnv(ctx), run: ctx.run });
     trackGroup(child, ctx.sink);

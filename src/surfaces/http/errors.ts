@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { WarrenError } from '../../kernel/errors.ts';
-import type { ErrorLog } from '../mcp/server.ts';
+import type { ErrorLog } from '../mcp/log.ts';
 
 /** A thrown thing as the typed error a client sees; anything unexpected is `internal`, no details. */
 export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {

@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalId } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
 import { principalOf } from '../http/auth.ts';
-import { createMcpServer, type ErrorLog, type ToolCatalog } from './server.ts';
+import type { ToolCatalog } from './catalog.ts';
+import type { ErrorLog } from './log.ts';
+
+/** A JSON-RPC `initialize` request (the SDK's transport checks the rest of it). */
+const isInitialize = (body: unknown): boolean => {
+  const b = body as { jsonrpc?: unknown; method?: unknown; id?: unknown } | null;
+  return (
+    !!b && typeof b === 'object' && b.jsonrpc === '2.0' && b.method === 'initialize' && b.id !== undefined
+  );
+};
 
 export interface McpHttpOptions {
   /** Host names accepted in Host and Origin besides loopback (for a server bound elsewhere). */
@@ -118,7 +126,7 @@ export function registerMcpHttp(
     if (session && session.owner !== owner)
       return rpcError(reply, 403, -32000, 'This MCP session belongs to another caller');
     if (!session) {
-      if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+      if (req.method !== 'POST' || !isInitialize(req.body)) {
         return rpcError(reply, 400, -32000, 'Bad Request: no valid session id; start with initialize');
       }
       expire();
@@ -133,17 +141,24 @@ export function registerMcpHttp(
       }
       // Counted before the first await, so concurrent initializes cannot all pass the check.
       opening.set(owner, (opening.get(owner) ?? 0) + 1);
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, { transport, owner, lastSeen: Date.now() });
-        },
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
+      let transport: StreamableHTTPServerTransport | undefined;
       try {
-        await createMcpServer(warren, catalog, principal, { log }).connect(transport);
+        // The MCP SDK loads with the first session, not with the server: serving starts sooner.
+        const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+          import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+          import('./server.ts'),
+        ]);
+        const opened: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            sessions.set(id, { transport: opened, owner, lastSeen: Date.now() });
+          },
+        });
+        transport = opened;
+        opened.onclose = () => {
+          if (opened.sessionId) sessions.delete(opened.sessionId);
+        };
+        await createMcpServer(warren, catalog, principal, { log }).connect(opened);
         reply.hijack();
         await transport.handleRequest(req.raw, reply.raw, req.body);
       } finally {
@@ -151,7 +166,7 @@ export function registerMcpHttp(
         if (n > 0) opening.set(owner, n);
         else opening.delete(owner);
         // An initialize that did not make a session leaves nothing behind.
-        if (!transport.sessionId || !sessions.has(transport.sessionId))
+        if (transport && (!transport.sessionId || !sessions.has(transport.sessionId)))
           void transport.close().catch(() => {});
       }
       return;

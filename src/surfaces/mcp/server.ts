@@ -6,63 +6,13 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Principal } from '../../kernel/principal.ts';
-import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
+import type { ToolCatalog } from './catalog.ts';
+import { type ErrorLog, publicError, stderrLog } from './log.ts';
 
 export const SERVER_INFO = { name: 'warren', version: '0.1.0' } as const;
-/** JSON schemas of the table's syscalls, computed once per warren. */
-export class ToolCatalog {
-  private readonly tools = new Map<string, Tool>();
-
-  constructor(
-    private readonly warren: Warren,
-    /** How often a long call reports progress (clients reset their timeouts on it). */
-    readonly progressEveryMs = 5_000,
-  ) {
-    for (const s of warren.table.values()) this.tools.set(s.name, toTool(s));
-  }
-
-  /** Exactly the tools this caller may call. */
-  visible(principal: Principal): Tool[] {
-    return this.warren.gate.visible(principal).map((s) => this.tools.get(s.name)!);
-  }
-}
-
-function toTool(s: Syscall): Tool {
-  const input = z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete input.$schema;
-  return {
-    name: s.name,
-    title: s.summary,
-    description: s.description ?? s.summary,
-    inputSchema: { type: 'object', ...input } as Tool['inputSchema'],
-  };
-}
-
-/** Where internal failures are recorded (the HTTP server's logger, or stderr). */
-export interface ErrorLog {
-  error(obj: Record<string, unknown>, msg: string): void;
-}
-
-export const stderrLog: ErrorLog = {
-  error: (obj, msg) =>
-    process.stderr.write(
-      `${msg}: ${JSON.stringify({ ...obj, err: obj.err instanceof Error ? obj.err.stack : String(obj.err) })}\n`,
-    ),
-};
-
-/** A failure as the client sees it: typed, with a request id; internals stay in the log. */
-export function publicError(error: unknown, requestId: string, log: ErrorLog): WarrenError {
-  if (error instanceof WarrenError && error.code !== 'internal') return error;
-  log.error({ err: error, reqId: requestId }, 'tool call failed');
-  return new WarrenError('internal', `internal error (request ${requestId})`);
-}
-
 /**
  * One MCP server per connection, bound to the principal that opened it. It lists the
  * caller's tools and calls them through `warren.call` — the same path as REST and the CLI.

@@ -1,10 +1,9 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Principal } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
-import { createMcpServer, type ToolCatalog } from './server.ts';
+import type { ToolCatalog } from './catalog.ts';
 
 /** The name of the operator a zone's socket speaks for. */
 export const SOCKET_OPERATOR = 'local';
@@ -48,14 +47,8 @@ export class ZoneSockets {
     const principal: Principal = { kind: 'operator', name: SOCKET_OPERATOR, zone };
     const server = createServer((conn) => {
       this.conns.add(conn);
-      const mcp = createMcpServer(this.warren, this.catalog, principal);
-      const transport = new StdioServerTransport(conn, conn);
-      conn.on('close', () => {
-        this.conns.delete(conn);
-        void mcp.close().catch(() => {});
-      });
       conn.on('error', () => conn.destroy());
-      void mcp.connect(transport).catch(() => conn.destroy());
+      void this.serveConnection(conn, principal).catch(() => conn.destroy());
     });
     this.servers.set(zone, server);
     await new Promise<void>((resolve, reject) => {
@@ -63,6 +56,22 @@ export class ZoneSockets {
       server.listen(path, () => resolve());
     });
     chmodSync(path, 0o600);
+  }
+
+  /** One MCP server per connection; the SDK loads with the first one, not with the server. */
+  private async serveConnection(conn: Socket, principal: Principal): Promise<void> {
+    const [{ StdioServerTransport }, { createMcpServer }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/stdio.js'),
+      import('./server.ts'),
+    ]);
+    const mcp = createMcpServer(this.warren, this.catalog, principal);
+    const closed = () => {
+      this.conns.delete(conn);
+      void mcp.close().catch(() => {});
+    };
+    if (conn.destroyed) return closed();
+    conn.on('close', closed);
+    await mcp.connect(new StdioServerTransport(conn, conn));
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,34 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Principal } from '../../kernel/principal.ts';
+import type { Syscall } from '../../syscalls/types.ts';
+import type { Warren } from '../../warren.ts';
+
+/** JSON schemas of the table's syscalls, computed once per warren. */
+export class ToolCatalog {
+  private tools: Map<string, Tool> | undefined;
+
+  constructor(
+    private readonly warren: Warren,
+    /** How often a long call reports progress (clients reset their timeouts on it). */
+    readonly progressEveryMs = 5_000,
+  ) {}
+
+  /** Exactly the tools this caller may call. Built on first use: a server starts without it. */
+  visible(principal: Principal): Tool[] {
+    this.tools ??= new Map([...this.warren.table.values()].map((s) => [s.name, toTool(s)]));
+    const tools = this.tools;
+    return this.warren.gate.visible(principal).map((s) => tools.get(s.name)!);
+  }
+}
+
+function toTool(s: Syscall): Tool {
+  const input = z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete input.$schema;
+  return {
+    name: s.name,
+    title: s.summary,
+    description: s.description ?? s.summary,
+    inputSchema: { type: 'object', ...input } as Tool['inputSchema'],
+  };
+}
