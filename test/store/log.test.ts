@@ -8,24 +8,8 @@ import {
   type LogReader,
 } from '../../src/store/log.ts';
 import type { Clock } from '../../src/util/clock.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { forEachStore } from '../helpers/stores.ts';
-
-/** A clock the test moves by hand: the writer stamps each batch with one reading. */
-function manualClock(start: number): Clock & { set(t: number): void } {
-  let t = start;
-  return {
-    now: () => t,
-    set: (v) => {
-      t = v;
-    },
-    setTimeout: (fn, ms) => {
-      const h = setTimeout(fn, ms);
-      h.unref();
-      return h;
-    },
-    clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-  };
-}
 
 const T0 = 1_700_000_000_000;
 

@@ -3,23 +3,8 @@ import { it } from 'node:test';
 import type { NewEvent } from '../../src/store/events.ts';
 import { dropExpired } from '../../src/store/retention.ts';
 import type { Clock } from '../../src/util/clock.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { forEachStore } from '../helpers/stores.ts';
-
-function manualClock(start: number): Clock & { set(t: number): void } {
-  let t = start;
-  return {
-    now: () => t,
-    set: (v) => {
-      t = v;
-    },
-    setTimeout: (fn, ms) => {
-      const h = setTimeout(fn, ms);
-      h.unref();
-      return h;
-    },
-    clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-  };
-}
 
 const T0 = 1_700_000_000_000;
 const msg = (stream: string): NewEvent => ({
