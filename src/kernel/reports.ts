@@ -16,11 +16,17 @@ import { setStatus } from './status.ts';
  */
 export class ReportQueue {
   private chains = new Map<string, Promise<unknown>>();
+  private closed = false;
 
   constructor(private readonly core: Core) {}
 
-  /** Queue a write about one session behind its earlier ones. */
+  /**
+   * Queue a write about one session behind its earlier ones. After the kernel has stopped,
+   * a late report (a process that exits during shutdown) is dropped: the next start finds the
+   * session as it was and deals with it.
+   */
   apply(sessionId: string, fn: (tx: WriteTx, row: SessionsTable) => Promise<void>): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const prev = this.chains.get(sessionId) ?? Promise.resolve();
     const next = prev
       .catch(() => {})
@@ -38,6 +44,12 @@ export class ReportQueue {
       if (this.chains.get(sessionId) === tracked) this.chains.delete(sessionId);
     });
     return next;
+  }
+
+  /** Record what is queued, then take no more. */
+  async close(): Promise<void> {
+    await this.drained();
+    this.closed = true;
   }
 
   /** Resolves when every queued report has been recorded (or failed). */
@@ -112,7 +124,7 @@ export function agentSink(
     idle: () => {
       const consumed = delivery.turnEnding(id);
       let termPending = false;
-      return apply(async (tx, r) => {
+      const recorded = apply(async (tx, r) => {
         await setActivity(tx, r, null);
         if (r.status === 'running' || r.status === 'pending')
           await setStatus(tx, core, r, 'idle', { actor: id });
@@ -122,6 +134,9 @@ export function agentSink(
         // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.
         if (termPending) hooks.finish(id);
       });
+      // Runtimes often do not await it; its failure is logged by the queue already.
+      recorded.catch(() => {});
+      return recorded;
     },
     activity: (text) => apply((tx, r) => setActivity(tx, r, text)),
     saveState: (state) =>

@@ -156,7 +156,7 @@ export class Supervisor {
     // Agents still starting (a resume in flight) are stopped too, once they have a handle.
     await Promise.all([...this.starting.values()].map((p) => p.catch(() => {})));
     await Promise.all([...this.handles.keys()].map((id) => this.stop(id)));
-    await this.reports.drained();
+    await this.reports.close();
   }
 
   /**
@@ -169,12 +169,14 @@ export class Supervisor {
       handle.finish();
       return;
     }
-    void this.stop(sessionId).then(() =>
-      this.reports.apply(sessionId, async (tx, r) => {
-        if (r.status !== 'stopped' && r.term_deadline !== null)
-          await endSession(tx, this.core, sessionId, 'terminated', sessionId, { after: 'SIGTERM' });
-      }),
-    );
+    void this.stop(sessionId)
+      .then(() =>
+        this.reports.apply(sessionId, async (tx, r) => {
+          if (r.status !== 'stopped' && r.term_deadline !== null)
+            await endSession(tx, this.core, sessionId, 'terminated', sessionId, { after: 'SIGTERM' });
+        }),
+      )
+      .catch(() => {}); // the queue has logged it
   }
 
   /**
