@@ -70,11 +70,22 @@ async function migrate(conn: Connections): Promise<void> {
           .rows[0]?.schema ?? undefined)
       : undefined;
   const migrator = new Migrator({ db: conn.writer, provider: migrations(conn.kind), migrationTableSchema });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // Kysely looks for its tables by introspecting every schema of the database; a schema that
+  // another node or test drops in that instant fails the look-up ("schema … does not exist"),
+  // though it says nothing about ours. Such a race is retried; anything else is not.
+  for (let retry = 0; retry < 5 && error && raceOnOtherSchema(error, migrationTableSchema); retry++) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
   }
+}
+
+function raceOnOtherSchema(error: unknown, ours: string | undefined): boolean {
+  const m = /schema "([^"]+)" does not exist/.exec((error as Error)?.message ?? '');
+  return m !== null && m[1] !== ours;
 }
 
 /** Drop a PostgreSQL schema (tests). */
