@@ -1,35 +1,56 @@
 /**
- * `npm run bench`: the store, kernel, MCP and CLI-start benchmarks, one table. Every bench cleans up after
- * itself (temp dirs, PostgreSQL schemas, warrens closed), so the process exits on its own.
- * A bench that throws becomes a FAILED row and the exit code is 1.
+ * `npm run bench`: the store, kernel, MCP, CLI-start, scale and load benchmarks, one table. Every bench
+ * cleans up after itself (temp dirs, PostgreSQL schemas, warrens closed, servers killed), so
+ * the process exits on its own. A bench that throws becomes a FAILED row and the exit code is 1.
+ *
+ * A subset: `npm run bench -- scale load` runs the groups (store, kernel, mcp, scale, load)
+ * or single benches (e.g. `spawnOverhead`, `scaleLog`) named; `quick` is store, kernel and
+ * mcp (under a minute; scale and load take several). No argument runs everything.
  */
 import { arch, cpus, loadavg, platform } from 'node:os';
 import { cliBenches } from './cli.ts';
 import { kernelBenches } from './kernel.ts';
+import { loadBenches } from './load.ts';
 import { mcpBenches } from './mcp.ts';
+import { scaleBenches } from './scale.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
 
-const benches: Array<[string, () => Promise<BenchRow[]>]> = [
-  ...Object.entries(storeBenches),
-  ...Object.entries(kernelBenches),
-  ...Object.entries(mcpBenches),
-  ...Object.entries(cliBenches),
-];
+type Bench = () => Promise<BenchRow[]>;
+
+const groups: Record<string, Record<string, Bench>> = {
+  store: storeBenches,
+  kernel: kernelBenches,
+  mcp: mcpBenches,
+  cli: cliBenches,
+  scale: scaleBenches,
+  load: loadBenches,
+};
+const aliases: Record<string, string[]> = { all: Object.keys(groups), quick: ['store', 'kernel', 'mcp'] };
+
+function select(args: string[]): Array<[string, Bench]> {
+  const wanted = (args.length === 0 ? ['all'] : args).flatMap((a) => aliases[a] ?? [a]);
+  const all = Object.values(groups).flatMap((g) => Object.entries(g));
+  return wanted.flatMap((name) => {
+    const group = groups[name];
+    if (group) return Object.entries(group);
+    const one = all.find(([n]) => n === name);
+    if (one) return [one];
+    throw new Error(`no bench or group named ${name}; groups: ${Object.keys(groups).join(', ')}`);
+  });
+}
 
 const machine = () => {
   const cpu = cpus();
-  const load = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-  return `node ${process.version}, ${platform()}/${arch()}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? 'unknown'}), load average at start ${load}`;
+  return `node ${process.version}, ${platform()}/${arch()}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? 'unknown'}), load average`;
 };
 
-const header = machine();
+const benches = select(process.argv.slice(2));
+const header = `${machine()} at start ${loadText()}`;
 const t0 = performance.now();
 const rows: BenchRow[] = [];
 let failed = false;
 for (const [name, bench] of benches) {
-  process.stderr.write(`bench: ${name} …\n`);
+  process.stderr.write(`bench: ${name} … (load ${loadText()})\n`);
   try {
     rows.push(...(await bench()));
   } catch (error) {
@@ -46,9 +67,15 @@ const seconds = (performance.now() - t0) / 1000;
 
 console.log(formatRows(rows));
 console.log('');
-console.log(header);
+console.log(`${header}, at end ${loadText()}`);
 const missed = rows.filter((r) => verdict(r) === 'MISS').map((r) => r.name);
 console.log(
   `${rows.length} rows in ${seconds.toFixed(0)} s; ${missed.length === 0 ? 'every goal met' : `goal missed: ${missed.join('; ')}`}`,
 );
 if (failed) process.exitCode = 1;
+
+function loadText(): string {
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+}
