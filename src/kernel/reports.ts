@@ -8,39 +8,80 @@ import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { setStatus } from './status.ts';
 
+type Report = (tx: WriteTx, row: SessionsTable) => Promise<void>;
+
+interface Queued {
+  fn: Report;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
 /**
- * An agent's reports become log events one at a time, in the order the agent made them,
- * even though each is its own write unit: a per-session queue of writes.
+ * An agent's reports become log events one at a time, in the order the agent made them.
+ * Reports that queue up while an earlier one is being written share the next write unit
+ * (busy + input, output + idle: one commit where there were several), each applied to the
+ * session's row as the previous one left it. If a shared unit fails, its reports are
+ * written again one per unit, so one bad report fails alone, as when each had its own.
  */
 export class ReportQueue {
-  private chains = new Map<string, Promise<unknown>>();
+  private queues = new Map<string, Queued[]>();
+  private draining = new Map<string, Promise<void>>();
 
   constructor(private readonly core: Core) {}
 
   /** Queue a write about one session behind its earlier ones. */
-  apply(sessionId: string, fn: (tx: WriteTx, row: SessionsTable) => Promise<void>): Promise<void> {
-    const prev = this.chains.get(sessionId) ?? Promise.resolve();
-    const next = prev
-      .catch(() => {})
-      .then(() =>
-        this.core.store.writer.write(async (tx) => {
-          const row = await sessionById(tx.db, sessionId);
-          if (row) await fn(tx, row);
-        }),
-      );
-    const tracked = next.catch((error) => {
+  apply(sessionId: string, fn: Report): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => {
+      const q = this.queues.get(sessionId);
+      if (q) q.push({ fn, resolve, reject });
+      else this.queues.set(sessionId, [{ fn, resolve, reject }]);
+      if (!this.draining.has(sessionId)) {
+        this.draining.set(sessionId, this.drain(sessionId));
+      }
+    });
+    // Logged here; a caller that does not wait for the report (void) leaves nothing unhandled.
+    done.catch((error) => {
       console.error(`warren: recording a report of ${sessionId} failed:`, (error as Error).message);
     });
-    this.chains.set(sessionId, tracked);
-    void tracked.then(() => {
-      if (this.chains.get(sessionId) === tracked) this.chains.delete(sessionId);
-    });
-    return next;
+    return done;
   }
 
   /** Resolves when every queued report has been recorded (or failed). */
   async drained(): Promise<void> {
-    await Promise.all([...this.chains.values()].map((p) => p.catch(() => {})));
+    while (this.draining.size > 0) await Promise.all([...this.draining.values()]);
+  }
+
+  private async drain(sessionId: string): Promise<void> {
+    // Let reports made in the same tick (busy, then input) join the first unit.
+    await Promise.resolve();
+    for (;;) {
+      const batch = this.queues.get(sessionId);
+      this.queues.delete(sessionId);
+      if (!batch || batch.length === 0) {
+        // In the same step as the check: a report queued after it starts a new drain.
+        this.draining.delete(sessionId);
+        return;
+      }
+      try {
+        await this.write(sessionId, batch);
+        for (const r of batch) r.resolve();
+      } catch (error) {
+        if (batch.length === 1) batch[0]?.reject(error);
+        else
+          for (const r of batch) {
+            await this.write(sessionId, [r]).then(r.resolve, r.reject);
+          }
+      }
+    }
+  }
+
+  private write(sessionId: string, batch: Queued[]): Promise<void> {
+    return this.core.store.writer.write(async (tx) => {
+      for (const r of batch) {
+        const row = await sessionById(tx.db, sessionId);
+        if (row) await r.fn(tx, row);
+      }
+    });
   }
 }
 
