@@ -12,31 +12,38 @@ type Report = (tx: WriteTx, row: SessionsTable) => Promise<void>;
 
 interface Queued {
   fn: Report;
+  /** False for a report that only appends: no need to read the row first. */
+  needsRow: boolean;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
 
 /**
- * An agent's reports become log events one at a time, in the order the agent made them.
- * Reports that queue up while an earlier one is being written share the next write unit
- * (busy + input, output + idle: one commit where there were several), each applied to the
- * session's row as the previous one left it. If a shared unit fails, its reports are
- * written again one per unit, so one bad report fails alone, as when each had its own.
+ * Agents' reports become log events in the order each agent made them. Reports group-commit
+ * like the writer's units, one level up: every report queued while the previous batch was
+ * being written goes into the next one, and that batch is ONE write unit (no savepoint per
+ * report), each session's reports applied in order, each to its row as read right then (a
+ * report of one session may change another's: an exit reaps children). So a turn's busy + input, or output + idle, and the turns
+ * of many agents, cost one unit. If a batch fails, its sessions are written again one unit
+ * each, and a failing session's reports one unit each: one bad report fails alone.
  */
 export class ReportQueue {
-  private queues = new Map<string, Queued[]>();
-  private draining = new Map<string, Promise<void>>();
+  private queued = new Map<string, Queued[]>();
+  private running = false;
+  private idle: Array<() => void> = [];
 
   constructor(private readonly core: Core) {}
 
   /** Queue a write about one session behind its earlier ones. */
-  apply(sessionId: string, fn: Report): Promise<void> {
+  apply(sessionId: string, fn: Report, opts: { needsRow?: boolean } = {}): Promise<void> {
     const done = new Promise<void>((resolve, reject) => {
-      const q = this.queues.get(sessionId);
-      if (q) q.push({ fn, resolve, reject });
-      else this.queues.set(sessionId, [{ fn, resolve, reject }]);
-      if (!this.draining.has(sessionId)) {
-        this.draining.set(sessionId, this.drain(sessionId));
+      const item = { fn, needsRow: opts.needsRow ?? true, resolve, reject };
+      const q = this.queued.get(sessionId);
+      if (q) q.push(item);
+      else this.queued.set(sessionId, [item]);
+      if (!this.running) {
+        this.running = true;
+        void this.loop();
       }
     });
     // Logged here; a caller that does not wait for the report (void) leaves nothing unhandled.
@@ -47,41 +54,67 @@ export class ReportQueue {
   }
 
   /** Resolves when every queued report has been recorded (or failed). */
-  async drained(): Promise<void> {
-    while (this.draining.size > 0) await Promise.all([...this.draining.values()]);
+  drained(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
   }
 
-  private async drain(sessionId: string): Promise<void> {
-    // Let reports made in the same tick (busy, then input) join the first unit.
+  private async loop(): Promise<void> {
+    // Let reports made in the same tick (busy, then input) join the first batch.
     await Promise.resolve();
-    for (;;) {
-      const batch = this.queues.get(sessionId);
-      this.queues.delete(sessionId);
-      if (!batch || batch.length === 0) {
-        // In the same step as the check: a report queued after it starts a new drain.
-        this.draining.delete(sessionId);
+    while (this.queued.size > 0) {
+      const batch = this.queued;
+      this.queued = new Map();
+      await this.writeBatch(batch);
+    }
+    // In the same step as the check above: a report queued after it starts a new loop.
+    this.running = false;
+    for (const r of this.idle.splice(0)) r();
+  }
+
+  private async writeBatch(batch: Map<string, Queued[]>): Promise<void> {
+    try {
+      await this.core.store.writer.write(async (tx) => {
+        for (const [id, items] of batch) await applyAll(tx, id, items);
+      });
+      for (const items of batch.values()) for (const r of items) r.resolve();
+    } catch (error) {
+      const only = batch.size === 1 ? [...batch.values()][0] : undefined;
+      if (only?.length === 1) {
+        only[0]?.reject(error);
         return;
       }
-      try {
-        await this.write(sessionId, batch);
-        for (const r of batch) r.resolve();
-      } catch (error) {
-        if (batch.length === 1) batch[0]?.reject(error);
-        else
-          for (const r of batch) {
-            await this.write(sessionId, [r]).then(r.resolve, r.reject);
-          }
-      }
+      await Promise.all([...batch].map(([id, items]) => this.writeSession(id, items)));
     }
   }
 
-  private write(sessionId: string, batch: Queued[]): Promise<void> {
-    return this.core.store.writer.write(async (tx) => {
-      for (const r of batch) {
-        const row = await sessionById(tx.db, sessionId);
-        if (row) await r.fn(tx, row);
+  /** After a failed batch: one session's reports in one unit, or, if that fails too, one unit each. */
+  private async writeSession(id: string, items: Queued[]): Promise<void> {
+    try {
+      await this.core.store.writer.write((tx) => applyAll(tx, id, items));
+      for (const r of items) r.resolve();
+    } catch (error) {
+      if (items.length === 1) {
+        items[0]?.reject(error);
+        return;
       }
-    });
+      for (const r of items) {
+        await this.core.store.writer.write((tx) => applyAll(tx, id, [r])).then(r.resolve, r.reject);
+      }
+    }
+  }
+}
+
+/** A session's reports in order, each on its row as the previous one left it. */
+async function applyAll(tx: WriteTx, id: string, items: Queued[]): Promise<void> {
+  let row: SessionsTable | undefined;
+  for (const r of items) {
+    if (!r.needsRow) {
+      await r.fn(tx, row as SessionsTable);
+      continue;
+    }
+    row = await sessionById(tx.db, id);
+    if (row) await r.fn(tx, row);
   }
 }
 
@@ -122,9 +155,13 @@ export function agentSink(
         await setActivity(tx, r, null);
       }),
     event: (type, payload) =>
-      apply(async (tx) => {
-        tx.append({ zone, type: `session.${type}`, actor: id, session_id: id, payload });
-      }),
+      reports.apply(
+        id,
+        async (tx) => {
+          tx.append({ zone, type: `session.${type}`, actor: id, session_id: id, payload });
+        },
+        { needsRow: false },
+      ),
     usage: (u) =>
       apply(async (tx, r) => {
         const sum: Record<string, number> = { ...parseJson<Record<string, number>>(r.usage, {}) };
