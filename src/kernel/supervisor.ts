@@ -153,6 +153,9 @@ export class Supervisor {
       while (next < ids.length && !this.closing) {
         const id = ids[next++] as string;
         await this.start(id, 'resume').catch(() => {});
+        // On SQLite every query resolves as a microtask: without this, thousands of resumes
+        // run as one long turn of the event loop and nothing else (an HTTP request) gets in.
+        await new Promise<void>((r) => setImmediate(r));
       }
     };
     return Promise.all(Array.from({ length: Math.min(inFlight, ids.length) }, worker)).then(() => {});
