@@ -131,7 +131,7 @@ export class Reconciler {
         .where('depth', '>', 0)
         .execute();
       ids = live.map((r) => r.id);
-    } else ids = DriftWatch.take(this.drift.agents);
+    } else ids = await this.stillLive(DriftWatch.take(this.drift.agents).filter((id) => !here(id)));
     const lost = ids.filter((id) => !here(id));
     if (lost.length === 0) return;
     await this.core.store.writer.write(async (tx) => {
@@ -143,6 +143,21 @@ export class Reconciler {
         }
       }
     });
+  }
+
+  /** Of these sessions, those still running or idle (read outside the writer: most have moved on). */
+  private async stillLive(ids: string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const rows = await this.core.store.reader
+        .selectFrom('sessions')
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + BATCH))
+        .where('status', 'in', ['running', 'idle'])
+        .execute();
+      for (const r of rows) out.push(r.id);
+    }
+    return out;
   }
 
   /** Sessions nobody holds that the event path missed: all of them, or those whose streams lost an fd. */
