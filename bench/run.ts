@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the store, kernel, MCP, scale and load benchmarks, one table. Every bench
+ * `npm run bench`: the store, kernel, MCP, CLI-start, scale and load benchmarks, one table. Every bench
  * cleans up after itself (temp dirs, PostgreSQL schemas, warrens closed, servers killed), so
  * the process exits on its own. A bench that throws becomes a FAILED row and the exit code is 1.
  *
@@ -21,9 +21,9 @@ const groups: Record<string, Record<string, Bench>> = {
   store: storeBenches,
   kernel: kernelBenches,
   mcp: mcpBenches,
+  cli: cliBenches,
   scale: scaleBenches,
   load: loadBenches,
-  cli: cliBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

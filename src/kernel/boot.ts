@@ -1,7 +1,7 @@
 import { killRecordedGroup, killRun } from '../runtimes/process.ts';
 import { sweepRunDir } from '../runtimes/rundir.ts';
 import type { KernelContext } from './context.ts';
-import { setStatus } from './status.ts';
+import { KERNEL_ACTOR } from './principal.ts';
 import { markPrefix } from './supervisor.ts';
 
 /**
@@ -50,16 +50,39 @@ export async function endOrphans(
   return { groups, processes };
 }
 
-/** After a restart no agent is running: live sessions lost their transport. Returns their ids. */
+/**
+ * After a restart no agent is running: live sessions lost their transport. Returns their ids.
+ * One statement suspends them all and one event each records it (what `setStatus` writes for
+ * a move to suspended, which notifies nobody): a restart costs what is live, not a round of
+ * queries per session.
+ */
 export async function recover(k: KernelContext): Promise<string[]> {
   return k.store.writer.write(async (tx) => {
+    const live = ['pending', 'running', 'idle'] as const;
     const rows = await tx.db
       .selectFrom('sessions')
-      .selectAll()
-      .where('status', 'in', ['pending', 'running', 'idle'])
+      .select(['id', 'zone', 'status'])
+      .where('status', 'in', live)
       .where('depth', '>', 0)
       .execute();
-    for (const r of rows) await setStatus(tx, k, r, 'suspended', { reason: 'kernel restart' });
+    if (rows.length > 0) {
+      const reason = 'kernel restart';
+      await tx.db
+        .updateTable('sessions')
+        .set({ status: 'suspended', suspend_reason: reason, updated_at: tx.now })
+        .where('status', 'in', live)
+        .where('depth', '>', 0)
+        .execute();
+      for (const r of rows) {
+        tx.append({
+          zone: r.zone,
+          type: 'session.status',
+          actor: KERNEL_ACTOR,
+          session_id: r.id,
+          payload: { from: r.status, to: 'suspended', reason },
+        });
+      }
+    }
     const terms = await tx.db
       .selectFrom('sessions')
       .select(['id', 'term_deadline'])

@@ -21,6 +21,8 @@ export interface StreamMeta {
 export class FdTable {
   private byId = new Map<string, FdsTable>();
   private byStream = new Map<string, Set<string>>();
+  /** Open fds by holder: a pump's backlog asks for one holder's fds, never all of them. */
+  private byHolder = new Map<string, Set<string>>();
   private streams = new Map<string, StreamMeta>();
   private dirty = new Set<string>();
   private delivered = new Map<string, number>();
@@ -66,8 +68,10 @@ export class FdTable {
       else if (e.type === 'fd.moved') {
         const row = this.byId.get(e.payload.fdId as string);
         if (row) {
+          unindex(this.byHolder, row.holder, row.id);
           row.holder = e.payload.to as string;
           row.num = e.payload.num as number;
+          index(this.byHolder, row.holder, row.id);
         }
       }
     }
@@ -78,7 +82,14 @@ export class FdTable {
   }
 
   subscribers(streamId: string): FdsTable[] {
-    const ids = this.byStream.get(streamId);
+    return this.rowsOf(this.byStream.get(streamId));
+  }
+
+  heldBy(holder: string): FdsTable[] {
+    return this.rowsOf(this.byHolder.get(holder));
+  }
+
+  private rowsOf(ids: Set<string> | undefined): FdsTable[] {
     if (!ids) return [];
     const out: FdsTable[] = [];
     for (const id of ids) {
@@ -86,10 +97,6 @@ export class FdTable {
       if (r) out.push(r);
     }
     return out;
-  }
-
-  heldBy(holder: string): FdsTable[] {
-    return [...this.byId.values()].filter((r) => r.holder === holder);
   }
 
   /** How far the fd has been handed out: never behind its cursor. */
@@ -143,14 +150,11 @@ export class FdTable {
 
   private put(row: FdsTable): void {
     const prev = this.byId.get(row.id);
+    if (prev) unindex(this.byHolder, prev.holder, row.id);
     const cursor = Math.max(Number(row.cursor), prev?.cursor ?? 0);
     this.byId.set(row.id, { ...row, cursor });
-    let set = this.byStream.get(row.stream_id);
-    if (!set) {
-      set = new Set();
-      this.byStream.set(row.stream_id, set);
-    }
-    set.add(row.id);
+    index(this.byStream, row.stream_id, row.id);
+    index(this.byHolder, row.holder, row.id);
   }
 
   private remove(fdId: string): void {
@@ -159,8 +163,22 @@ export class FdTable {
     this.byId.delete(fdId);
     this.dirty.delete(fdId);
     this.delivered.delete(fdId);
-    const set = this.byStream.get(row.stream_id);
-    set?.delete(fdId);
-    if (set && set.size === 0) this.byStream.delete(row.stream_id);
+    unindex(this.byStream, row.stream_id, fdId);
+    unindex(this.byHolder, row.holder, fdId);
   }
+}
+
+function index(m: Map<string, Set<string>>, key: string, id: string): void {
+  let set = m.get(key);
+  if (!set) {
+    set = new Set();
+    m.set(key, set);
+  }
+  set.add(id);
+}
+
+function unindex(m: Map<string, Set<string>>, key: string, id: string): void {
+  const set = m.get(key);
+  set?.delete(id);
+  if (set && set.size === 0) m.delete(key);
 }

@@ -6,31 +6,19 @@ import { closeFdsCascade } from './lifecycle.ts';
 import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef, sessionById } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
 import { canReanimate, inputArrived, reanimate } from './reanimate.ts';
-import {
-  canRead,
-  canWrite,
-  type FdInfo,
-  isReservedName,
-  type MessageView,
-  permWithin,
-  type StreamInfo,
-  streamInfo,
-} from './records.ts';
+import { canRead, canWrite, isReservedName, type MessageView, permWithin, streamInfo } from './records.ts';
 import { createStream as createStreamRow, openFd, postMessage, undelivered } from './streams.ts';
 import { ensureZone, isInit } from './zones.ts';
 
-/** Files: what a holder does with its fds — write, read, close, list, grant, share. */
+export { listFds, listStreams, type PageOptions, type StreamListing } from './listing.ts';
+
+/** Files: what a holder does with its fds — write, read, close, grant, share (lists: listing.ts). */
 
 export interface ReadResult {
   messages: MessageView[];
   cursor: number;
   /** True when a bounded wait ran out with nothing: call again to keep waiting. */
   timedOut: boolean;
-}
-
-export interface StreamListing extends StreamInfo {
-  subscribers: FdInfo[];
-  bufferDepth: number;
 }
 
 export async function write(k: KernelContext, p: Principal, fd: number, text: string, data?: unknown) {
@@ -120,21 +108,6 @@ export async function close(k: KernelContext, p: Principal, fd: number, opts: { 
     });
     return { fd, closed: true, undelivered: n, reaped };
   });
-}
-
-export async function listFds(k: KernelContext, p: Principal, holder = principalId(p)): Promise<FdInfo[]> {
-  if (p.kind === 'session' && holder !== p.sessionId) throw forbidden('a session can only list its own fds');
-  const rows = await k.store.reader
-    .selectFrom('fds')
-    .innerJoin('streams', 'streams.id', 'fds.stream_id')
-    .selectAll('fds')
-    .select(['streams.name as stream_name', 'streams.self_echo as stream_self_echo'])
-    .where('fds.zone', '=', p.zone)
-    .where('fds.holder', '=', holder)
-    .where('fds.closed_at', 'is', null)
-    .orderBy('fds.num', 'asc')
-    .execute();
-  return Promise.all(rows.map((r) => fdInfo(k, r, r.stream_name, r.stream_self_echo === 1)));
 }
 
 export async function createStream(k: KernelContext, p: Principal, name: string, selfEcho = false) {
@@ -257,60 +230,4 @@ export async function share(
     );
     return { parent: parent.id, parentFd: granted.num, stream: stream.name };
   });
-}
-
-export async function listStreams(
-  k: KernelContext,
-  p: Principal,
-  opts: { internal?: boolean } = {},
-): Promise<StreamListing[]> {
-  let q = k.store.reader
-    .selectFrom('streams')
-    .selectAll()
-    .where('zone', '=', p.zone)
-    .where('closed_at', 'is', null);
-  if (!opts.internal) q = q.where('kind', '=', 'named');
-  if (p.kind === 'session') {
-    q = q.where('id', 'in', (eb) =>
-      eb
-        .selectFrom('fds')
-        .select('stream_id')
-        .where('holder', '=', p.sessionId)
-        .where('closed_at', 'is', null),
-    );
-  }
-  const streams = await q.orderBy('created_at', 'asc').execute();
-  return Promise.all(
-    streams.map(async (s) => {
-      const fds = await k.store.reader
-        .selectFrom('fds')
-        .selectAll()
-        .where('stream_id', '=', s.id)
-        .where('closed_at', 'is', null)
-        .orderBy('created_at', 'asc')
-        .execute();
-      const subscribers = await Promise.all(fds.map((f) => fdInfo(k, f, s.name, s.self_echo === 1)));
-      return {
-        ...streamInfo(s),
-        subscribers,
-        bufferDepth: subscribers.reduce((m, f) => Math.max(m, f.pending), 0),
-      };
-    }),
-  );
-}
-
-async function fdInfo(k: KernelContext, r: FdsTable, streamName: string, selfEcho: boolean): Promise<FdInfo> {
-  return {
-    fd: r.num,
-    id: r.id,
-    holder: r.holder,
-    streamId: r.stream_id,
-    streamName,
-    permission: r.perm,
-    deliveryMode: r.mode,
-    cursor: k.fdTable.cursor(r.id, Number(r.cursor)),
-    owned: r.owned === 1,
-    spawned: r.spawned === 1,
-    pending: await undelivered(k.store.reader, k.fdTable, r, selfEcho),
-  };
 }

@@ -99,6 +99,7 @@ export class Kernel {
     this.reconciler = new Reconciler(k, {
       escalate: (id) => k.term.escalate(id),
       isRunningHere: (id) => k.supervisor.has(id),
+      isStarting: (id) => k.supervisor.isStarting(id),
     });
   }
 
@@ -130,7 +131,7 @@ export class Kernel {
   /** Resume the sessions a restart suspended (when `resumeOnStart`). */
   resumeLost(): void {
     const lost = this.lost.splice(0);
-    if (this.config.resumeOnStart) for (const id of lost) void this.k.supervisor.start(id, 'resume');
+    if (this.config.resumeOnStart) void this.k.supervisor.resumeAll(lost);
   }
 
   /** Stop agents (their sessions stay resumable), persist cursors, stop the loop. */
@@ -184,7 +185,8 @@ export class Kernel {
   read = (p: Principal, fd: number, opts: Parameters<typeof file.read>[3] = {}) =>
     file.read(this.k, p, fd, opts);
   close = (p: Principal, fd: number, opts: { force?: boolean } = {}) => file.close(this.k, p, fd, opts);
-  listFds = (p: Principal, holder?: string): Promise<FdInfo[]> => file.listFds(this.k, p, holder);
+  listFds = (p: Principal, holder?: string, page: file.PageOptions = {}): Promise<FdInfo[]> =>
+    file.listFds(this.k, p, holder, page);
   createStream = (p: Principal, name: string, selfEcho = false) =>
     file.createStream(this.k, p, name, selfEcho);
   attach = (p: Principal, fd: number, target: string, permission: Permission, mode: DeliveryMode) =>
@@ -195,7 +197,8 @@ export class Kernel {
     permission?: Permission,
     mode?: DeliveryMode,
   ) => file.share(this.k, p, ref, permission, mode);
-  listStreams = (p: Principal, opts: { internal?: boolean } = {}) => file.listStreams(this.k, p, opts);
+  listStreams = (p: Principal, opts: { internal?: boolean } & file.PageOptions = {}) =>
+    file.listStreams(this.k, p, opts);
 
   // ---------------------------------------------------------------- operator rooms (rooms.ts)
 

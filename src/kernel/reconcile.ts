@@ -1,6 +1,7 @@
 import { dropExpired, RETENTION_BATCH, RETENTION_UNITS_PER_TICK } from '../store/retention.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { Core } from './core.ts';
+import { DriftWatch } from './drift.ts';
 import { endSession, isHeld } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
@@ -10,6 +11,8 @@ import { setStatus } from './status.ts';
 export interface ReconcileHooks {
   escalate(sessionId: string): Promise<void>;
   isRunningHere(sessionId: string): boolean;
+  /** Its agent is being started here (its status already says running). */
+  isStarting?(sessionId: string): boolean;
 }
 
 interface Phase {
@@ -28,6 +31,10 @@ export class Reconciler {
   private timer: TimerHandle | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private unfollow: (() => void) | undefined;
+  private readonly drift = new DriftWatch();
+  /** Set at the start of each tick: whether the per-session phases look at every live session. */
+  private full = true;
   readonly phases: Phase[];
 
   constructor(
@@ -47,11 +54,14 @@ export class Reconciler {
 
   start(): void {
     this.stopped = false;
+    this.unfollow ??= this.core.store.writer.onCommit((events) => this.drift.follow(events));
     this.schedule();
   }
 
   stop(): void {
     this.stopped = true;
+    this.unfollow?.();
+    this.unfollow = undefined;
     if (this.timer) this.core.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -73,6 +83,7 @@ export class Reconciler {
   }
 
   private async runPhases(): Promise<void> {
+    this.full = this.drift.fullSweep();
     for (const phase of this.phases) {
       try {
         await phase.run();
@@ -109,17 +120,23 @@ export class Reconciler {
 
   /** Live sessions whose agent is not running here: their transport is gone. */
   private async lostAgents(): Promise<void> {
-    const live = await this.core.store.reader
-      .selectFrom('sessions')
-      .select(['id', 'updated_at'])
-      .where('status', 'in', ['running', 'idle'])
-      .where('depth', '>', 0)
-      .execute();
-    const lost = live.filter((r) => !this.hooks.isRunningHere(r.id));
+    const here = (id: string) => this.hooks.isRunningHere(id) || this.hooks.isStarting?.(id) === true;
+    let ids: string[];
+    if (this.full) {
+      this.drift.agents.clear();
+      const live = await this.core.store.reader
+        .selectFrom('sessions')
+        .select('id')
+        .where('status', 'in', ['running', 'idle'])
+        .where('depth', '>', 0)
+        .execute();
+      ids = live.map((r) => r.id);
+    } else ids = await this.stillLive(DriftWatch.take(this.drift.agents).filter((id) => !here(id)));
+    const lost = ids.filter((id) => !here(id));
     if (lost.length === 0) return;
     await this.core.store.writer.write(async (tx) => {
-      for (const { id } of lost) {
-        if (this.hooks.isRunningHere(id)) continue;
+      for (const id of lost) {
+        if (here(id)) continue;
         const row = await sessionById(tx.db, id);
         if (row && (row.status === 'running' || row.status === 'idle')) {
           await setStatus(tx, this.core, row, 'suspended', { reason: 'transport lost' });
@@ -128,13 +145,42 @@ export class Reconciler {
     });
   }
 
-  /** Sessions nobody holds that the event path missed. */
+  /** Of these sessions, those still running or idle (read outside the writer: most have moved on). */
+  private async stillLive(ids: string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const rows = await this.core.store.reader
+        .selectFrom('sessions')
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + BATCH))
+        .where('status', 'in', ['running', 'idle'])
+        .execute();
+      for (const r of rows) out.push(r.id);
+    }
+    return out;
+  }
+
+  /** Sessions nobody holds that the event path missed: all of them, or those whose streams lost an fd. */
   private async unheld(): Promise<void> {
-    const candidates = await this.core.store.reader
+    const streams = DriftWatch.take(this.drift.holders);
+    if (!this.full && streams.length === 0) return;
+    let q = this.core.store.reader
       .selectFrom('sessions')
       .select('id')
       .where('status', '!=', 'stopped')
-      .where('depth', '>', 0)
+      .where('depth', '>', 0);
+    if (!this.full) {
+      q = q.where('id', 'in', (eb) =>
+        eb
+          .selectFrom('streams')
+          .select('session_id')
+          .where('id', 'in', streams.slice(0, 1_000))
+          .where('kind', 'in', ['lifecycle', 'pipe']),
+      );
+      // What did not fit waits for the next tick.
+      for (const id of streams.slice(1_000)) this.drift.holders.add(id);
+    }
+    const candidates = await q
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(

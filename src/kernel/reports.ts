@@ -10,40 +10,55 @@ import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { setStatus } from './status.ts';
 
+type Report = (tx: WriteTx, row: SessionsTable) => Promise<void>;
+
+interface Queued {
+  fn: Report;
+  /** False for a report that only appends: no need to read the row first. */
+  needsRow: boolean;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
 /**
- * An agent's reports become log events one at a time, in the order the agent made them,
- * even though each is its own write unit: a per-session queue of writes.
+ * Agents' reports become log events in the order each agent made them. Reports group-commit
+ * like the writer's units, one level up: every report queued while the previous batch was
+ * being written goes into the next one, and that batch is ONE write unit (no savepoint per
+ * report), each session's reports applied in order, each to its row as read right then (a
+ * report of one session may change another's: an exit reaps children). So a turn's busy + input, or output + idle, and the turns
+ * of many agents, cost one unit. If a batch fails, its sessions are written again one unit
+ * each, and a failing session's reports one unit each: one bad report fails alone.
  */
 export class ReportQueue {
-  private chains = new Map<string, Promise<unknown>>();
+  private queued = new Map<string, Queued[]>();
+  private running = false;
+  private idle: Array<() => void> = [];
   private closed = false;
 
   constructor(private readonly core: Core) {}
 
   /**
-   * Queue a write about one session behind its earlier ones. After the kernel has stopped,
-   * a late report (a process that exits during shutdown) is dropped: the next start finds the
+   * Queue a write about one session behind its earlier ones. After the kernel has stopped, a
+   * late report (a process that exits during shutdown) is dropped: the next start finds the
    * session as it was and deals with it.
    */
-  apply(sessionId: string, fn: (tx: WriteTx, row: SessionsTable) => Promise<void>): Promise<void> {
+  apply(sessionId: string, fn: Report, opts: { needsRow?: boolean } = {}): Promise<void> {
     if (this.closed) return Promise.resolve();
-    const prev = this.chains.get(sessionId) ?? Promise.resolve();
-    const next = prev
-      .catch(() => {})
-      .then(() =>
-        this.core.store.writer.write(async (tx) => {
-          const row = await sessionById(tx.db, sessionId);
-          if (row) await fn(tx, row);
-        }),
-      );
-    const tracked = next.catch((error) => {
+    const done = new Promise<void>((resolve, reject) => {
+      const item = { fn, needsRow: opts.needsRow ?? true, resolve, reject };
+      const q = this.queued.get(sessionId);
+      if (q) q.push(item);
+      else this.queued.set(sessionId, [item]);
+      if (!this.running) {
+        this.running = true;
+        void this.loop();
+      }
+    });
+    // Logged here; a caller that does not wait for the report (void) leaves nothing unhandled.
+    done.catch((error) => {
       console.error(`warren: recording a report of ${sessionId} failed:`, (error as Error).message);
     });
-    this.chains.set(sessionId, tracked);
-    void tracked.then(() => {
-      if (this.chains.get(sessionId) === tracked) this.chains.delete(sessionId);
-    });
-    return next;
+    return done;
   }
 
   /** Record what is queued, then take no more. */
@@ -53,8 +68,67 @@ export class ReportQueue {
   }
 
   /** Resolves when every queued report has been recorded (or failed). */
-  async drained(): Promise<void> {
-    await Promise.all([...this.chains.values()].map((p) => p.catch(() => {})));
+  drained(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
+  }
+
+  private async loop(): Promise<void> {
+    // Let reports made in the same tick (busy, then input) join the first batch.
+    await Promise.resolve();
+    while (this.queued.size > 0) {
+      const batch = this.queued;
+      this.queued = new Map();
+      await this.writeBatch(batch);
+    }
+    // In the same step as the check above: a report queued after it starts a new loop.
+    this.running = false;
+    for (const r of this.idle.splice(0)) r();
+  }
+
+  private async writeBatch(batch: Map<string, Queued[]>): Promise<void> {
+    try {
+      await this.core.store.writer.write(async (tx) => {
+        for (const [id, items] of batch) await applyAll(tx, id, items);
+      });
+      for (const items of batch.values()) for (const r of items) r.resolve();
+    } catch (error) {
+      const only = batch.size === 1 ? [...batch.values()][0] : undefined;
+      if (only?.length === 1) {
+        only[0]?.reject(error);
+        return;
+      }
+      await Promise.all([...batch].map(([id, items]) => this.writeSession(id, items)));
+    }
+  }
+
+  /** After a failed batch: one session's reports in one unit, or, if that fails too, one unit each. */
+  private async writeSession(id: string, items: Queued[]): Promise<void> {
+    try {
+      await this.core.store.writer.write((tx) => applyAll(tx, id, items));
+      for (const r of items) r.resolve();
+    } catch (error) {
+      if (items.length === 1) {
+        items[0]?.reject(error);
+        return;
+      }
+      for (const r of items) {
+        await this.core.store.writer.write((tx) => applyAll(tx, id, [r])).then(r.resolve, r.reject);
+      }
+    }
+  }
+}
+
+/** A session's reports in order, each on its row as the previous one left it. */
+async function applyAll(tx: WriteTx, id: string, items: Queued[]): Promise<void> {
+  let row: SessionsTable | undefined;
+  for (const r of items) {
+    if (!r.needsRow) {
+      await r.fn(tx, row as SessionsTable);
+      continue;
+    }
+    row = await sessionById(tx.db, id);
+    if (row) await r.fn(tx, row);
   }
 }
 
@@ -95,16 +169,20 @@ export function agentSink(
         await setActivity(tx, r, null);
       }),
     event: (type, payload) =>
-      apply(async (tx) => {
-        // Tool calls carry their input: an inline credential (a spawn's env) stops here.
-        tx.append({
-          zone,
-          type: `session.${type}`,
-          actor: id,
-          session_id: id,
-          payload: redactCredentials(payload),
-        });
-      }),
+      reports.apply(
+        id,
+        async (tx) => {
+          tx.append({
+            zone,
+            type: `session.${type}`,
+            actor: id,
+            session_id: id,
+            // Tool calls carry whatever an agent typed, credentials included: redacted here, once.
+            payload: redactCredentials(payload),
+          });
+        },
+        { needsRow: false },
+      ),
     usage: (u) =>
       apply(async (tx, r) => {
         const sum: Record<string, number> = { ...parseJson<Record<string, number>>(r.usage, {}) };
@@ -124,7 +202,7 @@ export function agentSink(
     idle: () => {
       const consumed = delivery.turnEnding(id);
       let termPending = false;
-      const recorded = apply(async (tx, r) => {
+      return apply(async (tx, r) => {
         await setActivity(tx, r, null);
         if (r.status === 'running' || r.status === 'pending')
           await setStatus(tx, core, r, 'idle', { actor: id });
@@ -134,9 +212,6 @@ export function agentSink(
         // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.
         if (termPending) hooks.finish(id);
       });
-      // Runtimes often do not await it; its failure is logged by the queue already.
-      recorded.catch(() => {});
-      return recorded;
     },
     activity: (text) => apply((tx, r) => setActivity(tx, r, text)),
     saveState: (state) =>

@@ -4,6 +4,7 @@ import type { Core } from './core.ts';
 import { sessionById } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { postMessage } from './streams.ts';
+import { isInit } from './zones.ts';
 
 export const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGCHLD', 'SIGSTOP', 'SIGCONT', 'ADOPTED'] as const;
 export type SignalName = (typeof SIGNALS)[number];
@@ -78,6 +79,9 @@ export async function sendSignal(
 /** SIGCHLD: wake the parent with the child's id, status and last message. */
 export async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<void> {
   if (!child.parent_id) return;
+  // init consumes its SIGCHLDs and nobody waits on them: an ordinary turn of a top-level
+  // session (idle) would be one more event per turn for no reader. Stops are still recorded.
+  if (child.status === 'idle' && isInit(child.parent_id)) return;
   const parent = await sessionById(tx.db, child.parent_id);
   if (!parent || parent.status === 'stopped') return;
   await sendSignal(tx, child.zone, parent.id, 'SIGCHLD', {

@@ -32,6 +32,7 @@ export class Supervisor {
   private starting = new Map<string, Promise<void>>();
   private readonly reports: ReportQueue;
   private readonly hooks: SinkHooks;
+  private closing = false;
   invoke: SyscallInvoker = async () => {
     throw new WarrenError('unavailable', 'no syscall table is attached to this kernel');
   };
@@ -63,6 +64,11 @@ export class Supervisor {
 
   has(sessionId: string): boolean {
     return this.handles.has(sessionId);
+  }
+
+  /** Its agent is being started (or resumed) here right now. */
+  isStarting(sessionId: string): boolean {
+    return this.starting.has(sessionId);
   }
 
   runtime(name: string) {
@@ -152,7 +158,27 @@ export class Supervisor {
     if (handle) await handle.stop().catch(() => {});
   }
 
+  /**
+   * Resume many sessions (after a restart) a few at a time, in the background: thousands of
+   * agents starting at once would hold the event loop (and the server's answers) for as
+   * long as they all take. Stops taking new ones once `stopAll` has begun.
+   */
+  resumeAll(ids: readonly string[], inFlight = 8): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length && !this.closing) {
+        const id = ids[next++] as string;
+        await this.start(id, 'resume').catch(() => {});
+        // On SQLite every query resolves as a microtask: without this, thousands of resumes
+        // run as one long turn of the event loop and nothing else (an HTTP request) gets in.
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    };
+    return Promise.all(Array.from({ length: Math.min(inFlight, ids.length) }, worker)).then(() => {});
+  }
+
   async stopAll(): Promise<void> {
+    this.closing = true;
     // Agents still starting (a resume in flight) are stopped too, once they have a handle.
     await Promise.all([...this.starting.values()].map((p) => p.catch(() => {})));
     await Promise.all([...this.handles.keys()].map((id) => this.stop(id)));

@@ -7,7 +7,6 @@ import {
   DEFAULT_TRANSCRIPT_LIMIT,
   type LogReader,
 } from '../../src/store/log.ts';
-import type { Clock } from '../../src/util/clock.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { forEachStore } from '../helpers/stores.ts';
 

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { NewEvent } from '../../src/store/events.ts';
 import { dropExpired } from '../../src/store/retention.ts';
-import type { Clock } from '../../src/util/clock.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { forEachStore } from '../helpers/stores.ts';
 
