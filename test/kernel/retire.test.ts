@@ -45,7 +45,7 @@ forEachWarren('retire', (t) => {
   });
 
   it('spawn/stop cycles leave the row counts bounded once retention has run', async () => {
-    const cycles = Number(process.env.WARREN_TEST_CYCLES ?? (t.kind === 'sqlite' ? 10_000 : 1_000));
+    const cycles = Number(process.env.WARREN_TEST_CYCLES ?? (t.kind === 'sqlite' ? 10_000 : 500));
     const w = await t.open({
       kernel: { sessionRetentionDays: 0, limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 100 } },
     });
