@@ -127,3 +127,17 @@ export const deepTrees = { tiers: { agent: everySessionTool, worker: everySessio
 
 /** A script agent that idles until killed. */
 export const idleScript = { steps: [{ listen: {} }] };
+
+/** How many rows the tables that must not grow forever hold. */
+export async function rowCounts(w: Warren): Promise<{ sessions: number; streams: number; fds: number }> {
+  const n = async (table: 'sessions' | 'streams' | 'fds') =>
+    Number(
+      (
+        await w.store.reader
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  return { sessions: await n('sessions'), streams: await n('streams'), fds: await n('fds') };
+}
