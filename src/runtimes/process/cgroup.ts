@@ -75,10 +75,14 @@ export function cgroupPids(dir: string): number[] {
 
 /** Signal every member; for SIGKILL use v2's cgroup.kill when there is one, and repeat for forks. */
 export function signalCgroup(dir: string, signal: NodeJS.Signals): number {
-  let sent = 0;
+  // Counted as distinct processes: cgroup.kill ends them all at once and says nothing, so
+  // its members are read first.
+  const hit = new Set<number>();
   if (signal === 'SIGKILL') {
+    const members = cgroupPids(dir);
     try {
       writeFileSync(join(dir, 'cgroup.kill'), '1');
+      for (const pid of members) hit.add(pid);
     } catch {} // v1, or a kernel before 5.14
   }
   for (let round = 0; round < (signal === 'SIGKILL' ? 3 : 1); round++) {
@@ -87,11 +91,11 @@ export function signalCgroup(dir: string, signal: NodeJS.Signals): number {
     for (const pid of pids) {
       try {
         process.kill(pid, signal);
-        sent++;
+        hit.add(pid);
       } catch {}
     }
   }
-  return sent;
+  return hit.size;
 }
 
 /** Remove an agent cgroup once its members are gone (it may take the kernel a moment). */
