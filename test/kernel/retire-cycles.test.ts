@@ -1,6 +1,6 @@
-import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { call, forEachWarren, rowCounts } from '../helpers/warrens.ts';
+import { assertRowsBoundedAfterCycles } from '../helpers/cycles.ts';
+import { forEachWarren } from '../helpers/warrens.ts';
 
 /**
  * The issue's own number: 10,000 spawn/stop cycles, in a file of its own (its own time budget).
@@ -9,38 +9,8 @@ import { call, forEachWarren, rowCounts } from '../helpers/warrens.ts';
 forEachWarren(
   'retire at scale',
   (t) => {
-    it('10,000 spawn/stop cycles leave the row counts bounded once retention has run', async () => {
-      const cycles = Number(process.env.WARREN_TEST_CYCLES ?? 10_000);
-      const w = await t.open({
-        kernel: {
-          sessionRetentionDays: 0,
-          limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 100 },
-        },
-      });
-      const batch = 50;
-      let peak = 0;
-      for (let i = 0; i < cycles; i += batch) {
-        const spawned = await Promise.all(
-          Array.from({ length: batch }, () => call(w, 'ipc_spawn', { script: { steps: [] } })),
-        );
-        await Promise.all(
-          spawned.map((s: { session: { id: string } }) =>
-            call(w, 'kill', { id: s.session.id }).catch(() => {}),
-          ),
-        );
-        if ((i / batch) % 20 === 19) {
-          await w.kernel.reconcile();
-          peak = Math.max(peak, (await rowCounts(w)).sessions);
-        }
-      }
-      // A few ticks retire what is left (each takes a bounded batch).
-      for (let i = 0; i < 5; i++) await w.kernel.reconcile();
-      const end = await rowCounts(w);
-      assert.ok(peak <= 1_100, `sessions stayed bounded between ticks (peak ${peak})`);
-      assert.equal(end.sessions, 1, 'only init is left');
-      assert.equal(end.streams, 0);
-      assert.equal(end.fds, 0);
-    });
+    it('10,000 spawn/stop cycles leave the row counts bounded once retention has run', () =>
+      assertRowsBoundedAfterCycles(t, Number(process.env.WARREN_TEST_CYCLES ?? 10_000)));
   },
   ['sqlite'],
 );

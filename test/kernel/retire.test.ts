@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { assertRowsBoundedAfterCycles } from '../helpers/cycles.ts';
 import {
   asSession,
   call,
@@ -38,35 +39,8 @@ forEachWarren('retire', (t) => {
     assert.equal(left.streams, 0);
   });
 
-  it('500 spawn/stop cycles leave the row counts bounded once retention has run', async () => {
-    const cycles = 500;
-    const w = await t.open({
-      kernel: { sessionRetentionDays: 0, limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 100 } },
-    });
-    const batch = 50;
-    let peak = 0;
-    for (let i = 0; i < cycles; i += batch) {
-      const spawned = await Promise.all(
-        Array.from({ length: batch }, () => call(w, 'ipc_spawn', { script: { steps: [] } })),
-      );
-      await Promise.all(
-        spawned.map((s: { session: { id: string } }) =>
-          call(w, 'kill', { id: s.session.id }).catch(() => {}),
-        ),
-      );
-      if ((i / batch) % 20 === 19) {
-        await w.kernel.reconcile();
-        peak = Math.max(peak, (await rowCounts(w)).sessions);
-      }
-    }
-    // A few ticks retire what is left (each takes a bounded batch).
-    for (let i = 0; i < 5; i++) await w.kernel.reconcile();
-    const end = await rowCounts(w);
-    assert.ok(peak <= 1_100, `sessions stayed bounded between ticks (peak ${peak})`);
-    assert.equal(end.sessions, 1, 'only init is left');
-    assert.equal(end.streams, 0);
-    assert.equal(end.fds, 0);
-  });
+  it('500 spawn/stop cycles leave the row counts bounded once retention has run', () =>
+    assertRowsBoundedAfterCycles(t, 500));
 
   it('a zone’s limits are set without a restart and checked by the next spawn', async () => {
     const w = await t.open();
