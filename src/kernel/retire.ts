@@ -80,6 +80,25 @@ export async function retireRows(core: Core, actor: string): Promise<{ sessions:
   const days = core.config.sessionRetentionDays;
   if (days === null) return { sessions: 0, streams: 0 };
   const cutoff = core.clock.now() - days * 86_400_000;
+  const total = { sessions: 0, streams: 0 };
+  // Batches of 500 rows, as many as a tick needs to keep up with the churn (up to a bound,
+  // so one tick never holds the writer for long): what is due, not everything there is.
+  for (let i = 0; i < MAX_BATCHES_PER_TICK; i++) {
+    const done = await retireBatch(core, actor, cutoff);
+    total.sessions += done.sessions;
+    total.streams += done.streams;
+    if (done.sessions < BATCH && done.streams < BATCH) break;
+  }
+  return total;
+}
+
+const MAX_BATCHES_PER_TICK = 20;
+
+async function retireBatch(
+  core: Core,
+  actor: string,
+  cutoff: number,
+): Promise<{ sessions: number; streams: number }> {
   const due = await core.store.reader
     .selectFrom('sessions')
     .select('id')
