@@ -4,7 +4,7 @@
  * Each agent gets a fresh HOME / CLAUDE_CONFIG_DIR, so nothing here touches ~/.claude.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -103,6 +103,12 @@ const spawnClaude = async (h: HttpWarren, body: Record<string, unknown>) => {
 };
 
 const runtimes = () => [new ClaudeCodeRuntime()];
+
+/** Whether the CLI has written a conversation (`projects/<cwd>/<session id>.jsonl`) under this HOME. */
+const conversationSaved = (home: string): boolean =>
+  readdirSync(home, { recursive: true, encoding: 'utf8' }).some(
+    (f) => f.includes('projects') && f.endsWith('.jsonl'),
+  );
 
 forEachWarren(
   'claude-code runtime',
@@ -338,6 +344,9 @@ forEachWarren(
       const id = await spawnClaude(h, { prompt: 'hello', cwd: dirs.cwd, env: { ...m.env(), ...dirs.env } });
       const pid = await pidOf(h, id);
       await waitStatus(h.warren, id, 'idle', 20_000);
+      // The CLI writes its conversation file after the turn; killed before that, it has nothing
+      // to resume (and the resume would rightly crash). Kill it once the file is there.
+      await until(() => conversationSaved(dirs.home), 10_000, 'the conversation file');
       process.kill(pid, 'SIGKILL');
       await waitStatus(h.warren, id, 'suspended', 20_000);
       assert.match((await sessionOf(h.warren, id)).suspendReason, /SIGKILL from outside warren/);
