@@ -110,8 +110,9 @@ export async function removeCgroup(dir: string, waitMs = 1000): Promise<boolean>
       if (code === 'ENOENT') return true;
       if (code !== 'EBUSY' || Date.now() >= until) return false;
     }
-    // unref: a cgroup still draining must not hold the server open at shutdown.
-    await new Promise((r) => setTimeout(r, 20).unref());
+    // Not unref'd: a caller awaiting this (a sweep, a stop) must not see the event loop end
+    // under it; the wait is bounded by waitMs.
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
