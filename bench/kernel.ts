@@ -18,6 +18,7 @@ import { operator } from '../src/kernel/principal.ts';
 import type { AgentHandle, AgentInput, Runtime } from '../src/runtimes/types.ts';
 import type { SessionsTable } from '../src/store/schema.ts';
 import { Warren } from '../src/warren.ts';
+import { pacedIssue } from './lib/paced.ts';
 import { type BenchRow, dropSchema, pgProblem } from './store.ts';
 
 const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -51,20 +52,9 @@ function summary(samples: number[]): { p50: number; p99: number; max: number; n:
  * at ~1 ms, so at 1 000/s a late tick issues what fell due in one go. Returns the rate achieved.
  */
 async function paced(rate: number, ms: number, fn: (i: number) => Promise<unknown>): Promise<number> {
-  const n = Math.round((rate * ms) / 1000);
-  const interval = 1000 / rate;
-  const inflight: Array<Promise<unknown>> = [];
-  const start = performance.now();
-  let i = 0;
-  while (i < n) {
-    const wait = start + i * interval - performance.now();
-    if (wait > 0) await sleep(wait);
-    const now = performance.now();
-    while (i < n && start + i * interval <= now) inflight.push(fn(i++));
-  }
-  const issuedIn = performance.now() - start;
-  await Promise.all(inflight);
-  return n / (issuedIn / 1000);
+  const { calls, issuedMs } = await pacedIssue(rate, ms, fn);
+  await Promise.all(calls);
+  return calls.length / (issuedMs / 1000);
 }
 
 // ---------------------------------------------------------------- the bench-only runtime
