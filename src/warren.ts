@@ -8,12 +8,13 @@ import type { KernelConfig } from './kernel/config.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
 import { loadSecretsKey } from './kernel/secrets-key.ts';
+import { PluginHost, type PluginSelection } from './plugins/host.ts';
+import { builtinPlugins } from './plugins/registry.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
 import { type Durability, isPostgresUrl } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './syscalls/dispatch.ts';
-import { syscallTable } from './syscalls/table.ts';
 import type { InputLimits, SyscallContext } from './syscalls/types.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 import { createIds, type IdGenerator } from './util/ids.ts';
@@ -35,6 +36,11 @@ export interface WarrenOptions {
   ids?: IdGenerator;
   /** Caps on prompt and message sizes (bytes); defaults in `DEFAULT_LIMITS`. */
   limits?: Partial<InputLimits>;
+  /**
+   * Which plugins: `seed` fills the `plugins` rows of a fresh database (WARREN_PLUGINS),
+   * `config` is each plugin's settings; `known` replaces the built-in set (tests).
+   */
+  plugins?: Partial<PluginSelection>;
 }
 
 /** One warren: a store, a kernel over it and the syscall table every surface calls. */
@@ -47,6 +53,8 @@ export class Warren implements Authority {
     /** Signs and checks session tokens; the secret itself never leaves it. */
     readonly tokens: TokenSigner,
     readonly limits: InputLimits,
+    /** The loaded plugins (core first), their instances and their syscalls. */
+    readonly plugins: PluginHost,
   ) {}
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
@@ -65,14 +73,16 @@ export class Warren implements Authority {
     );
     let tokens: TokenSigner;
     let secretsKey: Uint8Array;
+    let plugins: PluginHost;
     try {
       tokens = new TokenSigner(await loadSecret(store, keyDir(opts, url)));
       secretsKey = await loadSecretsKey(store, keyDir(opts, url));
+      plugins = await PluginHost.prepare(store, { known: builtinPlugins(), ...opts.plugins });
     } catch (error) {
       await store.close();
       throw error;
     }
-    const table = syscallTable();
+    const table = plugins.table;
     const gate = new Gate(table, opts.gating);
     const kernel = new Kernel({
       store,
@@ -86,11 +96,16 @@ export class Warren implements Authority {
       secretsKey,
       config: { nodeId: defaultNodeId(opts, url), ...opts.kernel },
     });
-    const warren = new Warren(store, kernel, table, gate, tokens, { ...DEFAULT_LIMITS, ...opts.limits });
-    kernel.setInvoker((principal, name, input) => warren.call(principal, name, input));
+    const limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    const warren = new Warren(store, kernel, table, gate, tokens, limits, plugins);
+    const call = (principal: Principal, name: string, input: unknown) => warren.call(principal, name, input);
+    kernel.setInvoker(call);
     try {
       await kernel.start({ deferResume: opts.deferResume ?? false });
+      await plugins.start(kernel, store, call);
     } catch (error) {
+      await plugins.stop();
+      await kernel.shutdown();
       await store.close();
       throw error;
     }
@@ -98,7 +113,7 @@ export class Warren implements Authority {
   }
 
   private get policy(): DispatchPolicy {
-    return { gate: this.gate, limits: this.limits };
+    return { gate: this.gate, limits: this.limits, absent: this.plugins.absent };
   }
 
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
@@ -111,7 +126,13 @@ export class Warren implements Authority {
     // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    return dispatch(this.table, this.policy, { principal: who, kernel: this.kernel, ...extra }, name, input);
+    return dispatch(
+      this.table,
+      this.policy,
+      { principal: who, kernel: this.kernel, plugins: this.plugins, ...extra },
+      name,
+      input,
+    );
   }
 
   /** A session principal with its tool set, read from its row. */
@@ -130,6 +151,7 @@ export class Warren implements Authority {
   }
 
   async close(): Promise<void> {
+    await this.plugins.stop();
     await this.kernel.shutdown();
     await this.store.close();
   }

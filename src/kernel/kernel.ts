@@ -146,6 +146,11 @@ export class Kernel {
     this.unsubscribe?.();
   }
 
+  /** A plugin's reconcile phase: runs after the kernel's own, each tick, errors isolated. */
+  addReconcilePhase(phase: { name: string; run(): Promise<void> }): void {
+    this.reconciler.phases.push(phase);
+  }
+
   /** Run one reconciliation tick now (tests, operators). */
   reconcile(): Promise<void> {
     return this.reconciler.tick();

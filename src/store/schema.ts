@@ -166,6 +166,16 @@ export interface Database {
   settings: SettingsTable;
   agent_procs: AgentProcsTable;
   secrets: SecretsTable;
+  plugins: PluginsTable;
+}
+
+/** One optional plugin: whether this database runs it, and the version last loaded. */
+export interface PluginsTable {
+  name: string;
+  enabled: number;
+  version: string | null;
+  updated_by: string;
+  updated_at: number;
 }
 
 /** Keeps `Generated` imported for future auto-increment columns without a lint warning. */

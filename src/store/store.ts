@@ -1,4 +1,4 @@
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import { type Connections, type DialectKind, openConnections, type StoreLocation } from './dialect.ts';
@@ -32,7 +32,7 @@ export class Store {
     const conn = await openConnections(loc);
     let store: Store | undefined;
     try {
-      await migrate(conn);
+      await migrate(conn, migrations(conn.kind));
       store = new Store(conn, clock, ids);
       await store.optimizer.atOpen(conn.writer);
     } catch (error) {
@@ -41,6 +41,15 @@ export class Store {
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Bring a plugin's own tables up to date. Each plugin keeps its own migration history
+   * (`plugin_migrations_<name>`), so enabling one late never reorders another's.
+   */
+  migratePlugin(name: string, steps: Record<string, Migration>): Promise<void> {
+    if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`bad plugin name ${JSON.stringify(name)}`);
+    return migrate(this.conn, { getMigrations: async () => steps }, `plugin_migrations_${name}`);
   }
 
   /** Refresh the planner's statistics now (after a bulk load; tests and benches). */
@@ -60,7 +69,7 @@ export class Store {
   }
 }
 
-async function migrate(conn: Connections): Promise<void> {
+async function migrate(conn: Connections, provider: MigrationProvider, table?: string): Promise<void> {
   // Kysely's Migrator, given no schema, takes a `kysely_migration` table in ANY schema of the
   // database as its own; with one schema per node or per test it would then skip creating
   // its tables here and fail. Pin it to the schema this connection lives in.
@@ -69,7 +78,12 @@ async function migrate(conn: Connections): Promise<void> {
       ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn.writer))
           .rows[0]?.schema ?? undefined)
       : undefined;
-  const migrator = new Migrator({ db: conn.writer, provider: migrations(conn.kind), migrationTableSchema });
+  const migrator = new Migrator({
+    db: conn.writer,
+    provider,
+    migrationTableSchema,
+    ...(table ? { migrationTableName: table, migrationLockTableName: `${table}_lock` } : {}),
+  });
   let { error, results } = await migrator.migrateToLatest();
   // Kysely looks for its tables by introspecting every schema of the database; a schema that
   // another node or test drops in that instant fails the look-up ("schema … does not exist"),

@@ -23,6 +23,8 @@ export interface ToolGate {
 export interface DispatchPolicy {
   gate: ToolGate;
   limits: InputLimits;
+  /** Syscalls of plugins this server does not load, and whose they are (for a helpful not_found). */
+  absent?: ReadonlyMap<string, string>;
 }
 
 export const DEFAULT_LIMITS: InputLimits = { promptBytes: 256 * 1024, messageBytes: 256 * 1024 };
@@ -87,7 +89,15 @@ export async function dispatch(
   rawInput: unknown,
 ): Promise<unknown> {
   const syscall = table.get(name);
-  if (!syscall) throw notFound('syscall', name);
+  if (!syscall) {
+    const plugin = policy.absent?.get(name);
+    if (plugin === undefined) throw notFound('syscall', name);
+    throw new WarrenError(
+      'not_found',
+      `${name} belongs to the ${plugin} plugin, which this server does not load (warren plugin enable ${plugin}, then restart)`,
+      { what: 'syscall', id: name, plugin },
+    );
+  }
   if (!syscall.callers.includes(ctx.principal.kind)) {
     throw forbidden(
       `${name} cannot be called by ${ctx.principal.kind === 'operator' ? 'an operator' : 'a session'}`,

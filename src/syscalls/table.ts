@@ -1,20 +1,13 @@
+import { syscallsOf } from '../plugins/host.ts';
+import { builtinPlugins } from '../plugins/registry.ts';
 import { type SyscallTable, tableOf } from './dispatch.ts';
-import { eventSyscalls } from './events.ts';
-import { ipcSyscalls } from './ipc.ts';
-import { secretSyscalls } from './secrets.ts';
-import { sessionSyscalls } from './sessions.ts';
-import { streamSyscalls } from './streams.ts';
 import type { Syscall } from './types.ts';
-import { zoneSyscalls } from './zones.ts';
 
-/** Every operation warren has. Surfaces are generated from this list. */
-export const allSyscalls: readonly Syscall[] = [
-  ...ipcSyscalls,
-  ...sessionSyscalls,
-  ...streamSyscalls,
-  ...eventSyscalls,
-  ...zoneSyscalls,
-  ...secretSyscalls,
-] as unknown as readonly Syscall[];
+/**
+ * Every operation this build has, of every plugin, loaded or not: what the CLI's manifest,
+ * the reference and the config's tier check are made from. A running warren's table holds
+ * only its loaded plugins' (PluginHost.table).
+ */
+export const allSyscalls: readonly Syscall[] = syscallsOf(builtinPlugins());
 
 export const syscallTable = (): SyscallTable => tableOf(allSyscalls);

@@ -1,12 +1,15 @@
 import type { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { Principal } from '../kernel/principal.ts';
+import type { PluginHost } from '../plugins/host.ts';
 
 export type CallerKind = Principal['kind'];
 
 export interface SyscallContext {
   principal: Principal;
   kernel: Kernel;
+  /** The loaded plugins: a plugin's syscalls reach their plugin through `plugins.get(name)`. */
+  plugins: PluginHost;
   /** Aborted when the caller goes away (HTTP client disconnects, MCP request cancelled). */
   signal?: AbortSignal;
   /** Long waits report progress here (MCP progress notifications, CLI spinner). */
@@ -45,7 +48,9 @@ export interface CliBinding {
  */
 export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   name: string;
-  group: 'sessions' | 'streams' | 'ipc' | 'events' | 'operator';
+  group: 'sessions' | 'streams' | 'ipc' | 'events' | 'operator' | 'plugins' | 'tasks' | 'inbox' | 'personas';
+  /** The plugin that defines it (set when the table is assembled; `core` for the kernel's own). */
+  plugin?: string;
   summary: string;
   description?: string;
   input: I;

@@ -9,6 +9,8 @@ export interface IdGenerator {
   session(): string;
   stream(): string;
   fd(): string;
+  /** Any other object's id (`task`, `esc`, …): `<prefix>_<ulid>`. */
+  id(prefix: string): string;
   /** Unguessable secret material (tokens, keys). */
   secret(bytes?: number): string;
 }
@@ -22,6 +24,7 @@ export function createIds(clock: Clock, random: Random = randomBytes): IdGenerat
     session: () => `ses_${short()}`,
     stream: () => `str_${short()}`,
     fd: () => `fd_${short()}`,
+    id: (prefix) => `${prefix}_${short()}`,
     secret: (bytes = 32) => Buffer.from(random(bytes)).toString('base64url'),
   };
 }

@@ -7,6 +7,7 @@ import { hotPathIndexes } from './004_hot_path_indexes.ts';
 import { tokenGeneration } from './005_token_generation.ts';
 import { sessionHardening } from './006_session_hardening.ts';
 import { secrets } from './007_secrets.ts';
+import { plugins } from './008_plugins.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -20,6 +21,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '005_token_generation': tokenGeneration,
         '006_session_hardening': sessionHardening(kind),
         '007_secrets': secrets(kind),
+        '008_plugins': plugins(kind),
       };
     },
   };

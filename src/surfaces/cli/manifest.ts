@@ -68,5 +68,6 @@ function groupOf(syscall: Syscall): string {
   const [first] = syscall.cli!.command;
   if (first === 'fds' || first === 'streams' || first === 'zones') return first;
   if (syscall.group === 'events') return 'events';
+  if (['plugins', 'tasks', 'inbox', 'personas'].includes(syscall.group)) return syscall.group;
   return 'sessions';
 }

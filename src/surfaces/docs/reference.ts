@@ -11,6 +11,10 @@ const GROUP_TITLES: Record<Syscall['group'], string> = {
   streams: 'streams — the operator control plane',
   events: 'events — reading the action log',
   operator: 'operator',
+  plugins: 'plugins — which policy modules run',
+  tasks: 'tasks — the orchestration plugin',
+  inbox: 'inbox — escalations to an operator',
+  personas: 'personas — stored agent configurations',
 };
 
 /** docs/reference.md, rendered from the syscall table: the one source of every surface. */
@@ -32,6 +36,7 @@ export function renderReference(table: SyscallTable): string {
     for (const s of members) {
       out.push(`### \`${s.name}\``, '', s.summary + (s.summary.endsWith('.') ? '' : '.'), '');
       if (s.description) out.push(s.description, '');
+      if (s.plugin && s.plugin !== 'core') out.push(`- Plugin: ${s.plugin} (absent when it is disabled)`);
       out.push(`- Callers: ${s.callers.join(', ')}`);
       if (s.http) out.push(`- REST: \`${s.http.method} ${s.http.path}\``);
       const cmd = commands.find((c) => c.kind === 'syscall' && c.name === s.name);

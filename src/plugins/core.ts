@@ -1,0 +1,14 @@
+import { coreSyscalls } from '../syscalls/core.ts';
+import { definePlugin } from './types.ts';
+
+/**
+ * The kernel proper: spawn, signals, the lifecycle and reaping model, delivery, the log.
+ * Always loaded; its reconcile phases are the kernel's own and run first.
+ */
+export const corePlugin = definePlugin({
+  name: 'core',
+  version: '0.1.0',
+  summary: 'sessions, streams and fds, delivery, signals, supervision, the log',
+  required: true,
+  syscalls: coreSyscalls,
+});

@@ -1,0 +1,91 @@
+import { WarrenError } from '../kernel/errors.ts';
+import type { Store } from '../store/store.ts';
+import type { Plugin } from './types.ts';
+
+export interface PluginState {
+  name: string;
+  version: string;
+  summary: string;
+  required: boolean;
+  enabled: boolean;
+  dependsOn: readonly string[];
+}
+
+/**
+ * Which plugins to load: `core` always; an optional plugin if and only if its row in
+ * `plugins` says so. A plugin with no row yet gets one, from `seed` (WARREN_PLUGINS or the
+ * config file) when given, else enabled; after that the seed is never read again.
+ */
+export async function readEnablement(
+  store: Store,
+  known: readonly Plugin[],
+  seed: readonly string[] | undefined,
+): Promise<Set<string>> {
+  const optional = known.filter((p) => !p.required);
+  const unknown = seed?.filter((n) => !known.some((p) => p.name === n)) ?? [];
+  if (unknown.length > 0) {
+    throw new WarrenError(
+      'invalid_input',
+      `plugins: no plugin named ${unknown.join(', ')} (known: ${optional.map((p) => p.name).join(', ')})`,
+    );
+  }
+  const rows = await store.reader.selectFrom('plugins').select(['name', 'enabled']).execute();
+  const missing = optional.filter((p) => !rows.some((r) => r.name === p.name));
+  if (missing.length > 0) {
+    await store.writer.write(async (tx) => {
+      for (const p of missing) {
+        const enabled = seed === undefined || seed.includes(p.name);
+        await tx.db
+          .insertInto('plugins')
+          .values({
+            name: p.name,
+            enabled: enabled ? 1 : 0,
+            version: null,
+            updated_by: 'seed',
+            updated_at: tx.now,
+          })
+          .onConflict((oc) => oc.column('name').doNothing())
+          .execute();
+      }
+    });
+  }
+  const now = await store.reader.selectFrom('plugins').select(['name', 'enabled']).execute();
+  const on = new Set(known.filter((p) => p.required).map((p) => p.name));
+  for (const r of now) if (r.enabled === 1 && known.some((p) => p.name === r.name)) on.add(r.name);
+  return on;
+}
+
+/** Persist an optional plugin's enablement (takes effect at the next start). */
+export async function setEnabled(store: Store, plugin: Plugin, enabled: boolean, by: string): Promise<void> {
+  await store.writer.write(async (tx) => {
+    await tx.db
+      .insertInto('plugins')
+      .values({
+        name: plugin.name,
+        enabled: enabled ? 1 : 0,
+        version: null,
+        updated_by: by,
+        updated_at: tx.now,
+      })
+      .onConflict((oc) =>
+        oc.column('name').doUpdateSet({ enabled: enabled ? 1 : 0, updated_by: by, updated_at: tx.now }),
+      )
+      .execute();
+    tx.append({
+      zone: 'default',
+      type: enabled ? 'plugin.enabled' : 'plugin.disabled',
+      actor: by,
+      payload: { plugin: plugin.name, takesEffect: 'restart' },
+    });
+  });
+}
+
+/** Record the version each loaded plugin ran with. */
+export async function recordLoaded(store: Store, loaded: readonly Plugin[]): Promise<void> {
+  await store.writer.write(async (tx) => {
+    for (const p of loaded) {
+      if (p.required) continue;
+      await tx.db.updateTable('plugins').set({ version: p.version }).where('name', '=', p.name).execute();
+    }
+  });
+}

@@ -1,0 +1,163 @@
+import { WarrenError } from '../kernel/errors.ts';
+import type { Kernel } from '../kernel/kernel.ts';
+import type { Principal } from '../kernel/principal.ts';
+import type { Store } from '../store/store.ts';
+import { inputError, type SyscallTable, tableOf } from '../syscalls/dispatch.ts';
+import type { Syscall } from '../syscalls/types.ts';
+import { readEnablement, recordLoaded } from './enablement.ts';
+import { loadOrder } from './order.ts';
+import type { Plugin, PluginInstance } from './types.ts';
+
+/** What a host needs to know before the kernel exists: which plugins, with which config. */
+export interface PluginSelection {
+  /** Every plugin this build knows (core first). */
+  known: readonly Plugin[];
+  /** Seeds the `plugins` rows of a fresh database (WARREN_PLUGINS); ignored after. */
+  seed?: readonly string[];
+  /** Each plugin's settings, by name (the config file's `plugins.<name>`). */
+  config?: Readonly<Record<string, unknown>>;
+}
+
+/** The syscalls of every plugin in `plugins`, each marked with its plugin. */
+export function syscallsOf(plugins: readonly Plugin[]): Syscall[] {
+  return plugins.flatMap((p) => (p.syscalls ?? []).map((s) => ({ ...s, plugin: p.name }) as Syscall));
+}
+
+/**
+ * The loaded plugins of one warren: brought up in dependency order after the kernel, torn
+ * down in reverse. Holds their instances (what syscalls reach them through) and resolves
+ * the ids they give meaning to.
+ */
+export class PluginHost {
+  private readonly instances = new Map<string, PluginInstance>();
+  private readonly unsubscribe: Array<() => void> = [];
+  private started: Plugin[] = [];
+
+  private constructor(
+    readonly known: readonly Plugin[],
+    /** In load order. */
+    readonly loaded: readonly Plugin[],
+    private readonly configs: ReadonlyMap<string, unknown>,
+    /** Syscalls of known plugins that are not loaded, and whose they are. */
+    readonly absent: ReadonlyMap<string, string>,
+    readonly table: SyscallTable,
+  ) {}
+
+  /**
+   * Decide what loads (the database says), check each plugin's config, and bring each
+   * loaded plugin's tables up to date. Throws a clear error on a cycle, a missing
+   * dependency, an unknown name or bad config: a server must not start half-assembled.
+   */
+  static async prepare(store: Store, sel: PluginSelection): Promise<PluginHost> {
+    const enabled = await readEnablement(store, sel.known, sel.seed);
+    const loaded = loadOrder(sel.known, enabled);
+    const configs = new Map<string, unknown>();
+    for (const name of Object.keys(sel.config ?? {})) {
+      if (!sel.known.some((p) => p.name === name)) {
+        throw new WarrenError('invalid_input', `plugins.${name}: no plugin of that name`);
+      }
+    }
+    for (const p of loaded) {
+      const raw = sel.config?.[p.name] ?? {};
+      if (!p.config) {
+        configs.set(p.name, raw);
+        continue;
+      }
+      const parsed = p.config.safeParse(raw);
+      if (!parsed.success) throw inputError(`plugins.${p.name}`, parsed.error);
+      configs.set(p.name, parsed.data);
+    }
+    for (const p of loaded) {
+      if (p.migrations) await store.migratePlugin(p.name, p.migrations(store.kind));
+    }
+    await recordLoaded(store, loaded);
+    const loadedNames = new Set(loaded.map((p) => p.name));
+    const absent = new Map<string, string>();
+    for (const s of syscallsOf(sel.known.filter((p) => !loadedNames.has(p.name)))) {
+      absent.set(s.name, s.plugin ?? '');
+    }
+    return new PluginHost(sel.known, loaded, configs, absent, tableOf(syscallsOf(loaded)));
+  }
+
+  /** Start each plugin, in order; its phases join the reconcile loop, its subscriber the commit path. */
+  async start(
+    kernel: Kernel,
+    store: Store,
+    call: (p: Principal, name: string, input: unknown) => Promise<unknown>,
+  ) {
+    for (const p of this.loaded) {
+      if (!p.start) continue;
+      const instance = await p.start({
+        kernel,
+        store,
+        config: this.configs.get(p.name),
+        call,
+        plugin: <T extends PluginInstance>(name: string) => {
+          if (!(p.dependsOn ?? []).includes(name)) {
+            throw new Error(`plugin ${p.name} reaches ${name} without depending on it`);
+          }
+          return this.get<T>(name);
+        },
+      });
+      this.instances.set(p.name, instance);
+      this.started.push(p);
+      for (const phase of instance.phases ?? []) {
+        kernel.addReconcilePhase({ name: `${p.name}:${phase.name}`, run: () => phase.run() });
+      }
+      if (instance.onCommit) {
+        const listener = instance.onCommit.bind(instance);
+        this.unsubscribe.push(
+          store.writer.onCommit((events) => {
+            try {
+              listener(events);
+            } catch (error) {
+              console.error(`warren: plugin ${p.name} subscriber failed:`, (error as Error).message);
+            }
+          }),
+        );
+      }
+    }
+  }
+
+  /** A loaded plugin's instance; `unavailable` when it is not loaded here. */
+  get<T extends PluginInstance>(name: string): T {
+    const instance = this.instances.get(name);
+    if (!instance) {
+      throw new WarrenError(
+        'unavailable',
+        `the ${name} plugin is not loaded (warren plugin enable ${name}; restart)`,
+      );
+    }
+    return instance as T;
+  }
+
+  has(name: string): boolean {
+    return this.instances.has(name);
+  }
+
+  /**
+   * The session an id names: a session id as it is, or an id a plugin gives meaning to (a
+   * task id names its latest live session). `not_found` when it names nothing live.
+   */
+  async resolveSession(zone: string, id: string): Promise<string> {
+    for (const instance of this.instances.values()) {
+      const found = await instance.targets?.resolve(zone, id);
+      if (found === null) throw new WarrenError('not_found', `${id} has no live session`, { id });
+      if (found !== undefined) return found;
+    }
+    return id;
+  }
+
+  /** Tear down in reverse load order. */
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    for (const p of this.started.splice(0).reverse()) {
+      try {
+        await this.instances.get(p.name)?.stop?.();
+      } catch (error) {
+        console.error(`warren: plugin ${p.name} failed to stop:`, (error as Error).message);
+      }
+    }
+    this.instances.clear();
+  }
+}

@@ -1,0 +1,88 @@
+import { WarrenError } from '../kernel/errors.ts';
+import type { Store } from '../store/store.ts';
+import { setEnabled } from './enablement.ts';
+import type { PluginHost } from './host.ts';
+import type { Plugin } from './types.ts';
+
+export interface PluginListing {
+  name: string;
+  version: string;
+  summary: string;
+  required: boolean;
+  enabled: boolean;
+  loaded: boolean;
+  dependsOn: string[];
+  /** The version it last ran with here (null: never loaded). */
+  loadedVersion: string | null;
+}
+
+/** Every known plugin: whether the database enables it and whether this server loaded it. */
+export async function listPlugins(store: Store, host: PluginHost): Promise<PluginListing[]> {
+  const rows = await store.reader.selectFrom('plugins').select(['name', 'enabled', 'version']).execute();
+  return host.known.map((p) => {
+    const row = rows.find((r) => r.name === p.name);
+    return {
+      name: p.name,
+      version: p.version,
+      summary: p.summary,
+      required: p.required === true,
+      enabled: p.required === true || row?.enabled === 1,
+      loaded: host.loaded.includes(p),
+      dependsOn: [...(p.dependsOn ?? [])],
+      loadedVersion: p.required ? p.version : (row?.version ?? null),
+    };
+  });
+}
+
+/**
+ * Enable or disable an optional plugin, persisted; it takes effect when the server next
+ * starts. Refused when it would leave a plugin set that cannot start: enabling one whose
+ * dependency is disabled, or disabling one an enabled plugin depends on.
+ */
+export async function togglePlugin(
+  store: Store,
+  host: PluginHost,
+  name: string,
+  enabled: boolean,
+  by: string,
+): Promise<PluginListing & { restartRequired: boolean; message: string }> {
+  const plugin = host.known.find((p) => p.name === name);
+  if (!plugin) {
+    throw new WarrenError('not_found', `no plugin named ${JSON.stringify(name)}`, {
+      what: 'plugin',
+      id: name,
+      known: host.known.map((p) => p.name),
+    });
+  }
+  if (plugin.required)
+    throw new WarrenError('forbidden', `${name} is the kernel itself and cannot be disabled`);
+  const listing = await listPlugins(store, host);
+  const isOn = (p: Plugin) => listing.find((l) => l.name === p.name)?.enabled === true;
+  if (enabled) {
+    const off = (plugin.dependsOn ?? []).filter((d) => !listing.find((l) => l.name === d)?.enabled);
+    if (off.length > 0) {
+      throw new WarrenError(
+        'conflict',
+        `${name} depends on ${off.join(', ')}: enable ${off.length > 1 ? 'them' : 'it'} first`,
+      );
+    }
+  } else {
+    const users = host.known.filter((p) => isOn(p) && (p.dependsOn ?? []).includes(name)).map((p) => p.name);
+    if (users.length > 0) {
+      throw new WarrenError(
+        'conflict',
+        `${users.join(', ')} depend${users.length > 1 ? '' : 's'} on ${name}: disable ${users.length > 1 ? 'them' : 'it'} first`,
+      );
+    }
+  }
+  await setEnabled(store, plugin, enabled, by);
+  const after = (await listPlugins(store, host)).find((l) => l.name === name)!;
+  const restartRequired = after.loaded !== enabled;
+  return {
+    ...after,
+    restartRequired,
+    message: restartRequired
+      ? `${name} ${enabled ? 'enabled' : 'disabled'}; restart the server for it to take effect`
+      : `${name} is already ${enabled ? 'enabled and loaded' : 'disabled and not loaded'}`,
+  };
+}

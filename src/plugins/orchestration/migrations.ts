@@ -1,0 +1,81 @@
+import type { Kysely, Migration } from 'kysely';
+import type { DialectKind } from '../../store/dialect.ts';
+
+/** The orchestration plugin's tables: tasks, their dependencies, escalations, durable attachments. */
+export function orchestrationMigrations(kind: DialectKind): Record<string, Migration> {
+  const big = kind === 'postgres' ? 'bigint' : 'integer';
+  return {
+    '001_tasks': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable('tasks')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('zone', 'text', (c) => c.notNull())
+          .addColumn('parent_id', 'text')
+          .addColumn('title', 'text', (c) => c.notNull())
+          .addColumn('prompt', 'text', (c) => c.notNull())
+          .addColumn('persona_id', 'text')
+          .addColumn('environment', 'text', (c) => c.notNull().defaultTo('local'))
+          .addColumn('spawn', 'text', (c) => c.notNull().defaultTo('{}'))
+          .addColumn('budget', 'text')
+          .addColumn('review', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('on_failure', 'text', (c) => c.notNull().defaultTo('fail'))
+          .addColumn('held', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('session_id', 'text')
+          .addColumn('result', 'text')
+          .addColumn('reason', 'text')
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('created_by', 'text', (c) => c.notNull())
+          .addColumn('created_at', big, (c) => c.notNull())
+          .addColumn('updated_at', big, (c) => c.notNull())
+          .addColumn('ended_at', big)
+          .execute();
+        // Dispatch and listings select by status; SIGCHLD and adoption walk parents; a
+        // session's events find their task.
+        await db.schema.createIndex('tasks_zone_status').on('tasks').columns(['zone', 'status']).execute();
+        await db.schema.createIndex('tasks_status').on('tasks').column('status').execute();
+        await db.schema.createIndex('tasks_parent').on('tasks').column('parent_id').execute();
+        await db.schema.createIndex('tasks_session').on('tasks').column('session_id').execute();
+        await db.schema
+          .createTable('task_deps')
+          .addColumn('task_id', 'text', (c) => c.notNull())
+          .addColumn('depends_on', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('task_deps_pk', ['task_id', 'depends_on'])
+          .execute();
+        await db.schema.createIndex('task_deps_depends_on').on('task_deps').column('depends_on').execute();
+        await db.schema
+          .createTable('escalations')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('zone', 'text', (c) => c.notNull())
+          .addColumn('task_id', 'text', (c) => c.notNull())
+          .addColumn('session_id', 'text')
+          .addColumn('question', 'text', (c) => c.notNull())
+          .addColumn('context', 'text', (c) => c.notNull().defaultTo('{}'))
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('answer', 'text')
+          .addColumn('answered_by', 'text')
+          .addColumn('created_at', big, (c) => c.notNull())
+          .addColumn('answered_at', big)
+          .execute();
+        await db.schema
+          .createIndex('escalations_zone_status')
+          .on('escalations')
+          .columns(['zone', 'status'])
+          .execute();
+        await db.schema.createIndex('escalations_task').on('escalations').column('task_id').execute();
+        await db.schema
+          .createTable('task_attachments')
+          .addColumn('task_id', 'text', (c) => c.notNull())
+          .addColumn('stream_id', 'text', (c) => c.notNull())
+          .addColumn('zone', 'text', (c) => c.notNull())
+          .addColumn('permission', 'text', (c) => c.notNull())
+          .addColumn('mode', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text', (c) => c.notNull())
+          .addColumn('created_at', big, (c) => c.notNull())
+          .addPrimaryKeyConstraint('task_attachments_pk', ['task_id', 'stream_id'])
+          .execute();
+      },
+    },
+  };
+}

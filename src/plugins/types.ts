@@ -1,0 +1,80 @@
+import type { Migration } from 'kysely';
+import type { z } from 'zod';
+import type { Kernel } from '../kernel/kernel.ts';
+import type { Principal } from '../kernel/principal.ts';
+import type { DialectKind } from '../store/dialect.ts';
+import type { LogEvent } from '../store/events.ts';
+import type { Store } from '../store/store.ts';
+import type { Syscall } from '../syscalls/types.ts';
+
+/**
+ * A plugin is a kernel module: policy on top of the mechanism. It declares what it adds
+ * (syscalls, tables, reconcile phases, event subscribers) and the host brings it up in
+ * dependency order. See docs/plugins.md.
+ */
+export interface Plugin<C = unknown> {
+  /** Lowercase, unique: `orchestration`, `scheduling`, … */
+  name: string;
+  version: string;
+  summary: string;
+  /** Plugins that must be loaded first (and are then required to be enabled). */
+  dependsOn?: readonly string[];
+  /** Always loaded, never disabled (only `core`). */
+  required?: boolean;
+  /**
+   * Its own tables, as Kysely migrations in name order. Each plugin keeps its own migration
+   * history (`plugin_migrations_<name>`), so a plugin enabled late never reorders another's.
+   */
+  migrations?: (kind: DialectKind) => Record<string, Migration>;
+  /** Its operations: they join the one syscall table (MCP tools, REST, CLI, reference). */
+  syscalls?: readonly Syscall[];
+  /** Its settings (the config file's `plugins.<name>` object), checked at start-up. */
+  config?: z.ZodType<C>;
+  /** Bring it up once the kernel is running; what it returns is how the host and syscalls reach it. */
+  start?(ctx: PluginContext<C>): Promise<PluginInstance> | PluginInstance;
+}
+
+/** What a plugin is given: the kernel's public API, the store, its config, the syscall table. */
+export interface PluginContext<C = unknown> {
+  kernel: Kernel;
+  store: Store;
+  config: C;
+  /** Call any loaded syscall as `principal`, through the one dispatch path (gating included). */
+  call(principal: Principal, name: string, input: unknown): Promise<unknown>;
+  /** The instance of a plugin this one depends on. */
+  plugin<T extends PluginInstance>(name: string): T;
+}
+
+/** A reconcile phase: repairs what the event path missed; must cost what changed. */
+export interface ReconcilePhase {
+  name: string;
+  run(): Promise<void>;
+}
+
+/**
+ * Ids a plugin gives meaning to that stand for a session: a task id names its task's
+ * latest live session. Room commands (`streams attach|detach|attachments`) accept them.
+ */
+export interface SessionTargets {
+  /**
+   * The session `id` stands for now: a session id, `null` when the id is this plugin's but
+   * has no live session, `undefined` when the id is not this plugin's.
+   */
+  resolve(zone: string, id: string): Promise<string | null | undefined>;
+}
+
+/** A started plugin. Every member is optional; plugins add their own on top. */
+export interface PluginInstance {
+  /** Appended to the reconcile loop after the kernel's own phases, in load order. */
+  phases?: readonly ReconcilePhase[];
+  /**
+   * Each batch of committed events, in commit order. Runs on the writer's commit path:
+   * it must not throw or block; queue work and do it asynchronously.
+   */
+  onCommit?(events: readonly LogEvent[]): void;
+  targets?: SessionTargets;
+  stop?(): Promise<void>;
+}
+
+/** Keeps a plugin's config type while collecting plugins in one list. */
+export const definePlugin = <C>(p: Plugin<C>): Plugin<C> => p;

@@ -1,0 +1,19 @@
+import { eventSyscalls } from './events.ts';
+import { ipcSyscalls } from './ipc.ts';
+import { pluginSyscalls } from './plugins.ts';
+import { secretSyscalls } from './secrets.ts';
+import { sessionSyscalls } from './sessions.ts';
+import { streamSyscalls } from './streams.ts';
+import type { Syscall } from './types.ts';
+import { zoneSyscalls } from './zones.ts';
+
+/** The kernel's own operations: the `core` plugin's syscalls. */
+export const coreSyscalls: readonly Syscall[] = [
+  ...ipcSyscalls,
+  ...sessionSyscalls,
+  ...streamSyscalls,
+  ...eventSyscalls,
+  ...zoneSyscalls,
+  ...secretSyscalls,
+  ...pluginSyscalls,
+] as unknown as readonly Syscall[];
