@@ -32,8 +32,22 @@ export interface SpawnRequest {
   };
   /** Environment variables filled from named secrets at agent start: `{ VAR: secretName }`. */
   secretEnv?: Record<string, string>;
+  /** A stored persona (runtime, model, prompt, tools, grants, budget …) to start from; it only narrows. */
+  personaId?: string;
+  /** Limits for the whole subtree under the new session (capped by what its parent has left). */
+  budget?: Budget;
   /** Who may wake it by writing to it while it is suspended (default: operators). */
   wakeOnInput?: 'operator' | 'any' | 'never';
+}
+
+/** What a subtree may spend. Every limit is optional; an absent one is unlimited. */
+export interface Budget {
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  turns?: number;
+  /** Wall time from the budgeted session's spawn. */
+  wallMs?: number;
 }
 
 /** The policy that gives a new session its tools (injected: the kernel knows no syscall table). */
