@@ -92,7 +92,7 @@ export class PluginHost {
         store,
         config: this.configs.get(p.name),
         call,
-        plugin: <T extends PluginInstance>(name: string) => {
+        plugin: <T>(name: string) => {
           if (!(p.dependsOn ?? []).includes(name)) {
             throw new Error(`plugin ${p.name} reaches ${name} without depending on it`);
           }
@@ -120,7 +120,7 @@ export class PluginHost {
   }
 
   /** A loaded plugin's instance; `unavailable` when it is not loaded here. */
-  get<T extends PluginInstance>(name: string): T {
+  get<T = PluginInstance>(name: string): T {
     const instance = this.instances.get(name);
     if (!instance) {
       throw new WarrenError(

@@ -42,7 +42,7 @@ export interface PluginContext<C = unknown> {
   /** Call any loaded syscall as `principal`, through the one dispatch path (gating included). */
   call(principal: Principal, name: string, input: unknown): Promise<unknown>;
   /** The instance of a plugin this one depends on. */
-  plugin<T extends PluginInstance>(name: string): T;
+  plugin<T = PluginInstance>(name: string): T;
 }
 
 /** A reconcile phase: repairs what the event path missed; must cost what changed. */

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { WarrenError } from '../../kernel/errors.ts';
+import { missingSyscall } from '../../syscalls/dispatch.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
 import { ToolCatalog } from '../mcp/catalog.ts';
@@ -73,8 +74,7 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
 
   app.post<{ Params: { name: string } }>('/v1/syscalls/:name', async (req, reply) => {
     const syscall = warren.table.get(req.params.name);
-    if (!syscall)
-      throw new WarrenError('not_found', `no syscall ${JSON.stringify(req.params.name.slice(0, 100))}`);
+    if (!syscall) throw missingSyscall(req.params.name, warren.plugins.absent);
     return invoke(syscall, req, reply, req.body ?? {});
   });
 
