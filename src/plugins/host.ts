@@ -38,10 +38,15 @@ export class PluginHost {
     /** In load order. */
     readonly loaded: readonly Plugin[],
     private readonly configs: ReadonlyMap<string, unknown>,
-    /** Syscalls of known plugins that are not loaded, and whose they are. */
-    readonly absent: ReadonlyMap<string, string>,
+    /** Syscalls of known plugins that are not loaded (each marked with its plugin). */
+    readonly unloaded: readonly Syscall[],
     readonly table: SyscallTable,
-  ) {}
+  ) {
+    this.absent = new Map(unloaded.map((s) => [s.name, s.plugin ?? '']));
+  }
+
+  /** Syscall name → the plugin it belongs to, for syscalls this server does not load. */
+  readonly absent: ReadonlyMap<string, string>;
 
   /**
    * Decide what loads (the database says), check each plugin's config, and bring each
@@ -71,12 +76,8 @@ export class PluginHost {
       if (p.migrations) await store.migratePlugin(p.name, p.migrations(store.kind));
     }
     await recordLoaded(store, loaded);
-    const loadedNames = new Set(loaded.map((p) => p.name));
-    const absent = new Map<string, string>();
-    for (const s of syscallsOf(sel.known.filter((p) => !loadedNames.has(p.name)))) {
-      absent.set(s.name, s.plugin ?? '');
-    }
-    return new PluginHost(sel.known, loaded, configs, absent, tableOf(syscallsOf(loaded)));
+    const unloaded = syscallsOf(sel.known.filter((p) => !loaded.includes(p)));
+    return new PluginHost(sel.known, loaded, configs, unloaded, tableOf(syscallsOf(loaded)));
   }
 
   /** Start each plugin, in order; its phases join the reconcile loop, its subscriber the commit path. */

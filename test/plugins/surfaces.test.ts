@@ -22,6 +22,9 @@ forEachWarren(
       assert.equal(ok.json.greeting, 'hello');
       const route = await h.api('POST', '/v1/beta/ping', {});
       assert.equal(route.status, 404);
+      assert.match(route.json.error.message, /beta_ping belongs to the beta plugin/);
+      const anon = await h.api('POST', '/v1/beta/ping', {}, { auth: null });
+      assert.equal(anon.status, 401, 'still behind authentication');
       const generic = await h.api('POST', '/v1/syscalls/beta_ping', {});
       assert.equal(generic.status, 404);
       assert.equal(generic.json.error.code, 'not_found');

@@ -107,6 +107,17 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
       },
     });
   }
+  // A disabled plugin's routes answer not_found, naming the plugin (the CLI calls them by route).
+  for (const syscall of warren.plugins.unloaded) {
+    if (!syscall.http) continue;
+    app.route({
+      method: syscall.http.method,
+      url: syscall.http.path,
+      handler: async () => {
+        throw missingSyscall(syscall.name, warren.plugins.absent);
+      },
+    });
+  }
   registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), log, opts.mcp);
   return app;
 }
