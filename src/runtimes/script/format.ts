@@ -1,6 +1,6 @@
-import YAML from 'yaml';
 import { z } from 'zod';
 import { invalid } from '../../kernel/errors.ts';
+import { yaml } from '../../util/yaml.ts';
 import { readScriptFile } from './file.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
 
@@ -132,7 +132,7 @@ export function loadScript(config: Record<string, unknown>, limits: ScriptLimits
 
 function parseText(text: string, fromFile: boolean): unknown {
   try {
-    return YAML.parse(text);
+    return yaml().parse(text);
   } catch (error) {
     if (!fromFile) throw invalid(`script is neither JSON nor YAML: ${(error as Error).message}`);
     // The parser's message quotes the offending source line: a file's position only.
