@@ -35,14 +35,24 @@ const budget = z
 
 const personaFields = {
   runtime: z.string().min(1).max(64).describe('How its sessions run (a runtime this server has)'),
-  model: z.string().min(1).max(200).optional(),
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The model its sessions run (a spawn may name another)'),
   systemPrompt: z
     .string()
     .optional()
     .describe('Given to the model as its system prompt (capped like a prompt)'),
   tools: nameList.optional().describe('Allowlist: its sessions call at most these tools'),
   grants: spawnGrantsInput.optional(),
-  maxTurns: z.coerce.number().int().positive().optional(),
+  maxTurns: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Its sessions' turn limit (a spawn may lower it)"),
   budget: budget.optional().describe('Subtree limits: inputTokens, outputTokens, costUsd, turns, wallMs'),
   env: z.record(envName, z.string().max(8192)).optional().describe('Environment variables (no credentials)'),
   secretEnv: secretEnv.optional(),
@@ -65,7 +75,11 @@ export const personaCreate = defineSyscall({
   summary: 'Create a persona (--replace to replace one)',
   description:
     'A persona is a named agent configuration of your zone: runtime, model, system prompt, tools and grants, max turns, budget, environment, working directory. Spawns start from it with personaId and may only narrow it. Sessions already spawned from a persona keep what they were spawned with.',
-  input: z.object({ name: s.personaName, ...personaFields, replace: s.optionalFlag }),
+  input: z.object({
+    name: s.personaName,
+    ...personaFields,
+    replace: s.optionalFlag.describe('Replace the persona of that name if there is one'),
+  }),
   output: z.object({ persona, created: z.boolean() }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/personas' },
