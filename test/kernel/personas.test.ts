@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { it } from 'node:test';
 import { operator } from '../../src/kernel/principal.ts';
+import { startHttp } from '../helpers/http.ts';
 import {
   asSession,
   call,
@@ -254,5 +255,33 @@ forEachWarren('personas', (t) => {
     await assert.rejects(call(w, 'persona_delete', { name: 'mine' }, asOrch), { code: 'forbidden' });
     const agent = await call(w, 'ipc_spawn', { script: idleScript }, asOrch);
     await assert.rejects(call(w, 'persona_list', {}, asSession(agent.session.id, 2)), { code: 'forbidden' });
+  });
+
+  it('REST: create, list, show, delete; errors keep their codes and statuses', async () => {
+    const h = await startHttp(t);
+    const made = await h.api('POST', '/v1/personas', { name: 'rest', runtime: 'script', tools: 'ipc_read' });
+    assert.equal(made.status, 200, JSON.stringify(made.json));
+    assert.deepEqual(made.json.persona.tools, ['ipc_read']);
+    assert.equal((await h.api('POST', '/v1/personas', { name: 'rest', runtime: 'script' })).status, 409);
+    assert.deepEqual(
+      (await h.api('GET', '/v1/personas')).json.personas.map((p: { name: string }) => p.name),
+      ['rest'],
+    );
+    assert.equal((await h.api('GET', '/v1/personas/rest')).json.persona.runtime, 'script');
+    // An orchestrator's token reads them, and gets widens_grant (403) for one that holds more.
+    const parent = await call(h.warren, 'ipc_spawn', {
+      script: idleScript,
+      tools: ['ipc_spawn', 'persona_show'],
+    });
+    const auth = h.tokenOf(parent.session.id);
+    assert.equal((await h.api('GET', '/v1/personas/rest', undefined, { auth })).status, 200);
+    const refused = await h.api('POST', '/v1/sessions', { personaId: 'rest', script: idleScript }, { auth });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.json.error.code, 'widens_grant');
+    assert.equal((await h.api('DELETE', '/v1/personas/rest', undefined, { auth })).status, 403);
+    assert.equal((await h.api('DELETE', '/v1/personas/rest')).status, 200);
+    const gone = await h.api('GET', '/v1/personas/rest');
+    assert.equal(gone.status, 404);
+    assert.equal(gone.json.error.code, 'not_found');
   });
 });
