@@ -212,6 +212,27 @@ forEachWarren('personas', (t) => {
     await waitStatus(w, child.session.id, 'idle');
   });
 
+  it("a script agent's spawn step takes a persona", async () => {
+    const w = await t.open();
+    await call(w, 'persona_create', {
+      name: 'worker',
+      runtime: 'script',
+      maxTurns: 2,
+      config: { script: idleScript },
+    });
+    const lead = await call(w, 'ipc_spawn', {
+      script: { steps: [{ spawn: { as: 'kid', personaId: 'worker', prompt: 'go' } }, { listen: {} }] },
+    });
+    const kid = await until(
+      async () =>
+        (await call(w, 'ps')).sessions.find((x: { parentId: string }) => x.parentId === lead.session.id),
+      5000,
+      'the child',
+    );
+    assert.equal(kid.persona, 'worker');
+    assert.equal(kid.maxTurns, 2);
+  });
+
   it('a persona keeps its sessions inside its cwd roots', async () => {
     const w = await t.open();
     const root = process.cwd();
