@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { it } from 'node:test';
+import { sql } from 'kysely';
 import { operator } from '../../src/kernel/principal.ts';
 import { startHttp } from '../helpers/http.ts';
 import {
@@ -304,5 +305,24 @@ forEachWarren('personas', (t) => {
     const gone = await h.api('GET', '/v1/personas/rest');
     assert.equal(gone.status, 404);
     assert.equal(gone.json.error.code, 'not_found');
+  });
+
+  it('migration 009 gives sessions from before it the model their spec names', async () => {
+    const location = t.location();
+    let w = await t.open({ location });
+    const old = await call(w, 'ipc_spawn', { script: idleScript, model: 'old-model' });
+    // Back to the schema before 009: its table, columns and record gone.
+    await w.store.writer.write(async (tx) => {
+      await sql`drop table personas`.execute(tx.db);
+      await sql`alter table sessions drop column persona`.execute(tx.db);
+      await sql`alter table sessions drop column model`.execute(tx.db);
+      await sql`delete from kysely_migration where name = '009_personas'`.execute(tx.db);
+    });
+    await w.close();
+    w = await t.open({ location });
+    const s = await sessionOf(w, old.session.id);
+    assert.equal(s.model, 'old-model');
+    assert.equal(s.persona, null);
+    assert.equal((await sessionOf(w, 'init')).model, null);
   });
 });
