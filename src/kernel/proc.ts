@@ -1,7 +1,7 @@
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
-import { childGrants } from './grants.ts';
+import { childGrants, UNRESTRICTED } from './grants.ts';
 import {
   controllable,
   fdAndStream,
@@ -10,11 +10,12 @@ import {
   stoppedError,
   subtree,
 } from './lookup.ts';
+import { applyPersona } from './personas.ts';
 import { type Principal, principalId } from './principal.ts';
 import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
-import { spawnInTx } from './spawn.ts';
+import { heldBy, spawnInTx } from './spawn.ts';
 import { setStatus } from './status.ts';
 import { postMessage } from './streams.ts';
 import { type StopOutcome, termOrKill } from './term.ts';
@@ -36,13 +37,18 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
   }
   // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
   // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
-  if (p.kind === 'session') childGrants(p, await liveSessionRow({ db: k.store.reader }, p.sessionId), req);
-  k.supervisor.runtime(req.runtime).validate({
-    prompt: req.prompt ?? null,
-    config: req.config ?? {},
-    cwd: req.cwd ?? null,
-    model: req.model ?? null,
-    env: req.env ?? {},
+  const db = k.store.reader;
+  const parent = p.kind === 'session' ? await liveSessionRow({ db }, p.sessionId) : null;
+  const held = parent ? heldBy(k, p, parent) : { tools: null, grants: UNRESTRICTED };
+  const { req: eff } = await applyPersona(db, p.zone, req, held);
+  if (parent) childGrants(p, parent, eff);
+  k.supervisor.runtime(eff.runtime).validate({
+    prompt: eff.prompt ?? null,
+    config: eff.config ?? {},
+    cwd: eff.cwd ?? null,
+    model: eff.model ?? null,
+    env: eff.env ?? {},
+    ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
   });
   const r = await k.store.writer.write((tx) => spawnInTx(tx, k, p, req));
   // The answer shows the session as its agent came up (or failed to).

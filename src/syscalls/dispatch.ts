@@ -32,6 +32,7 @@ export const DEFAULT_LIMITS: InputLimits = { promptBytes: 256 * 1024, messageByt
 /** The free-text fields of any syscall's input, and which cap bounds them. */
 const CAPPED_FIELDS: Record<string, keyof InputLimits> = {
   prompt: 'promptBytes',
+  systemPrompt: 'promptBytes',
   message: 'messageBytes',
   text: 'messageBytes',
 };

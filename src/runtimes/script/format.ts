@@ -22,7 +22,9 @@ const step = z.union([
     spawn: z
       .object({
         as: z.string().optional(),
-        runtime: z.string().default('script'),
+        // Absent: the persona's runtime, else script (ipc_spawn decides).
+        runtime: z.string().optional(),
+        personaId: z.string().optional(),
         title: z.string().optional(),
         prompt: z.string().optional(),
         pipe: z.enum(['sync', 'async', 'detach']).optional(),

@@ -2,6 +2,7 @@ import { renderKeyValues } from '../table.ts';
 import { eventViews } from './events.ts';
 import { fdViews } from './fds.ts';
 import { text, type View, type ViewContext } from './format.ts';
+import { personaViews } from './personas.ts';
 import { pluginViews } from './plugins.ts';
 import { sessionViews } from './sessions.ts';
 import { streamViews } from './streams.ts';
@@ -15,6 +16,7 @@ export const views: Readonly<Record<string, View>> = {
   ...fdViews,
   ...eventViews,
   ...pluginViews,
+  ...personaViews,
 };
 
 /** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */
