@@ -1,26 +1,17 @@
+import type { PluginListing } from '../../../plugins/manage.ts';
 import { renderTable } from '../table.ts';
 import { type View, view } from './format.ts';
 
 /** Plugins: what the database enables and what this server loaded. */
 
-interface Listing {
-  name: string;
-  version: string;
-  summary: string;
-  required: boolean;
-  enabled: boolean;
-  loaded: boolean;
-  dependsOn: string[];
-}
-
-const state = (p: Listing): string => {
+const state = (p: PluginListing): string => {
   if (p.required) return 'always';
   if (p.enabled === p.loaded) return p.enabled ? 'enabled' : 'disabled';
   // The database changed since this server started: say what a restart will do.
   return p.enabled ? 'enabled (loads on restart)' : 'disabled (unloads on restart)';
 };
 
-const list = view<{ plugins: Listing[] }>((out, ctx) =>
+const list = view<{ plugins: PluginListing[] }>((out, ctx) =>
   renderTable(
     ['Name', 'State', 'Loaded', 'Version', 'Depends on', 'Summary'],
     out.plugins.map((p) => [
