@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { operator } from '../../src/kernel/principal.ts';
 import type { Warren } from '../../src/warren.ts';
 import { call, eventsOf, forEachWarren, idleScript, outputs, until } from '../helpers/warrens.ts';
+import { type LiveServer, liveServer } from './live-server.ts';
 import { insertTask, simulateDispatch } from './task-rows.ts';
 
 /** An agent that says back every input it gets. */
@@ -266,5 +267,54 @@ forEachWarren('task-keyed room attachment', (t) => {
     // Plain session attachments are untouched.
     const session = await spawn(w);
     assert.equal((await call(w, 'streams_attach', { session, stream: 'r' })).created, true);
+  });
+});
+
+describe('warren streams attach --durable through the real CLI against a real server', () => {
+  let live: LiveServer;
+  before(async () => {
+    live = await liveServer();
+  });
+  after(async () => {
+    await live?.stop();
+  });
+
+  it('pre-wire a task, attach its live session, list both, detach the task', async () => {
+    await live.ok('streams', 'create', 'ops');
+    const waiting = 'task_01cliwait00000000000000';
+    live.insertTask({ id: waiting, title: 'later', session_id: null, status: 'pending' });
+    assert.equal(
+      await live.ok('streams', 'attach', waiting, 'ops', '--durable'),
+      `kept for ${waiting} across its sessions; ${waiting} has no live session yet: attached when it gets one\n`,
+    );
+    const pending = await live.ok('streams', 'attachments', waiting);
+    assert.match(pending, new RegExp(`${waiting} has no live session`));
+    assert.match(
+      pending,
+      /Durable \(task\)\s+Perm\s+Mode\s+Applied\s+By\n\s*ops\s+rw\s+async\s+waiting\s+operator:/,
+    );
+
+    const spawned = await live.server.api<{ session: { id: string } }>('POST', '/v1/sessions', {
+      script: { steps: [{ listen: {} }] },
+    });
+    const session = spawned.json.session.id;
+    const task = 'task_01clilive00000000000000';
+    live.insertTask({ id: task, title: 'now', session_id: session, status: 'running' });
+    assert.match(
+      await live.ok('streams', 'attach', task, 'ops', '--durable', '--perm', 'r'),
+      new RegExp(
+        `^kept for ${task} across its sessions; attached ${task} \\(${session}\\) to ops as fd \\d+\n$`,
+      ),
+    );
+    const both = await live.ok('streams', 'attachments', task);
+    assert.match(both, /^FD\s+Stream\s+Perm/);
+    assert.match(both, /ops\s+r\s+async\s+yes\s+operator:/);
+    assert.equal(
+      await live.ok('streams', 'detach', task, 'ops'),
+      `forgot the durable attachment of ${task} to ops\ndetached ${task} (${session}) from ops\n`,
+    );
+    const wrong = await live.cli('streams', 'attach', session, 'ops', '--durable');
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /--durable needs a task id/);
   });
 });

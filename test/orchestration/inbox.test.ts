@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { operator } from '../../src/kernel/principal.ts';
 import { openEscalation } from '../../src/plugins/orchestration/escalations.ts';
 import type { Warren } from '../../src/warren.ts';
 import { asSession, call, eventsOf, forEachWarren, outputs, until } from '../helpers/warrens.ts';
+import { type LiveServer, liveServer } from './live-server.ts';
 import { insertTask, taskRow } from './task-rows.ts';
 
 /** An agent that says back every input it gets. */
@@ -256,5 +257,87 @@ forEachWarren('the operator inbox', (t) => {
         assert.ok(!plan.some((d) => /TEMP B-TREE/.test(d)), `no sort: ${plan.join('; ')}`);
       }
     }
+  });
+});
+
+describe('warren inbox through the real CLI against a real server', () => {
+  let live: LiveServer;
+  before(async () => {
+    live = await liveServer();
+  });
+  after(async () => {
+    await live?.stop();
+  });
+
+  it('an agent escalates; the operator lists the inbox and answers; the agent reads the answer', async () => {
+    // The agent waits for a go, asks its question, then says back whatever it hears.
+    const script = {
+      steps: [
+        { wait: { as: 'go' } },
+        {
+          call: {
+            syscall: 'task_escalate',
+            input: { question: 'Drop the legacy table?', context: { rows: 12 } },
+          },
+        },
+        { listen: { say: 'heard ${input.text}' } },
+      ],
+    };
+    const spawned = await live.server.api<{ session: { id: string } }>('POST', '/v1/sessions', {
+      script,
+      title: 'cleaner',
+    });
+    const session = spawned.json.session.id;
+    const task = 'task_01cli0000000000000000000';
+    live.insertTask({ id: task, title: 'clean up the schema', session_id: session, status: 'running' });
+    await live.ok('send', session, 'go');
+
+    const listed = await until(
+      async () => {
+        const out = JSON.parse(await live.ok('inbox', '--json')) as { escalations: Array<{ id: string }> };
+        return out.escalations[0];
+      },
+      10_000,
+      'the escalation to reach the inbox',
+    );
+    const table = await live.ok('inbox');
+    const [header, row] = table.trim().split('\n');
+    assert.deepEqual(header!.trim().split(/\s{2,}/), ['ID', 'Task', 'Title', 'Question', 'Age', 'Session']);
+    assert.match(
+      row!,
+      new RegExp(
+        `^${listed.id}\\s+${task}\\s+clean up the schema\\s+Drop the legacy table\\?\\s+\\d+s\\s+${session}`,
+      ),
+    );
+    assert.match(await live.ok('inbox', 'show', listed.id), /context\s+\{"rows":12\}/);
+
+    const answered = await live.ok('inbox', 'answer', listed.id, 'Yes, after the backup');
+    assert.match(
+      answered,
+      new RegExp(`answered ${listed.id} \\(task ${task}\\); delivered to session ${session}`),
+    );
+    await until(
+      async () => {
+        const { json } = await live.server.api<{
+          events: Array<{ type: string; payload: { text?: string } }>;
+        }>('GET', `/v1/sessions/${session}/events?limit=1000`);
+        return json.events.some(
+          (e) =>
+            e.type === 'session.output' &&
+            /heard .*\[ANSWER\].*Answer: Yes, after the backup/s.test(e.payload.text ?? ''),
+        );
+      },
+      10_000,
+      'the agent to hear the answer',
+    );
+
+    const twice = await live.cli('inbox', 'answer', listed.id, 'No');
+    assert.equal(twice.code, 1);
+    assert.match(
+      twice.stderr,
+      /error \[already_answered\]: escalation \S+ was already answered by operator:/,
+    );
+    assert.equal((await live.ok('inbox')).trim(), 'inbox empty: no open escalations');
+    assert.match(await live.ok('inbox', '--all'), /answered by operator:/);
   });
 });
