@@ -1,6 +1,7 @@
 import { forbidden, notFound } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { Principal } from '../../kernel/principal.ts';
+import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
 import { parseJson } from '../../util/json.ts';
 import { type EscalationsTable, odb } from './schema.ts';
 
@@ -32,7 +33,7 @@ export interface Escalation extends InboxItem {
   taskSession: string | null;
 }
 
-export const DEFAULT_INBOX_PAGE = 50;
+export const DEFAULT_INBOX_PAGE = DEFAULT_PAGE;
 
 const operatorOnly = (p: Principal) => {
   if (p.kind !== 'operator') throw forbidden('the inbox is read by operators');

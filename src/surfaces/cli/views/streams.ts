@@ -28,18 +28,23 @@ const create = view<{ stream: Stream; fd: number }>(
   (out) => `created ${out.stream.name} (${out.stream.id}); operator fd ${out.fd}\n`,
 );
 
+/** `target` and `durable` are absent in what an older server sends. */
 interface AttachOut {
-  target: string;
+  target?: string;
   session: string | null;
   stream: string;
   fd: number | null;
   created: boolean;
-  durable: boolean;
+  durable?: boolean;
 }
 
 /** `ses_1`, or `task_1 (ses_1)` when the target stands for a session. */
-const who = (target: string, session: string | null) =>
-  session === null || session === target ? target : `${target} (${session})`;
+const who = (target: string | undefined, session: string | null) =>
+  target === undefined || session === target
+    ? String(session)
+    : session === null
+      ? target
+      : `${target} (${session})`;
 
 const attach = view<AttachOut>((out) => {
   const kept = out.durable ? `kept for ${out.target} across its sessions; ` : '';
@@ -49,11 +54,11 @@ const attach = view<AttachOut>((out) => {
 });
 
 const detach = view<{
-  target: string;
+  target?: string;
   session: string | null;
   stream: string;
   detached: number;
-  durable: boolean;
+  durable?: boolean;
 }>(
   (out) =>
     (out.durable ? `forgot the durable attachment of ${out.target} to ${out.stream}\n` : '') +
@@ -72,22 +77,17 @@ interface DurableOut {
   applied: boolean;
 }
 
-const attachments = view<{ target: string; session: string | null; fds: Fd[]; durable: DurableOut[] }>(
+const attachments = view<{ target?: string; session?: string | null; fds: Fd[]; durable?: DurableOut[] }>(
   (out, ctx) => {
+    const durable = out.durable ?? [];
     const live =
-      out.session === null && out.durable.length > 0
+      out.session === null && durable.length > 0
         ? `${out.target} has no live session\n`
         : fdTable(out.fds, ctx.width);
-    if (out.durable.length === 0) return live;
+    if (durable.length === 0) return live;
     const kept = renderTable(
       ['Durable (task)', 'Perm', 'Mode', 'Applied', 'By'],
-      out.durable.map((d) => [
-        d.streamName,
-        d.permission,
-        d.mode,
-        d.applied ? 'yes' : 'waiting',
-        d.createdBy,
-      ]),
+      durable.map((d) => [d.streamName, d.permission, d.mode, d.applied ? 'yes' : 'waiting', d.createdBy]),
       ctx.width ? { width: ctx.width } : {},
     );
     return `${live}\n${kept}`;
