@@ -4,7 +4,16 @@ import { sql } from 'kysely';
 import { operator } from '../../src/kernel/principal.ts';
 import { openEscalation } from '../../src/plugins/orchestration/escalations.ts';
 import type { Warren } from '../../src/warren.ts';
-import { asSession, call, eventsOf, forEachWarren, outputs, until } from '../helpers/warrens.ts';
+import {
+  asSession,
+  call,
+  eventsOf,
+  forEachWarren,
+  outputs,
+  sessionOf,
+  until,
+  waitStatus,
+} from '../helpers/warrens.ts';
 import { type LiveServer, liveServer } from './live-server.ts';
 import { insertTask, taskRow } from './task-rows.ts';
 
@@ -108,6 +117,36 @@ forEachWarren('the operator inbox', (t) => {
     assert.equal(again.code, 'already_answered');
     assert.equal(again.status, 409);
     assert.equal((await call(w, 'inbox_show', { id: escalation })).escalation.answer, 'No: wait for Monday');
+  });
+
+  it("an answer wakes a suspended session of the task, as an operator's send does", async () => {
+    const location = t.location();
+    const w1 = await t.open({ location });
+    const { session, task } = await taskWithSession(w1);
+    const { escalation } = await escalate(w1, session, { question: 'Still there?' });
+    await waitStatus(w1, session, 'idle');
+    await w1.close();
+    const w = await t.open({ location, kernel: { resumeOnStart: false } });
+    assert.equal((await sessionOf(w, session)).status, 'suspended');
+    const answered = await call(w, 'inbox_answer', { id: escalation, text: 'Yes' });
+    assert.deepEqual([answered.task, answered.delivered, answered.session], [task, 'input', session]);
+    await until(
+      async () =>
+        (await outputs(w, session)).some((o) => o.includes('[ANSWER]') && o.includes('Answer: Yes')),
+      5000,
+      'the woken agent to read the answer',
+    );
+    assert.ok((await eventsOf(w, session)).some((e) => e.type === 'session.reanimated'));
+  });
+
+  it('task_escalate is an agent-tier tool: orchestrators and agents have it, workers do not', async () => {
+    const w = await t.open();
+    assert.ok(w.gate.tierDefaults(1).includes('task_escalate'));
+    assert.ok(w.gate.tierDefaults(2).includes('task_escalate'));
+    assert.ok(!w.gate.tierDefaults(3).includes('task_escalate'));
+    for (const name of ['inbox_list', 'inbox_show', 'inbox_answer']) {
+      assert.ok(!w.gate.tierDefaults(0).includes(name), `${name} is for operators`);
+    }
   });
 
   it('answering a failure escalation whose session is gone retries the task with the answer in its prompt', async () => {
