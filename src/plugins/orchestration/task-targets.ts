@@ -1,10 +1,11 @@
+import type { Kysely } from 'kysely';
 import { notFound } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { type Principal, principalId } from '../../kernel/principal.ts';
 import type { DeliveryMode, Permission } from '../../store/schema.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import type { DurableAttachment, SessionTargets } from '../types.ts';
-import { odb } from './schema.ts';
+import { type OrchestrationDb, odb } from './schema.ts';
 
 /** Task ids are `task_<ulid>`: anything else is not ours, and costs no query. */
 export const isTaskId = (id: string): boolean => id.startsWith('task_');
@@ -21,8 +22,8 @@ export function taskTargets(kernel: Kernel): SessionTargets {
   const db = () => odb(kernel.store.reader);
 
   /** The task in `zone`, or not_found: another zone's tasks do not exist for its operators. */
-  const taskIn = async (zone: string, id: string) => {
-    const row = await db()
+  const taskIn = async (zone: string, id: string, on: Kysely<OrchestrationDb> = db()) => {
+    const row = await on
       .selectFrom('tasks')
       .leftJoin('sessions', 'sessions.id', 'tasks.session_id')
       .select(['tasks.id', 'tasks.session_id', 'sessions.status'])
@@ -43,9 +44,9 @@ export function taskTargets(kernel: Kernel): SessionTargets {
     },
     durable: {
       async attach(by: Principal, id: string, stream, permission: Permission, mode: DeliveryMode) {
-        await taskIn(by.zone, id);
         const actor = principalId(by);
         await kernel.store.writer.write(async (tx) => {
+          await taskIn(by.zone, id, odb(tx.db));
           await odb(tx.db)
             .insertInto('task_attachments')
             .values({
@@ -69,10 +70,10 @@ export function taskTargets(kernel: Kernel): SessionTargets {
         });
       },
       async detach(by: Principal, id: string, streamId: string) {
-        await taskIn(by.zone, id);
-        return kernel.store.writer.write((tx) =>
-          forgetAttachment(tx, by.zone, id, streamId, principalId(by)),
-        );
+        return kernel.store.writer.write(async (tx) => {
+          await taskIn(by.zone, id, odb(tx.db));
+          return forgetAttachment(tx, by.zone, id, streamId, principalId(by));
+        });
       },
       async list(zone: string, id: string): Promise<DurableAttachment[]> {
         await taskIn(zone, id);
