@@ -377,6 +377,21 @@ describe('warren inbox through the real CLI against a real server', () => {
       /error \[already_answered\]: escalation \S+ was already answered by operator:/,
     );
     assert.equal((await live.ok('inbox')).trim(), 'inbox empty: no open escalations');
+    // The same over REST.
+    const rest = await live.server.api<{ escalations: Array<{ id: string; status: string }> }>(
+      'GET',
+      '/v1/inbox?all=true',
+    );
+    assert.deepEqual(
+      rest.json.escalations.map((e) => [e.id, e.status]),
+      [[listed.id, 'answered']],
+    );
+    const again = await live.server.api<{ error: { code: string } }>(
+      'POST',
+      `/v1/inbox/${listed.id}/answer`,
+      { text: 'x' },
+    );
+    assert.deepEqual([again.status, again.json.error.code], [409, 'already_answered']);
     assert.match(await live.ok('inbox', '--all'), /answered by operator:/);
   });
 });
