@@ -30,7 +30,7 @@ export interface Plugin<C = unknown> {
   /** Its operations: they join the one syscall table (MCP tools, REST, CLI, reference). */
   syscalls?: readonly Syscall[];
   /**
-   * What ids of its own stand for sessions, as a person reads it (`task ids`): named in
+   * What ids of its own stand for sessions, as a person reads it (`a task id`): named in
    * errors when such an id is needed (`streams attach --durable`) and this plugin is not loaded.
    */
   sessionTargets?: string;

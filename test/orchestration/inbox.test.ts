@@ -218,6 +218,30 @@ forEachWarren('the operator inbox', (t) => {
     assert.equal((await call(w, 'events', { type: 'task.retried' })).events.length, 0);
   });
 
+  it('two operators answering at once: one answer stands, the other is already_answered', async () => {
+    const w = await t.open();
+    const { session } = await taskWithSession(w);
+    const { escalation } = await escalate(w, session, { question: 'A or B?' });
+    const results = await Promise.allSettled([
+      call(w, 'inbox_answer', { id: escalation, text: 'A' }, operator('ann')),
+      call(w, 'inbox_answer', { id: escalation, text: 'B' }, operator('bob')),
+    ]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(won.length, 1);
+    assert.equal(lost.length, 1);
+    assert.equal(lost[0]!.reason.code, 'already_answered');
+    const shown = (await call(w, 'inbox_show', { id: escalation })).escalation;
+    const winner = results[0]!.status === 'fulfilled' ? ['A', 'operator:ann'] : ['B', 'operator:bob'];
+    assert.deepEqual([shown.answer, shown.answeredBy], winner);
+    const logged = (await call(w, 'events', { type: 'escalation.answered' })).events;
+    assert.equal(logged.length, 1, 'one answer logged');
+    const inputs = (await eventsOf(w, session)).filter(
+      (e) => e.type === 'stream.message' && String(e.payload.text).startsWith('[ANSWER]'),
+    );
+    assert.equal(inputs.length, 1, 'one answer delivered');
+  });
+
   it("operators see and answer only their own zone's escalations", async () => {
     const w = await t.open();
     const { session } = await taskWithSession(w);

@@ -2,6 +2,7 @@ import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { KERNEL_ACTOR, operator } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
+import { parseJson } from '../../util/json.ts';
 import type { ReconcilePhase } from '../types.ts';
 import { odb, type TaskAttachmentsTable } from './schema.ts';
 import { forgetAttachment } from './task-targets.ts';
@@ -114,7 +115,7 @@ export class TaskRooms {
       .execute();
     const tasks = new Set<string>();
     for (const e of dispatched) {
-      const task = (JSON.parse(e.payload) as { task?: unknown }).task;
+      const task = parseJson<{ task?: unknown }>(e.payload, {}).task;
       if (typeof task === 'string') tasks.add(task);
     }
     if (tasks.size > 0) await this.applyMissing([...tasks]);
