@@ -63,7 +63,7 @@ export const taskEscalate = defineSyscall({
 export const inboxList = defineSyscall({
   name: 'inbox_list',
   group: 'inbox',
-  summary: "The operator inbox: your zone's escalations, open ones first in line",
+  summary: "The operator inbox: your zone's open escalations (all=true: answered ones too)",
   description: `Open escalations, oldest first; all=true includes answered ones. Paged (default ${DEFAULT_INBOX_PAGE}).`,
   input: z.object({ all: s.optionalFlag.describe('Answered ones too'), ...s.pageInput }),
   output: z.object({ escalations: z.array(item), next: s.nextCursor }),
