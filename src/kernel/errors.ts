@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   undelivered_messages: 409,
   limit_exceeded: 429,
   session_stopped: 409,
+  already_answered: 409,
   runtime_unavailable: 422,
   runtime_failed: 502,
   unavailable: 503,

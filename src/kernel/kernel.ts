@@ -4,6 +4,7 @@ import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
 import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
+import type { WriteTx } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { endOrphans, recover } from './boot.ts';
@@ -172,6 +173,8 @@ export class Kernel {
   kill = (p: Principal, id: string, opts: { graceful?: boolean } = {}) => proc.kill(this.k, p, id, opts);
   terminate = (p: Principal, fd: number) => proc.terminate(this.k, p, fd);
   send = (p: Principal, id: string, text: string) => proc.send(this.k, p, id, text);
+  /** `send` inside a plugin's transaction: its state change and the input commit together. */
+  sendIn = (tx: WriteTx, p: Principal, id: string, text: string) => proc.sendIn(tx, this.k, p, id, text);
   stopOrContinue = (p: Principal, id: string, signal: 'SIGSTOP' | 'SIGCONT') =>
     proc.stopOrContinue(this.k, p, id, signal);
   resume = (p: Principal, id: string) => proc.resume(this.k, p, id);
@@ -216,6 +219,8 @@ export class Kernel {
   // ---------------------------------------------------------------- operator rooms (rooms.ts)
 
   roomCreate = (p: Principal, name: string, selfEcho = false) => rooms.roomCreate(this.k, p, name, selfEcho);
+  /** An open room of the caller's zone by id or name: what a plugin keeps an attachment to. */
+  room = (p: Principal, stream: string) => rooms.room(this.k, p, stream);
   roomAttach = (
     p: Principal,
     session: string,

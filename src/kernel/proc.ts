@@ -1,3 +1,4 @@
+import type { WriteTx } from '../store/writer.ts';
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
@@ -110,17 +111,22 @@ export async function terminate(k: KernelContext, p: Principal, fd: number) {
 
 /** Inject input: a message on the session's stdin. */
 export async function send(k: KernelContext, p: Principal, id: string, text: string) {
-  const actor = principalId(p);
-  const ref = await k.store.writer.write(async (tx) => {
-    const row = await controllable(tx.db, p, id);
-    // Its stdin closed with it: say that, not "stream stdin:… does not exist".
-    if (row.status === 'stopped') throw stoppedError(row);
-    const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
-    const ref = postMessage(tx, stdin, actor, { text }, id);
-    await inputArrived(tx, k, row, p);
-    return ref;
-  });
+  const ref = await k.store.writer.write((tx) => sendIn(tx, k, p, id, text));
   return { seq: ref.seq };
+}
+
+/**
+ * `send` inside the caller's transaction, so a plugin's state change and the input it
+ * causes commit together (or neither does). The ref's `seq` is set once the batch commits.
+ */
+export async function sendIn(tx: WriteTx, k: KernelContext, p: Principal, id: string, text: string) {
+  const row = await controllable(tx.db, p, id);
+  // Its stdin closed with it: say that, not "stream stdin:… does not exist".
+  if (row.status === 'stopped') throw stoppedError(row);
+  const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
+  const ref = postMessage(tx, stdin, principalId(p), { text }, id);
+  await inputArrived(tx, k, row, p);
+  return ref;
 }
 
 /** SIGSTOP / SIGCONT down the whole subtree. */

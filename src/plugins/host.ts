@@ -6,7 +6,7 @@ import { inputError, type SyscallTable, tableOf } from '../syscalls/dispatch.ts'
 import type { Syscall } from '../syscalls/types.ts';
 import { readEnablement, recordLoaded } from './enablement.ts';
 import { loadOrder } from './order.ts';
-import type { Plugin, PluginInstance } from './types.ts';
+import type { DurableAttachments, Plugin, PluginInstance } from './types.ts';
 
 /** What a host needs to know before the kernel exists: which plugins, with which config. */
 export interface PluginSelection {
@@ -16,6 +16,14 @@ export interface PluginSelection {
   seed?: readonly string[];
   /** Each plugin's settings, by name (the config file's `plugins.<name>`). */
   config?: Readonly<Record<string, unknown>>;
+}
+
+/** What an id a plugin gives meaning to stands for (PluginHost.target). */
+export interface Target {
+  plugin: string;
+  /** Its live session now, or null. */
+  session: string | null;
+  durable?: DurableAttachments;
 }
 
 /** The syscalls of every plugin in `plugins`, each marked with its plugin. */
@@ -141,12 +149,47 @@ export class PluginHost {
    * task id names its latest live session). `not_found` when it names nothing live.
    */
   async resolveSession(zone: string, id: string): Promise<string> {
-    for (const instance of this.instances.values()) {
+    const target = await this.target(zone, id);
+    if (target?.session === null) throw new WarrenError('not_found', `${id} has no live session`, { id });
+    return target ? target.session : id;
+  }
+
+  /**
+   * The plugin that gives `id` meaning, the session it stands for now (null: none live)
+   * and its durable attachments, if it keeps any; undefined when no plugin claims `id`
+   * (it is a session id, or nothing).
+   */
+  async target(zone: string, id: string): Promise<Target | undefined> {
+    for (const [plugin, instance] of this.instances) {
       const found = await instance.targets?.resolve(zone, id);
-      if (found === null) throw new WarrenError('not_found', `${id} has no live session`, { id });
-      if (found !== undefined) return found;
+      if (found === undefined) continue;
+      return {
+        plugin,
+        session: found,
+        ...(instance.targets?.durable ? { durable: instance.targets.durable } : {}),
+      };
     }
-    return id;
+    return undefined;
+  }
+
+  /**
+   * Why `id` cannot keep a durable attachment, for the error: what ids the loaded plugins
+   * keep them for, or which plugin to enable when none loaded does.
+   */
+  notDurable(id: string): string {
+    const keeps = (p: Plugin) => p.sessionTargets !== undefined;
+    const loaded = this.loaded.filter((p) => keeps(p) && this.instances.get(p.name)?.targets?.durable);
+    if (loaded.length > 0) {
+      return `--durable needs ${loaded.map((p) => p.sessionTargets).join(' or ')}; ${id} is not one (a session's attachments end with it)`;
+    }
+    const absent = this.known.filter((p) => keeps(p) && !this.loaded.includes(p));
+    const how = absent
+      .map(
+        (p) =>
+          `the ${p.name} plugin keeps them for ${p.sessionTargets} (warren plugin enable ${p.name}, then restart)`,
+      )
+      .join('; ');
+    return `--durable needs an id a plugin keeps attachments for, and no loaded plugin keeps any${how ? `: ${how}` : ''}`;
   }
 
   /** Tear down in reverse load order. */
