@@ -1,18 +1,22 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   LATEST_PROTOCOL_VERSION,
   McpError,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { serve } from '../../src/server.ts';
 import type { LogEvent } from '../../src/store/events.ts';
 import { LIST_PAGE, MAX_READ_BYTES } from '../../src/surfaces/mcp/resources.ts';
 import { SubscriptionHub, Subscriptions } from '../../src/surfaces/mcp/subscriptions.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
-import { mcpClient } from '../helpers/mcp.ts';
+import { mcpClient, SocketClientTransport } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: resource contents are checked by the assertions that read them
@@ -378,5 +382,32 @@ describe('the subscription hub', () => {
     assert.equal(src.listeners.size, 0, 'the listener goes with the last subscription');
     subs.add('warren://streams/a/transcript', 'stream:s1');
     assert.equal(hub.size, 0, 'a closed connection subscribes to nothing');
+  });
+});
+
+describe('subscriptions over the zone socket', () => {
+  it('closing the socket drops its subscriptions and the commit listener', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warren-mcp-subs-'));
+    const running = await serve(
+      { host: '127.0.0.1', port: 0, dataDir: dir, durability: 'process', demo: false },
+      { write: () => true },
+    );
+    try {
+      const w = running.warren;
+      const { fd } = await call(w, 'streams_create', { name: 'room' });
+      const before = commitListeners(w);
+      const client = new Client({ name: 'socket-subs', version: '0' });
+      await client.connect(new SocketClientTransport(running.sockets.paths()[0]!));
+      const seen = recordUpdates(client);
+      await client.subscribeResource({ uri: 'warren://streams/room/transcript' });
+      assert.equal(commitListeners(w), before + 1);
+      await call(w, 'ipc_write', { fd, message: 'over the socket' });
+      await until(() => seen.length === 1, 5000, 'an update over the socket');
+      await client.close();
+      await until(() => commitListeners(w) === before, 5000, 'the listener to go with the socket');
+    } finally {
+      await running.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
