@@ -2,31 +2,11 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { corePlugin } from '../../src/plugins/core.ts';
-import { orchestrationPlugin } from '../../src/plugins/orchestration/plugin.ts';
-import { definePlugin } from '../../src/plugins/types.ts';
-import { defineSyscall } from '../../src/syscalls/types.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
-
-/** The orchestration plugin with a stand-in `task_create`: what prompts look for to mention tasks. */
-export const orchestrationWithTasks = definePlugin({
-  ...orchestrationPlugin,
-  syscalls: [
-    defineSyscall({
-      name: 'task_create',
-      group: 'tasks',
-      summary: 'stand-in',
-      input: z.object({}),
-      output: z.object({}),
-      callers: ['operator', 'session'],
-      tier: 1,
-      handler: async () => ({}),
-    }),
-  ],
-});
+import { orchestrationWithTasks } from './stub-plugins.ts';
 
 const textOf = (r: { messages: Array<{ content: { type: string; text?: string } }> }) =>
   r.messages
