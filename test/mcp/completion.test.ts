@@ -116,6 +116,14 @@ forEachWarren('MCP completion', (t) => {
         (await complete(c, { type: 'ref/resource', uri: 'test://x/{id}' }, 'id', '')).values,
         [],
       );
+
+      // An agent (depth 2) may not call session_show: no session ids; it may read transcripts.
+      const agent = await connect(h, h.tokenOf(child));
+      assert.deepEqual((await complete(agent, SESSION, 'id', '')).values, []);
+      assert.deepEqual(
+        (await complete(agent, STREAM, 'name', '')).values.sort(),
+        [`lifecycle:${child}`, `pipe:${child}`, `stdin:${child}`].sort(),
+      );
     } finally {
       await closeAll();
     }

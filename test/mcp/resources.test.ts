@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   LATEST_PROTOCOL_VERSION,
@@ -17,6 +18,7 @@ import { SubscriptionHub, Subscriptions } from '../../src/surfaces/mcp/subscript
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { mcpClient, SocketClientTransport } from '../helpers/mcp.ts';
+import { WARREN_BIN } from '../helpers/server.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: resource contents are checked by the assertions that read them
@@ -385,8 +387,8 @@ describe('the subscription hub', () => {
   });
 });
 
-describe('subscriptions over the zone socket', () => {
-  it('closing the socket drops its subscriptions and the commit listener', async () => {
+describe('subscriptions over the zone socket and stdio', () => {
+  it('closing the socket or the stdio relay drops its subscriptions and the commit listener', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'warren-mcp-subs-'));
     const running = await serve(
       { host: '127.0.0.1', port: 0, dataDir: dir, durability: 'process', demo: false },
@@ -405,6 +407,28 @@ describe('subscriptions over the zone socket', () => {
       await until(() => seen.length === 1, 5000, 'an update over the socket');
       await client.close();
       await until(() => commitListeners(w) === before, 5000, 'the listener to go with the socket');
+
+      // Through `warren mcp` (stdio relayed to /mcp): the update arrives on stdout, and the
+      // relay's end (stdin closed) deletes its HTTP session and with it the subscription.
+      const spawned = await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async' });
+      const id = spawned.session.id;
+      const stdio = new Client({ name: 'stdio-subs', version: '0' });
+      await stdio.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [WARREN_BIN, 'mcp', '--url', running.url],
+          env: { PATH: process.env.PATH ?? '', WARREN_TOKEN: running.warren.tokens.mint(id, 0) },
+          stderr: 'pipe',
+        }),
+      );
+      const relayed = recordUpdates(stdio);
+      const pipe = `warren://streams/${encodeURIComponent(`pipe:${id}`)}/transcript`;
+      await stdio.subscribeResource({ uri: pipe });
+      await call(w, 'ipc_write', { fd: spawned.pipeFd, message: 'through the relay' });
+      await until(() => relayed.length === 1, 10_000, 'an update through the relay');
+      assert.deepEqual(relayed, [pipe]);
+      await stdio.close();
+      await until(() => commitListeners(w) === before, 10_000, 'the listener to go with the relay');
     } finally {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import type { Principal } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
 import { type CompletionSource, SOURCES } from './completion-sources.ts';
 import { promptArgSource } from './prompts.ts';
+import { mayRead } from './resources.ts';
 
 /** The spec's cap on values per answer. */
 export const MAX_COMPLETIONS = 100;
@@ -18,6 +19,13 @@ const TEMPLATE_VARS: Record<string, Record<string, CompletionSource>> = {
   'warren://streams/{name}/transcript{?before,limit}': { name: 'streams' },
   'warren://streams/{name}/transcript': { name: 'streams' },
 };
+
+/** Ids and names complete only for callers that may read what they name (resources.ts). */
+function allowed(warren: Warren, p: Principal, source: CompletionSource): boolean {
+  if (source === 'sessions') return mayRead(warren, p, 'session');
+  if (source === 'streams') return mayRead(warren, p, 'transcript');
+  return true;
+}
 
 /**
  * `completion/complete` for prompt arguments (`ref/prompt`) and resource template variables
@@ -34,7 +42,7 @@ export function registerCompletion(server: Server, warren: Warren, principal: Pr
         : ref.type === 'ref/resource'
           ? TEMPLATE_VARS[ref.uri]?.[argument.name]
           : undefined;
-    if (!source) return { completion: { values: [], hasMore: false } };
+    if (!source || !allowed(warren, principal, source)) return { completion: { values: [], hasMore: false } };
     const prefix = argument.value.slice(0, MAX_PREFIX);
     const found = await SOURCES[source](warren, principal, prefix, MAX_COMPLETIONS + 1);
     return {
