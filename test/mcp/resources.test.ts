@@ -76,6 +76,27 @@ function recordUpdates(c: Client): string[] {
 const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Notifications outside a request travel on the client's GET stream, which the SDK opens
+ * just after initialize, without waiting: one sent before it is up is lost (Streamable HTTP
+ * keeps no backlog). Wait until it carries one, then forget what arrived.
+ */
+async function notificationsFlow(c: Client, seen: string[], poke: () => Promise<unknown>): Promise<void> {
+  await c.subscribeResource({ uri: 'warren://events' });
+  await until(
+    async () => {
+      await poke();
+      await settle(100);
+      return seen.includes('warren://events');
+    },
+    10_000,
+    'the notification stream',
+  );
+  await c.unsubscribeResource({ uri: 'warren://events' });
+  await settle();
+  seen.length = 0;
+}
+
+/**
  * Resources and subscriptions through the official SDK client on a real HTTP server. On both
  * backends: listing a session's subtree is a recursive query and prefix ranges are compared
  * by each database's own collation.
@@ -260,6 +281,7 @@ forEachWarren('MCP resources', (t) => {
       const { fd: otherFd } = await call(w, 'streams_create', { name: 'unwatched' });
       const c = await connect(h, h.key);
       const seen = recordUpdates(c);
+      await notificationsFlow(c, seen, () => call(w, 'ipc_write', { fd: otherFd, message: 'poke' }));
       const u = 'warren://streams/watched/transcript';
       await c.subscribeResource({ uri: u });
 
@@ -413,21 +435,32 @@ describe('subscriptions over the zone socket and stdio', () => {
       const spawned = await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async' });
       const id = spawned.session.id;
       const stdio = new Client({ name: 'stdio-subs', version: '0' });
-      await stdio.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [WARREN_BIN, 'mcp', '--url', running.url],
-          env: { PATH: process.env.PATH ?? '', WARREN_TOKEN: running.warren.tokens.mint(id, 0) },
-          stderr: 'pipe',
-        }),
-      );
-      const relayed = recordUpdates(stdio);
-      const pipe = `warren://streams/${encodeURIComponent(`pipe:${id}`)}/transcript`;
-      await stdio.subscribeResource({ uri: pipe });
-      await call(w, 'ipc_write', { fd: spawned.pipeFd, message: 'through the relay' });
-      await until(() => relayed.length === 1, 10_000, 'an update through the relay');
-      assert.deepEqual(relayed, [pipe]);
-      await stdio.close();
+      try {
+        await stdio.connect(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: [WARREN_BIN, 'mcp', '--url', running.url],
+            env: { PATH: process.env.PATH ?? '', WARREN_TOKEN: running.warren.tokens.mint(id, 0) },
+            stderr: 'pipe',
+          }),
+        );
+        const relayed = recordUpdates(stdio);
+        const pipe = `warren://streams/${encodeURIComponent(`pipe:${id}`)}/transcript`;
+        await stdio.subscribeResource({ uri: pipe });
+        // Written until one arrives: the relay's GET stream may not be up for the first.
+        await until(
+          async () => {
+            await call(w, 'ipc_write', { fd: spawned.pipeFd, message: 'through the relay' });
+            await settle(200);
+            return relayed.length > 0;
+          },
+          10_000,
+          'an update through the relay',
+        );
+        assert.ok(relayed.every((u) => u === pipe));
+      } finally {
+        await stdio.close();
+      }
       await until(() => commitListeners(w) === before, 10_000, 'the listener to go with the relay');
     } finally {
       await running.stop();
