@@ -146,7 +146,7 @@ export const PROMPTS: PromptDef[] = [
         ...list,
         '',
         '1. Read anything still pending (ipc_read): ipc_close refuses while messages are undelivered on an fd.',
-        '2. Close the fds you hold on your children and on streams you no longer need (ipc_close). Closing the last fd on a child reaps it; a child you leave running is adopted by your parent when you end.',
+        '2. Close the fds you hold on your children and on streams you no longer need (ipc_close). Closing the last fd on a child reaps it; a child you leave running is adopted by your parent when you end (unless it was spawned with another parentClose).',
         '3. Keep fds 0–2 (your stdin, your pipe to your parent, your lifecycle): your parent holds their other ends and decides when you are done.',
         `4. Write your report on fd 1 with ipc_write${args.summary ? `, covering: ${args.summary}` : ': what you did, what you found, what is left'}.`,
         '5. Then stop. Going idle sends your parent SIGCHLD with your last message.',
