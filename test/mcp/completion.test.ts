@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CompiledQuery } from 'kysely';
+import { operator } from '../../src/kernel/principal.ts';
 import { corePlugin } from '../../src/plugins/core.ts';
 import type { Warren } from '../../src/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
@@ -129,7 +130,7 @@ forEachWarren('MCP completion', (t) => {
     }
   });
 
-  it('task ids when the orchestration plugin is loaded; persona names when the table exists', async () => {
+  it('task ids when the orchestration plugin is loaded; persona names of the caller’s zone', async () => {
     const h = await startHttp(t, { plugins: { known: [corePlugin, orchestrationWithTasks] } });
     try {
       const w = h.warren;
@@ -151,13 +152,10 @@ forEachWarren('MCP completion', (t) => {
         hasMore: false,
       });
 
-      assert.deepEqual((await complete(c, task, 'persona', '')).values, [], 'no personas table: nothing');
-      await raw(w, 'create table personas (id text primary key, zone text not null, name text not null)');
-      await raw(
-        w,
-        `insert into personas (id, zone, name) values ('p1', 'default', 'reviewer'), ('p2', 'default', 'researcher'),
-         ('p3', 'default', 'coder'), ('p4', 'team-b', 'rebel')`,
-      );
+      assert.deepEqual((await complete(c, task, 'persona', '')).values, [], 'no personas yet: nothing');
+      for (const name of ['reviewer', 'researcher', 'coder'])
+        await w.call(operator(), 'persona_create', { name, runtime: 'script' });
+      await w.call(operator('admin', 'team-b'), 'persona_create', { name: 'rebel', runtime: 'script' });
       assert.deepEqual((await complete(c, task, 'persona', 're')).values, ['researcher', 'reviewer']);
     } finally {
       await closeAll();
