@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   limit_exceeded: 429,
   session_stopped: 409,
   runtime_unavailable: 422,
+  over_budget: 422,
   runtime_failed: 502,
   unavailable: 503,
   peer_gone: 410,

@@ -1,5 +1,6 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { childBudget, parseIds } from './budget.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
 import { childGrants } from './grants.ts';
@@ -8,7 +9,7 @@ import { type Principal, principalId } from './principal.ts';
 import { requireSecrets } from './secrets.ts';
 import { createStream, openFd } from './streams.ts';
 import type { SpawnRequest } from './types.ts';
-import { ensureZone, initIdOf, isInit, lockZone, zoneLimits } from './zones.ts';
+import { ensureZone, initIdOf, isInit, lockZone, NO_BUDGET, zoneLimits } from './zones.ts';
 
 export type { SpawnRequest, ToolPolicy } from './types.ts';
 
@@ -105,6 +106,9 @@ export async function spawnInTx(
   const granted = childGrants(spawner, parent, req);
   await requireSecrets(tx, zone, req.secretEnv);
   const id = core.ids.session();
+  // Within what is left of every budget above it (and none of them spent).
+  const budget = await childBudget(tx, parent, req.budget, id);
+  const ancestors = isInit(parent.id) ? [] : [parent.id, ...parseIds(parent.ancestors)];
   const ttlSeconds = req.ttlSeconds ?? core.config.defaultTtlSeconds ?? null;
   const spec = {
     prompt: req.prompt ?? null,
@@ -148,6 +152,11 @@ export async function spawnInTx(
         ? JSON.stringify({ ...req.grants, ...(req.tools ? { allowlist: req.tools } : {}) })
         : null,
     spawn_grants: JSON.stringify(granted.grants),
+    ...NO_BUDGET,
+    budget: budget.budget ? JSON.stringify(budget.budget) : null,
+    ancestors: ancestors.length > 0 ? JSON.stringify(ancestors) : null,
+    budget_scope: budget.scope.length > 0 ? JSON.stringify(budget.scope) : null,
+    budget_deadline: budget.deadline,
   };
   await tx.db.insertInto('sessions').values(session).execute();
   tx.append({
@@ -165,6 +174,7 @@ export async function spawnInTx(
       pipe: req.pipe ?? 'detach',
       parentClose: session.parent_close,
       ...(tools ? { tools } : {}),
+      ...(budget.budget ? { budget: budget.budget } : {}),
     },
   });
 
@@ -190,7 +200,10 @@ export async function spawnInTx(
   const lfd = await openFd(tx, core.ids, { ...mine, stream: lifecycle, perm: 'rw', mode: 'detach' });
   const pfd = await openFd(tx, core.ids, { ...mine, stream: pipe, perm: 'rw', mode: req.pipe ?? 'detach' });
 
-  tx.afterCommit(() => core.effects.startAgent(id, 'start'));
+  tx.afterCommit(() => {
+    core.effects.startAgent(id, 'start');
+    if (budget.deadline !== null) core.effects.armBudgetDeadline(id, budget.deadline);
+  });
   return { session, lifecycleFd: lfd.num, pipeFd: pfd.num, created: true };
 }
 

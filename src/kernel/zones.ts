@@ -46,10 +46,24 @@ export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
     grants: null,
     end_detail: null,
     activity: null,
+    ...NO_BUDGET,
   };
   await tx.db.insertInto('sessions').values(init).execute();
   tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });
 }
+
+/** The budget columns of a session with no budget and no usage yet. */
+export const NO_BUDGET = {
+  budget: null,
+  ancestors: null,
+  budget_scope: null,
+  budget_deadline: null,
+  budget_breach: null,
+  subtree_input_tokens: 0,
+  subtree_output_tokens: 0,
+  subtree_cost_usd: 0,
+  subtree_turns: 0,
+} as const;
 
 /** Serialise spawns in a zone across nodes; SQLite's single writer already does. */
 export async function lockZone(tx: WriteTx, zone: string): Promise<void> {

@@ -43,6 +43,7 @@ export const ipcSpawn = defineSyscall({
     persona: z.string().optional(),
     maxTurns: z.coerce.number().int().positive().optional(),
     ttlSeconds: z.coerce.number().int().positive().optional(),
+    budget: s.budget.optional(),
     parentClose: z
       .enum(['reparent', 'terminate', 'sigterm'])
       .optional()
@@ -103,6 +104,7 @@ export const ipcSpawn = defineSyscall({
       ...((i.runner ?? i.environmentId) !== undefined ? { runner: i.runner ?? i.environmentId } : {}),
       ...(i.maxTurns !== undefined ? { maxTurns: i.maxTurns } : {}),
       ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
+      ...(i.budget !== undefined ? { budget: i.budget } : {}),
       ...(i.parentClose !== undefined ? { parentClose: i.parentClose } : {}),
       ...(i.idempotencyKey !== undefined ? { idempotencyKey: i.idempotencyKey } : {}),
       ...(i.wakeOnInput !== undefined ? { wakeOnInput: i.wakeOnInput } : {}),
