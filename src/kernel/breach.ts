@@ -2,7 +2,15 @@ import type { EndReason, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import { parseJson } from '../util/json.ts';
-import { type Breach, type BudgetLimit, budgetOf, firstBreach, scopeRows, totalsOf } from './budget.ts';
+import {
+  type Breach,
+  type BudgetLimit,
+  budgetOf,
+  firstBreach,
+  type ScopeRow,
+  scopeRows,
+  totalsOf,
+} from './budget.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById, sessionRow } from './lookup.ts';
@@ -16,10 +24,20 @@ import { logSignal, requestTerm } from './signals.ts';
  * period (or a second node) do not signal again.
  */
 
-/** Hold the budgets that cover a session (`scope`) to their subtree totals; `by` tipped them. */
-export async function enforceBudgets(tx: WriteTx, core: Core, scope: string[], by: string): Promise<void> {
-  for (const b of await scopeRows(tx, scope)) {
-    if (b.budget_breach !== null) continue;
+/**
+ * Hold the budgets that cover a session (`scope`) to their subtree totals; `by` tipped them.
+ * `seen`: those rows as an update just returned them (a superset), else they are read.
+ */
+export async function enforceBudgets(
+  tx: WriteTx,
+  core: Core,
+  scope: string[],
+  by: string,
+  seen?: ScopeRow[],
+): Promise<void> {
+  const rows = seen ? seen.filter((r) => scope.includes(r.id)) : await scopeRows(tx, scope);
+  for (const b of rows) {
+    if (b.budget_breach !== null || b.status === 'stopped') continue;
     const spent = firstBreach(budgetOf(b) ?? {}, totalsOf(b), Number(b.created_at), null);
     if (spent) await breach(tx, core, b.id, spent, by);
   }

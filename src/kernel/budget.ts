@@ -114,7 +114,7 @@ export function firstBreach(
 
 export const parseIds = (text: string | null): string[] => parseJson<string[]>(text, []);
 
-type ScopeRow = Pick<
+export type ScopeRow = Pick<
   SessionsTable,
   | 'id'
   | 'status'
@@ -127,21 +127,24 @@ type ScopeRow = Pick<
   | 'subtree_turns'
 >;
 
+/** What a breach check reads of a budgeted session. */
+export const SCOPE_COLUMNS = [
+  'id',
+  'status',
+  'budget',
+  'budget_breach',
+  'created_at',
+  'subtree_input_tokens',
+  'subtree_output_tokens',
+  'subtree_cost_usd',
+  'subtree_turns',
+] as const;
+
 /** The live budgeted sessions among these ids, with what each has used. */
 export function scopeRows(tx: WriteTx, ids: string[]): Promise<ScopeRow[]> {
   return tx.db
     .selectFrom('sessions')
-    .select([
-      'id',
-      'status',
-      'budget',
-      'budget_breach',
-      'created_at',
-      'subtree_input_tokens',
-      'subtree_output_tokens',
-      'subtree_cost_usd',
-      'subtree_turns',
-    ])
+    .select(SCOPE_COLUMNS)
     .where('id', 'in', ids)
     .where('status', '!=', 'stopped')
     .execute();

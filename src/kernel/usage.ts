@@ -3,7 +3,7 @@ import type { Database, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
 import { enforceBudgets } from './breach.ts';
-import { parseIds, type SubtreeTotals } from './budget.ts';
+import { parseIds, SCOPE_COLUMNS, type ScopeRow, type SubtreeTotals } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Usage } from './records.ts';
 
@@ -69,12 +69,17 @@ export async function recordUsage(tx: WriteTx, core: Core, row: SessionsTable, u
 export async function sumUp(tx: WriteTx, core: Core, row: SessionsTable, d: SubtreeTotals): Promise<void> {
   if (isZero(d)) return;
   const ancestors = parseIds(row.ancestors);
+  const scope = parseIds(row.budget_scope);
+  // Only ancestors budget it (it would come first): the update hands back what the check reads.
+  const returning = scope.length > 0 && scope[0] !== row.id;
+  let seen: ScopeRow[] | undefined;
   if (ancestors.length > 0) {
-    await tx.db
+    const q = tx.db
       .updateTable('sessions')
       .set((eb) => addTotals(eb, d))
-      .where('id', 'in', ancestors)
-      .execute();
+      .where('id', 'in', ancestors);
+    if (returning) seen = await q.returning(SCOPE_COLUMNS).execute();
+    else await q.execute();
   }
-  if (row.budget_scope !== null) await enforceBudgets(tx, core, parseIds(row.budget_scope), row.id);
+  if (scope.length > 0) await enforceBudgets(tx, core, scope, row.id, seen);
 }
