@@ -1,4 +1,4 @@
-import type { SessionsTable } from '../store/schema.ts';
+import type { EndReason, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
 import { invalid, WarrenError } from './errors.ts';
@@ -207,3 +207,27 @@ export async function childBudget(
 }
 
 const round = (n: number) => Number(n.toFixed(6));
+
+/** How a session that stopped after its SIGTERM ends: terminated, or `budget_exceeded` if a budget sent it. */
+export function endAfterTerm(row: Pick<SessionsTable, 'budget_breach'>): {
+  reason: EndReason;
+  detail: Record<string, unknown>;
+} {
+  const breach = parseJson<Breach | null>(row.budget_breach, null);
+  return breach ? { reason: 'budget_exceeded', detail: { ...breach } } : { reason: 'terminated', detail: {} };
+}
+
+const LABEL: Record<BudgetLimit, string> = {
+  inputTokens: 'input tokens',
+  outputTokens: 'output tokens',
+  costUsd: 'cost (USD)',
+  turns: 'turns',
+  wallMs: 'wall time (ms)',
+};
+
+const num = (n: number) => String(Number(n.toFixed(6)));
+
+/** "the subtree's input tokens budget is spent: 1200 used of 1000" */
+export function breachText(b: Pick<Breach, 'limit' | 'max' | 'used'>): string {
+  return `the subtree's ${LABEL[b.limit] ?? b.limit} budget is spent: ${num(b.used)} used of ${num(b.max)}`;
+}

@@ -1,7 +1,6 @@
 import type { EndReason, FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
-import { breachText } from './breach.ts';
-import type { BudgetLimit } from './budget.ts';
+import { type BudgetLimit, breachText } from './budget.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
 import { nextFdNum, openFdsOf, openFdsOn, sessionById, sessionRow } from './lookup.ts';

@@ -3,7 +3,7 @@ import type { AgentExit, AgentSink } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { redactCredentials } from '../util/redact.ts';
-import { endAfterTerm } from './breach.ts';
+import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { endSession } from './lifecycle.ts';

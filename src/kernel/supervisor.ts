@@ -3,7 +3,7 @@ import { TokenSigner } from '../auth/tokens.ts';
 import type { AgentContext, AgentHandle, AgentSink, AgentSpec, RuntimeRegistry } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
-import { endAfterTerm } from './breach.ts';
+import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { WarrenError } from './errors.ts';
