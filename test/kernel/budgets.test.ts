@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { subtreeDelta } from '../../src/kernel/usage.ts';
 import type { Warren } from '../../src/warren.ts';
 import { manualClock } from '../helpers/clock.ts';
 import {
@@ -46,6 +47,24 @@ const childOf = (w: Warren, parent: string): Promise<string> =>
     5000,
     `a child of ${parent}`,
   );
+
+it('a usage report adds only finite, non-negative, bounded amounts to the subtree totals (agents are untrusted)', () => {
+  assert.deepEqual(
+    subtreeDelta({ inputTokens: -1e9, outputTokens: Number.NaN, costUsd: Number.POSITIVE_INFINITY }),
+    {
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      turns: 0,
+    },
+  );
+  assert.deepEqual(subtreeDelta({ inputTokens: 1e15, outputTokens: 2.6, costUsd: 0.25, turns: 99 }), {
+    inputTokens: 1e9,
+    outputTokens: 3,
+    costUsd: 0.25,
+    turns: 0,
+  });
+});
 
 forEachWarren('budgets per subtree', (t) => {
   it('sums usage up a three-level tree: own and subtree totals on each level, durable across a restart', async () => {
