@@ -35,7 +35,10 @@ forEachWarren(
       timeout: 60_000,
     }, async () => {
       // Every model call: 600 input tokens. The budget holds one turn, not two.
-      const m = await startMockAnthropic(() => ({ text: 'done', usage: { input_tokens: 600, output_tokens: 2 } }));
+      const m = await startMockAnthropic(() => ({
+        text: 'done',
+        usage: { input_tokens: 600, output_tokens: 2 },
+      }));
       closers.push(() => m.close());
       const mcp = await startMockMcp(0);
       closers.push(() => mcp.close());
