@@ -206,6 +206,21 @@ forEachWarren('budgets per subtree', (t) => {
     await waitStatus(w, leaf, 'stopped');
   });
 
+  it('a breach survives a restart: the pending SIGTERM still ends the session as budget_exceeded', async () => {
+    const location = t.location();
+    let w = await t.open({ location, kernel: { termGraceMs: 1_000 } });
+    // Asleep: the SIGTERM waits for a safe point that never comes.
+    const a = { steps: [usage(50, 0, 0), { sleep: 600_000 }] };
+    const top = (await call(w, 'ipc_spawn', { script: a, budget: { inputTokens: 50 } })).session.id;
+    await until(() => eventOf(w, top, 'budget.exceeded'), 5000, 'budget.exceeded');
+    await w.close();
+    w = await t.open({ location, kernel: { termGraceMs: 1_000, resumeOnStart: false } });
+    await waitStatus(w, top, 'stopped', 5000);
+    const s = await sessionOf(w, top);
+    assert.equal(s.endReason, 'budget_exceeded');
+    assert.deepEqual(s.budget.exceeded, { limit: 'inputTokens', max: 50, used: 50, over: 0 });
+  });
+
   it('a turn limit counts every turn in the subtree', async () => {
     const w = await t.open({ gating: deepTrees, kernel: { termGraceMs: 300 } });
     // The lead stays busy (no turns of its own, SIGCHLDs wait): every turn is the worker's.
