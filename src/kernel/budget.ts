@@ -10,6 +10,19 @@ import type { Budget } from './types.ts';
  * spent a limit when its total reaches it. See docs/budgets.md.
  */
 
+/** The budget columns of a session with no budget and no usage yet. */
+export const NO_BUDGET = {
+  budget: null,
+  ancestors: null,
+  budget_scope: null,
+  budget_deadline: null,
+  budget_breach: null,
+  subtree_input_tokens: 0,
+  subtree_output_tokens: 0,
+  subtree_cost_usd: 0,
+  subtree_turns: 0,
+} as const;
+
 export type BudgetLimit = keyof Budget;
 export const BUDGET_LIMITS: readonly BudgetLimit[] = [
   'inputTokens',

@@ -1,6 +1,6 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
-import { childBudget, parseIds } from './budget.ts';
+import { childBudget, NO_BUDGET, parseIds } from './budget.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
 import { childGrants } from './grants.ts';
@@ -9,7 +9,7 @@ import { type Principal, principalId } from './principal.ts';
 import { requireSecrets } from './secrets.ts';
 import { createStream, openFd } from './streams.ts';
 import type { SpawnRequest } from './types.ts';
-import { ensureZone, initIdOf, isInit, lockZone, NO_BUDGET, zoneLimits } from './zones.ts';
+import { ensureZone, initIdOf, isInit, lockZone, zoneLimits } from './zones.ts';
 
 export type { SpawnRequest, ToolPolicy } from './types.ts';
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { NO_BUDGET } from './budget.ts';
 import type { KernelLimits } from './config.ts';
 import { INIT_SESSION, KERNEL_ACTOR } from './principal.ts';
 
@@ -51,19 +52,6 @@ export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
   await tx.db.insertInto('sessions').values(init).execute();
   tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });
 }
-
-/** The budget columns of a session with no budget and no usage yet. */
-export const NO_BUDGET = {
-  budget: null,
-  ancestors: null,
-  budget_scope: null,
-  budget_deadline: null,
-  budget_breach: null,
-  subtree_input_tokens: 0,
-  subtree_output_tokens: 0,
-  subtree_cost_usd: 0,
-  subtree_turns: 0,
-} as const;
 
 /** Serialise spawns in a zone across nodes; SQLite's single writer already does. */
 export async function lockZone(tx: WriteTx, zone: string): Promise<void> {
