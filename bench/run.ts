@@ -1,9 +1,9 @@
 /**
- * `npm run bench`: the store, kernel, MCP, CLI-start, scale and load benchmarks, one table. Every bench
+ * `npm run bench`: the store, kernel, MCP, CLI-start, scale, load and turn benchmarks, one table. Every bench
  * cleans up after itself (temp dirs, PostgreSQL schemas, warrens closed, servers killed), so
  * the process exits on its own. A bench that throws becomes a FAILED row and the exit code is 1.
  *
- * A subset: `npm run bench -- scale load` runs the groups (store, kernel, mcp, scale, load)
+ * A subset: `npm run bench -- scale load` runs the groups (store, kernel, mcp, scale, load, turns)
  * or single benches (e.g. `spawnOverhead`, `scaleLog`) named; `quick` is store, kernel and
  * mcp (under a minute; scale and load take several). No argument runs everything.
  */
@@ -15,6 +15,7 @@ import { mcpBenches } from './mcp.ts';
 import { pluginBenches } from './plugins.ts';
 import { scaleBenches } from './scale.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
+import { turnBenches } from './turns.ts';
 
 type Bench = () => Promise<BenchRow[]>;
 
@@ -26,6 +27,7 @@ const groups: Record<string, Record<string, Bench>> = {
   cli: cliBenches,
   scale: scaleBenches,
   load: loadBenches,
+  turns: turnBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

@@ -1,3 +1,4 @@
+import type { WallTimers } from './breach.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import type { Supervisor } from './supervisor.ts';
@@ -11,4 +12,5 @@ export interface KernelContext extends Core {
   delivery: Delivery;
   supervisor: Supervisor;
   term: TermTimers;
+  wall: WallTimers;
 }

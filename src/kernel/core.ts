@@ -14,6 +14,8 @@ export interface Effects {
   stopAgent(sessionId: string): void;
   /** Arm the SIGTERM grace timer. */
   armTermDeadline(sessionId: string, at: number): void;
+  /** Arm (or with null, disarm) the wall-time deadline of a session's budget. */
+  armBudgetDeadline(sessionId: string, at: number | null): void;
   /** Whether this node runs a live agent for the session (one that can be asked to stop). */
   hasAgent(sessionId: string): boolean;
 }

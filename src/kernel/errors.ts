@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   session_stopped: 409,
   already_answered: 409,
   runtime_unavailable: 422,
+  over_budget: 422,
   runtime_failed: 502,
   unavailable: 503,
   peer_gone: 410,

@@ -8,6 +8,7 @@ import type { WriteTx } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { endOrphans, recover } from './boot.ts';
+import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
@@ -95,12 +96,14 @@ export class Kernel {
         startAgent: (id, how) => void k.supervisor.start(id, how),
         stopAgent: (id) => void k.supervisor.stop(id),
         armTermDeadline: (id, at) => k.term.arm(id, at),
+        armBudgetDeadline: (id, at) => k.wall.arm(id, at),
         hasAgent: (id) => k.supervisor.has(id),
       },
       toolPolicy: opts.toolPolicy ?? (() => null),
       secretBox: new SecretBox(opts.secretsKey ?? randomBytes(32)),
     } as KernelContext;
     k.term = new TermTimers(k);
+    k.wall = new WallTimers(k);
     k.delivery = new Delivery(k);
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
@@ -134,6 +137,7 @@ export class Kernel {
     });
     await endOrphans(this.k, this.runId);
     this.lost = await recover(this.k);
+    await this.k.wall.armAll();
     if (!opts.deferResume) this.resumeLost();
     this.reconciler.start();
   }
@@ -150,6 +154,7 @@ export class Kernel {
     this.started = false;
     this.reconciler.stop();
     this.k.term.clearAll();
+    this.k.wall.clearAll();
     await this.k.supervisor.stopAll();
     await this.k.fdTable.flush();
     await this.store.writer.drained();

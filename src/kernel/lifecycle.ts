@@ -1,5 +1,6 @@
 import type { EndReason, FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { type BudgetLimit, breachText } from './budget.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
 import { nextFdNum, openFdsOf, openFdsOn, sessionById, sessionRow } from './lookup.ts';
@@ -46,6 +47,7 @@ export async function endSession(
     ended_at: tx.now,
     updated_at: tx.now,
     term_deadline: null,
+    budget_deadline: null,
   };
   await tx.db.updateTable('sessions').set(patch).where('id', '=', id).execute();
   tx.append({
@@ -55,9 +57,13 @@ export async function endSession(
     session_id: id,
     payload: { from: row.status, to: 'stopped', endReason: reason, ...detail },
   });
-  tx.afterCommit(() => core.effects.stopAgent(id));
+  tx.afterCommit(() => {
+    core.effects.stopAgent(id);
+    if (row.budget_deadline !== null) core.effects.armBudgetDeadline(id, null);
+  });
 
-  if (NATURAL_ENDS.has(reason)) await handOffChildren(tx, core, row, reason);
+  // A breached budget covered the whole subtree: it goes too, however the session ended.
+  if (NATURAL_ENDS.has(reason) && row.budget_breach === null) await handOffChildren(tx, core, row, reason);
   else {
     // Kill and reap: tear down the streams it owns (its children's plumbing, rooms it made).
     const owned = await tx.db
@@ -128,6 +134,12 @@ export function describeEnd(
     case 'expired':
       return 'its time to live ran out';
     case 'budget_exceeded':
+      if (typeof detail.limit === 'string')
+        return breachText({
+          limit: detail.limit as BudgetLimit,
+          max: Number(detail.max),
+          used: Number(detail.used),
+        });
       return `its turn budget (${String(detail.maxTurns ?? '?')}) was spent`;
     case 'reaped':
       return 'nobody holds it any more';

@@ -63,7 +63,7 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
 }
 
 export async function session(k: KernelContext, p: Principal, id: string): Promise<SessionInfo> {
-  return sessionInfo(await readableSession(k.store.reader, p, id));
+  return sessionInfo(await readableSession(k.store.reader, p, id), k.clock.now());
 }
 
 export async function ps(
@@ -75,7 +75,8 @@ export async function ps(
   if (!opts.all) q = q.where('status', '!=', 'stopped');
   if (p.kind === 'session') q = q.where('parent_id', '=', p.sessionId);
   const rows = await q.orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
-  return rows.map(sessionInfo);
+  const now = k.clock.now();
+  return rows.map((r) => sessionInfo(r, now));
 }
 
 /** SIGKILL, or with `graceful` SIGTERM (escalated to SIGKILL after the grace period). */

@@ -173,5 +173,5 @@ export async function openSession(
     };
   });
   if (out.reanimated) await k.supervisor.start(id, 'resume');
-  return { session: sessionInfo(await sessionRow({ db: k.store.reader }, id)), ...out };
+  return { session: sessionInfo(await sessionRow({ db: k.store.reader }, id), k.clock.now()), ...out };
 }

@@ -1,5 +1,6 @@
 import { dropExpired, RETENTION_BATCH, RETENTION_UNITS_PER_TICK } from '../store/retention.ts';
 import type { TimerHandle } from '../util/clock.ts';
+import { wallPhase } from './breach.ts';
 import type { Core } from './core.ts';
 import { DriftWatch } from './drift.ts';
 import { endSession, isHeld } from './lifecycle.ts';
@@ -44,6 +45,7 @@ export class Reconciler {
     this.phases = [
       { name: 'term-deadlines', run: () => this.termDeadlines() },
       { name: 'ttl', run: () => this.ttl() },
+      { name: 'budget-wall', run: () => wallPhase(this.core, BATCH) },
       { name: 'lost-agents', run: () => this.lostAgents() },
       { name: 'unheld', run: () => this.unheld() },
       { name: 'cursors', run: () => this.core.fdTable.flush() },

@@ -10,6 +10,8 @@ import type {
   StreamsTable,
 } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
+import { type Breach, budgetOf, remainingOf, type SubtreeTotals, totalsOf } from './budget.ts';
+import type { Budget } from './types.ts';
 
 /** The kernel's public shapes: what syscalls return. Rows never leave the kernel raw. */
 export interface SessionInfo {
@@ -30,7 +32,12 @@ export interface SessionInfo {
   lastMessage: string | null;
   suspendReason: string | null;
   turns: number;
+  /** Its own usage, as its runtime reported it. */
   usage: Usage;
+  /** Usage of it and everything spawned under it, its own included (turns: the kernel's count). */
+  subtreeUsage: SubtreeTotals;
+  /** Its budget for its subtree, what is left of it, and its breach; null without one. */
+  budget: BudgetInfo | null;
   /** The tools it may call; null: its tier's defaults. */
   tools: string[] | null;
   /** The persona it was spawned from; null: none. */
@@ -49,6 +56,16 @@ export interface Usage {
   outputTokens?: number;
   costUsd?: number;
   turns?: number;
+}
+
+export interface BudgetInfo {
+  limits: Budget;
+  /** What is left of each limit, at the time of the answer. */
+  remaining: Budget;
+  /** When its wall time runs out (spawn + wallMs); null without that limit. */
+  deadline: number | null;
+  /** The limit that was spent, once one was: its value, what was used, how much over. */
+  exceeded: Breach | null;
 }
 
 export interface StreamInfo {
@@ -90,7 +107,8 @@ export interface MessageView {
   data?: unknown;
 }
 
-export const sessionInfo = (r: SessionsTable): SessionInfo => ({
+/** A session as callers see it; `now` is when the answer is given (what is left of a wall-time budget). */
+export const sessionInfo = (r: SessionsTable, now: number): SessionInfo => ({
   id: r.id,
   zone: r.zone,
   parentId: r.parent_id,
@@ -107,6 +125,8 @@ export const sessionInfo = (r: SessionsTable): SessionInfo => ({
   suspendReason: r.suspend_reason,
   turns: r.turns,
   usage: parseJson<Usage>(r.usage, {}),
+  subtreeUsage: totalsOf(r),
+  budget: budgetInfo(r, now),
   tools: parseJson<string[] | null>(r.tools, null),
   persona: r.persona ?? null,
   model: r.model ?? null,
@@ -115,6 +135,20 @@ export const sessionInfo = (r: SessionsTable): SessionInfo => ({
   updatedAt: Number(r.updated_at),
   endedAt: r.ended_at === null ? null : Number(r.ended_at),
 });
+
+function budgetInfo(r: SessionsTable, now: number): BudgetInfo | null {
+  const limits = budgetOf(r);
+  if (!limits) return null;
+  const createdAt = Number(r.created_at);
+  // A stopped session's budget is measured at its end, not ever after.
+  const at = r.ended_at === null ? now : Number(r.ended_at);
+  return {
+    limits,
+    remaining: remainingOf(limits, totalsOf(r), createdAt, at),
+    deadline: limits.wallMs === undefined ? null : createdAt + limits.wallMs,
+    exceeded: parseJson<Breach | null>(r.budget_breach, null),
+  };
+}
 
 export const streamInfo = (r: StreamsTable): StreamInfo => ({
   id: r.id,

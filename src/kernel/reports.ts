@@ -2,13 +2,14 @@ import { bootId } from '../runtimes/process.ts';
 import type { AgentExit, AgentSink } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
-import { parseJson } from '../util/json.ts';
 import { redactCredentials } from '../util/redact.ts';
+import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { setStatus } from './status.ts';
+import { recordUsage } from './usage.ts';
 
 type Report = (tx: WriteTx, row: SessionsTable) => Promise<void>;
 
@@ -185,14 +186,8 @@ export function agentSink(
       ),
     usage: (u) =>
       apply(async (tx, r) => {
-        const sum: Record<string, number> = { ...parseJson<Record<string, number>>(r.usage, {}) };
-        for (const [k, v] of Object.entries(u)) if (typeof v === 'number') sum[k] = (sum[k] ?? 0) + v;
-        await tx.db
-          .updateTable('sessions')
-          .set({ usage: JSON.stringify(sum) })
-          .where('id', '=', id)
-          .execute();
         tx.append({ zone, type: 'session.usage', actor: id, session_id: id, payload: { ...u } });
+        await recordUsage(tx, core, r, u);
       }),
     busy: () =>
       apply(async (tx, r) => {
@@ -272,10 +267,13 @@ async function recordExit(tx: WriteTx, core: Core, r: SessionsTable, result: Age
     });
     return;
   }
-  const reason = result.reason === 'completed' && r.term_deadline !== null ? 'terminated' : result.reason;
+  // Stopped after SIGTERM: terminated, or, if that SIGTERM was a budget's, budget_exceeded.
+  const asked = result.reason === 'completed' && r.term_deadline !== null ? endAfterTerm(r) : null;
+  const reason = asked ? asked.reason : result.reason;
   const detail: Record<string, unknown> = {};
   if (result.error) detail.error = result.error;
   if (result.code !== undefined) detail.code = result.code;
   if (result.stderrTail) detail.stderrTail = result.stderrTail;
+  if (asked) Object.assign(detail, asked.detail);
   await endSession(tx, core, r.id, reason, r.id, detail);
 }

@@ -13,7 +13,7 @@ export type SignalName = (typeof SIGNALS)[number];
 export function signalText(signal: SignalName, f: Record<string, unknown>): string {
   switch (signal) {
     case 'SIGTERM':
-      return `[SIGTERM] Stop requested${f.by ? ` by ${f.by}` : ''}. Finish what you are doing, close the fds you own, and stop. You will be killed in ${Math.round(Number(f.graceMs ?? 0) / 1000)}s otherwise.`;
+      return `[SIGTERM] Stop requested${f.by ? ` by ${f.by}` : ''}${f.reason ? `: ${f.reason}` : ''}. Finish what you are doing, close the fds you own, and stop. You will be killed in ${Math.round(Number(f.graceMs ?? 0) / 1000)}s otherwise.`;
     case 'SIGCHLD': {
       const last = f.lastMessage ? ` Last message: ${truncate(String(f.lastMessage), 500)}` : '';
       const reason = f.endReason
@@ -100,6 +100,8 @@ export async function requestTerm(
   core: Core,
   row: SessionsTable,
   actor: string,
+  /** More for the signal to say (`reason`: why, in words). */
+  fields: Record<string, unknown> = {},
 ): Promise<number> {
   const graceMs = core.config.termGraceMs;
   const deadline = tx.now + graceMs;
@@ -108,7 +110,7 @@ export async function requestTerm(
     .set({ term_deadline: deadline, updated_at: tx.now })
     .where('id', '=', row.id)
     .execute();
-  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline }, actor);
+  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline, ...fields }, actor);
   tx.afterCommit(() => core.effects.armTermDeadline(row.id, deadline));
   return deadline;
 }

@@ -1,5 +1,6 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { childBudget, NO_BUDGET, parseIds } from './budget.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
 import { childGrants, grantsOfRow, UNRESTRICTED } from './grants.ts';
@@ -102,6 +103,9 @@ export async function spawnInTx(
   const granted = childGrants(spawner, parent, req);
   await requireSecrets(tx, zone, req.secretEnv);
   const id = core.ids.session();
+  // Within what is left of every budget above it (and none of them spent).
+  const budget = await childBudget(tx, parent, req.budget, id);
+  const ancestors = isInit(parent.id) ? [] : [parent.id, ...parseIds(parent.ancestors)];
   const ttlSeconds = req.ttlSeconds ?? core.config.defaultTtlSeconds ?? null;
   const spec = {
     prompt: req.prompt ?? null,
@@ -148,6 +152,11 @@ export async function spawnInTx(
     spawn_grants: JSON.stringify(granted.grants),
     persona: persona?.name ?? null,
     model: spec.model,
+    ...NO_BUDGET,
+    budget: budget.budget ? JSON.stringify(budget.budget) : null,
+    ancestors: ancestors.length > 0 ? JSON.stringify(ancestors) : null,
+    budget_scope: budget.scope.length > 0 ? JSON.stringify(budget.scope) : null,
+    budget_deadline: budget.deadline,
   };
   await tx.db.insertInto('sessions').values(session).execute();
   tx.append({
@@ -167,6 +176,7 @@ export async function spawnInTx(
       ...(persona ? { persona: persona.name } : {}),
       ...(spec.model ? { model: spec.model } : {}),
       ...(tools ? { tools } : {}),
+      ...(budget.budget ? { budget: budget.budget } : {}),
     },
   });
 
@@ -192,7 +202,10 @@ export async function spawnInTx(
   const lfd = await openFd(tx, core.ids, { ...mine, stream: lifecycle, perm: 'rw', mode: 'detach' });
   const pfd = await openFd(tx, core.ids, { ...mine, stream: pipe, perm: 'rw', mode: req.pipe ?? 'detach' });
 
-  tx.afterCommit(() => core.effects.startAgent(id, 'start'));
+  tx.afterCommit(() => {
+    core.effects.startAgent(id, 'start');
+    if (budget.deadline !== null) core.effects.armBudgetDeadline(id, budget.deadline);
+  });
   return { session, lifecycleFd: lfd.num, pipeFd: pfd.num, created: true };
 }
 

@@ -4,6 +4,9 @@ import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { notifyParent } from './signals.ts';
+import { addTotals, sumUp } from './usage.ts';
+
+const ONE_TURN = { inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 1 };
 
 /** Move a live session between pending, running, idle and suspended (stopping is endSession's). */
 export async function setStatus(
@@ -19,7 +22,12 @@ export async function setStatus(
   if (to === 'suspended') patch.suspend_reason = extra.reason ?? 'suspended';
   else patch.suspend_reason = null;
   if (to === 'idle') patch.turns = row.turns + 1;
-  await tx.db.updateTable('sessions').set(patch).where('id', '=', row.id).execute();
+  // A turn counts in its subtree's totals too: its own row's in this statement, the rest in sumUp.
+  await tx.db
+    .updateTable('sessions')
+    .set((eb) => (to === 'idle' ? { ...patch, ...addTotals(eb, ONE_TURN) } : patch))
+    .where('id', '=', row.id)
+    .execute();
   tx.append({
     zone: row.zone,
     type: 'session.status',
@@ -29,6 +37,7 @@ export async function setStatus(
   });
   const next = { ...row, ...patch };
   if (to === 'idle') {
+    await sumUp(tx, core, next, ONE_TURN);
     await notifyParent(tx, next);
     if (next.max_turns !== null && next.turns >= next.max_turns) {
       await endSession(tx, core, next.id, 'budget_exceeded', KERNEL_ACTOR, { maxTurns: next.max_turns });

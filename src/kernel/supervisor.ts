@@ -3,6 +3,7 @@ import { TokenSigner } from '../auth/tokens.ts';
 import type { AgentContext, AgentHandle, AgentSink, AgentSpec, RuntimeRegistry } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
+import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { WarrenError } from './errors.ts';
@@ -198,8 +199,13 @@ export class Supervisor {
     void this.stop(sessionId)
       .then(() =>
         this.reports.apply(sessionId, async (tx, r) => {
-          if (r.status !== 'stopped' && r.term_deadline !== null)
-            await endSession(tx, this.core, sessionId, 'terminated', sessionId, { after: 'SIGTERM' });
+          if (r.status !== 'stopped' && r.term_deadline !== null) {
+            const end = endAfterTerm(r);
+            await endSession(tx, this.core, sessionId, end.reason, sessionId, {
+              after: 'SIGTERM',
+              ...end.detail,
+            });
+          }
         }),
       )
       .catch(() => {}); // the queue has logged it

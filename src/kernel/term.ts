@@ -1,6 +1,7 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { TimerHandle } from '../util/clock.ts';
+import { parseJson } from '../util/json.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionRow } from './lookup.ts';
@@ -73,9 +74,20 @@ export class TermTimers {
     await this.core.store.writer
       .write(async (tx) => {
         const row = await sessionRow(tx, id);
-        if (row.status === 'stopped' || row.term_deadline === null || row.term_deadline > tx.now) return;
+        if (row.status === 'stopped' || row.term_deadline === null) return;
+        // A timer may fire a millisecond before the clock reads its deadline: not yet, so again.
+        if (row.term_deadline > tx.now) {
+          const at = Number(row.term_deadline);
+          tx.afterCommit(() => this.arm(id, at));
+          return;
+        }
         logSignal(tx, row.zone, 'SIGKILL', id, KERNEL_ACTOR, { escalatedFrom: 'SIGTERM' });
-        await endSession(tx, this.core, id, 'killed', KERNEL_ACTOR, { escalatedFrom: 'SIGTERM' });
+        // A breached budget's SIGTERM ends as what it was for.
+        const breach = parseJson<Record<string, unknown> | null>(row.budget_breach, null);
+        await endSession(tx, this.core, id, breach ? 'budget_exceeded' : 'killed', KERNEL_ACTOR, {
+          escalatedFrom: 'SIGTERM',
+          ...breach,
+        });
       })
       .catch((error) =>
         console.error(`warren: escalating SIGTERM of ${id} failed:`, (error as Error).message),

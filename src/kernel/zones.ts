@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { NO_BUDGET } from './budget.ts';
 import type { KernelLimits } from './config.ts';
 import { INIT_SESSION, KERNEL_ACTOR } from './principal.ts';
 
@@ -46,6 +47,7 @@ export async function ensureZone(tx: WriteTx, zone: string): Promise<void> {
     grants: null,
     end_detail: null,
     activity: null,
+    ...NO_BUDGET,
   };
   await tx.db.insertInto('sessions').values(init).execute();
   tx.append({ zone, type: 'zone.created', actor: KERNEL_ACTOR, session_id: init.id, payload: { zone } });

@@ -70,6 +70,21 @@ export interface SessionsTable {
   persona?: string | null;
   /** The model it runs (as its spec names it); null: the runtime's default. */
   model?: string | null;
+  /** JSON Budget (kernel/types.ts) for its whole subtree, as granted at spawn; null: none. */
+  budget: string | null;
+  /** JSON array of the sessions it was spawned under, nearest first, init left out; null: none. */
+  ancestors: string | null;
+  /** JSON array of the budgeted sessions whose budgets cover it (itself first if budgeted); null: none. */
+  budget_scope: string | null;
+  /** When its wall-time budget runs out; null without one, once breached, and once stopped. */
+  budget_deadline: number | null;
+  /** JSON of the breach (limit, max, used, over) once its budget was exceeded; null until then. */
+  budget_breach: string | null;
+  /** Usage of it and everything spawned under it, kept by adding each report in place. */
+  subtree_input_tokens: number;
+  subtree_output_tokens: number;
+  subtree_cost_usd: number;
+  subtree_turns: number;
 }
 
 export interface StreamsTable {

@@ -67,6 +67,7 @@ export const ipcSpawn = defineSyscall({
       ),
     maxTurns: z.coerce.number().int().positive().optional(),
     ttlSeconds: z.coerce.number().int().positive().optional(),
+    budget: s.budget.optional(),
     parentClose: z
       .enum(['reparent', 'terminate', 'sigterm'])
       .optional()
@@ -111,6 +112,7 @@ export const ipcSpawn = defineSyscall({
       ...((i.runner ?? i.environmentId) !== undefined ? { runner: i.runner ?? i.environmentId } : {}),
       ...(i.maxTurns !== undefined ? { maxTurns: i.maxTurns } : {}),
       ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
+      ...(i.budget !== undefined ? { budget: i.budget } : {}),
       ...(i.parentClose !== undefined ? { parentClose: i.parentClose } : {}),
       ...(i.idempotencyKey !== undefined ? { idempotencyKey: i.idempotencyKey } : {}),
       ...(i.wakeOnInput !== undefined ? { wakeOnInput: i.wakeOnInput } : {}),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BUDGET_MAX } from '../kernel/budget.ts';
 
 /** Shared shapes for syscall inputs and outputs. */
 
@@ -101,6 +102,48 @@ export const usage = z.object({
   turns: z.number().optional(),
 });
 
+/** A budget for a subtree, as a caller asks for it (kernel/budget.ts checks it again). */
+export const budget = z
+  .strictObject({
+    inputTokens: z.number().int().nonnegative().max(BUDGET_MAX.inputTokens).optional(),
+    outputTokens: z.number().int().nonnegative().max(BUDGET_MAX.outputTokens).optional(),
+    costUsd: z.number().nonnegative().max(BUDGET_MAX.costUsd).optional(),
+    turns: z.number().int().nonnegative().max(BUDGET_MAX.turns).optional(),
+    wallMs: z.number().int().nonnegative().max(BUDGET_MAX.wallMs).optional().describe('Wall time from spawn'),
+  })
+  .describe(
+    'Limits for the whole subtree under the new session: input/output tokens, cost (USD), turns, wall time (ms). Capped by what is left of the budgets above it.',
+  );
+
+const subtreeTotals = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  costUsd: z.number(),
+  turns: z.number(),
+});
+
+const budgetLimits = z.object({
+  inputTokens: z.number().optional(),
+  outputTokens: z.number().optional(),
+  costUsd: z.number().optional(),
+  turns: z.number().optional(),
+  wallMs: z.number().optional(),
+});
+
+export const budgetInfo = z.object({
+  limits: budgetLimits,
+  remaining: budgetLimits,
+  deadline: z.number().nullable(),
+  exceeded: z
+    .object({
+      limit: z.enum(['inputTokens', 'outputTokens', 'costUsd', 'turns', 'wallMs']),
+      max: z.number(),
+      used: z.number(),
+      over: z.number(),
+    })
+    .nullable(),
+});
+
 export const session = z.object({
   id: z.string(),
   zone: z.string(),
@@ -120,6 +163,8 @@ export const session = z.object({
   suspendReason: z.string().nullable(),
   turns: z.number(),
   usage,
+  subtreeUsage: subtreeTotals,
+  budget: budgetInfo.nullable(),
   tools: z.array(z.string()).nullable(),
   persona: z.string().nullable(),
   model: z.string().nullable(),

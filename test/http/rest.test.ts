@@ -22,6 +22,7 @@ const isAsc = (xs: number[]) => xs.every((x, i) => i === 0 || xs[i - 1]! < x);
 
 const SESSION_KEYS = [
   'activity',
+  'budget',
   'createdAt',
   'depth',
   'endDetail',
@@ -37,6 +38,7 @@ const SESSION_KEYS = [
   'runner',
   'runtime',
   'status',
+  'subtreeUsage',
   'suspendReason',
   'title',
   'tools',

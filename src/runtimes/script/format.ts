@@ -31,6 +31,7 @@ const step = z.union([
         parentClose: z.enum(['reparent', 'terminate', 'sigterm']).optional(),
         script: z.unknown().optional(),
         config: z.record(z.string(), z.unknown()).optional(),
+        budget: z.record(z.string(), z.number()).optional(),
       })
       .strict(),
   }),
@@ -79,6 +80,14 @@ const step = z.union([
       .strict(),
   }),
   z.strictObject({ sleep: z.number().int().nonnegative() }),
+  // Report usage as a model runtime would after a turn (tests of budgets: the script is the deterministic agent).
+  z.strictObject({
+    usage: z.strictObject({
+      inputTokens: z.number().int().nonnegative().optional(),
+      outputTokens: z.number().int().nonnegative().optional(),
+      costUsd: z.number().nonnegative().optional(),
+    }),
+  }),
   // A standing agent: wait for input, say something about it (with $input), forever.
   z.strictObject({ listen: z.strictObject({ say: z.string().optional() }).default({}) }),
   z.strictObject({

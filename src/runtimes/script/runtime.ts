@@ -139,6 +139,7 @@ class ScriptAgent implements AgentHandle {
         ...(s.deliveryMode ? { deliveryMode: s.deliveryMode } : {}),
       });
     } else if ('sleep' in step) await this.sleep(step.sleep);
+    else if ('usage' in step) await sink.usage(step.usage);
     else if ('listen' in step) {
       for (;;) {
         const input = await this.waitForInput();

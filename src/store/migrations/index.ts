@@ -9,6 +9,7 @@ import { sessionHardening } from './006_session_hardening.ts';
 import { secrets } from './007_secrets.ts';
 import { plugins } from './008_plugins.ts';
 import { personas } from './009_personas.ts';
+import { budgets } from './010_budgets.ts';
 import { sessionListing } from './011_session_listing.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
@@ -26,6 +27,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '008_plugins': plugins(kind),
         '009_personas': personas(kind),
         '011_session_listing': sessionListing,
+        '010_budgets': budgets(kind),
       };
     },
   };

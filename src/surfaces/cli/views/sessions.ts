@@ -53,6 +53,8 @@ export const sessionDetails = (s: Session, width?: number): string =>
       ['parent close', s.parentClose],
       ['turns', String(s.turns)],
       ['usage', compactJson(s.usage)],
+      ['subtree usage', compactJson(s.subtreeUsage)],
+      ...budgetRows(s),
       ['created', iso(s.createdAt)],
       ['updated', iso(s.updatedAt)],
       ['ended', iso(s.endedAt)],
@@ -60,6 +62,21 @@ export const sessionDetails = (s: Session, width?: number): string =>
     ],
     width ? { width } : {},
   );
+
+/** Only for a session with a budget. */
+const budgetRows = (s: Session): [string, string][] =>
+  s.budget
+    ? [
+        ['budget', compactJson(s.budget.limits)],
+        ['budget left', compactJson(s.budget.remaining)],
+        ...(s.budget.deadline !== null
+          ? [['budget deadline', iso(s.budget.deadline)] as [string, string]]
+          : []),
+        ...(s.budget.exceeded
+          ? [['budget exceeded', compactJson(s.budget.exceeded)] as [string, string]]
+          : []),
+      ]
+    : [];
 
 const sessionShow = view<{ session: Session }>((out, ctx) => sessionDetails(out.session, ctx.width));
 

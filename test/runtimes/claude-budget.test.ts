@@ -1,0 +1,99 @@
+/**
+ * A token budget on a real `claude` CLI session (node_modules/.bin/claude) against the mock
+ * model API: the model's usage lands in the subtree totals, and the budget stops the session
+ * once spent. Setup as in claude-code.test.ts: a private HOME per agent, no network.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
+import { startHttp } from '../helpers/http.ts';
+import { startMockAnthropic } from '../helpers/mock-anthropic.ts';
+import { startMockMcp } from '../helpers/mock-mcp.ts';
+import { gone } from '../helpers/processes.ts';
+import { call, eventsOf, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'warren-claude-budget-'));
+const pids = new Set<number>();
+const closers: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const pid of pids) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+  }
+  await Promise.allSettled(closers.splice(0).map((c) => c()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+forEachWarren(
+  'claude-code under a token budget',
+  (t) => {
+    it('the model reports tokens into the subtree totals; spending the budget stops the session', {
+      timeout: 60_000,
+    }, async () => {
+      // Every model call: 600 input tokens. The budget holds one turn, not two.
+      const m = await startMockAnthropic(() => ({
+        text: 'done',
+        usage: { input_tokens: 600, output_tokens: 2 },
+      }));
+      closers.push(() => m.close());
+      const mcp = await startMockMcp(0);
+      closers.push(() => mcp.close());
+      const h = await startHttp(t, { runtimes: [new ClaudeCodeRuntime()], kernel: { termGraceMs: 10_000 } });
+      h.warren.kernel.config.publicUrl = mcp.base;
+      const base = mkdtempSync(join(root, 'agent-'));
+      const home = join(base, 'home');
+      const cwd = join(base, 'work');
+      mkdirSync(home);
+      mkdirSync(cwd);
+      const r = await h.api('POST', '/v1/sessions', {
+        runtime: 'claude-code',
+        prompt: 'first',
+        cwd,
+        env: { ...m.env(), HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude') },
+        budget: { inputTokens: 1000 },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      const id = r.json.session.id as string;
+      const started = await until(
+        async () => (await eventsOf(h, id)).find((e) => e.type === 'session.claude_started'),
+        15_000,
+        'claude to start',
+      );
+      const pid = started.payload.pid as number;
+      pids.add(pid);
+
+      await waitStatus(h.warren, id, 'idle', 20_000);
+      let s = await sessionOf(h.warren, id);
+      assert.equal(s.usage.inputTokens, 600);
+      assert.deepEqual(
+        { inputTokens: s.subtreeUsage.inputTokens, outputTokens: s.subtreeUsage.outputTokens },
+        { inputTokens: 600, outputTokens: 2 },
+      );
+      assert.equal(s.subtreeUsage.costUsd, s.usage.costUsd);
+      assert.deepEqual(s.budget.remaining, { inputTokens: 400 });
+
+      // The second turn spends it: SIGTERM as input, a last turn, then it ends on its budget.
+      await call(h.warren, 'send', { id, text: 'second' });
+      const exceeded = await until(
+        async () => (await eventsOf(h, id)).find((e) => e.type === 'budget.exceeded'),
+        20_000,
+        'budget.exceeded',
+      );
+      assert.deepEqual(exceeded.payload, { limit: 'inputTokens', max: 1000, used: 1200, over: 200, by: id });
+      await waitStatus(h.warren, id, 'stopped', 20_000);
+      s = await sessionOf(h.warren, id);
+      assert.equal(s.endReason, 'budget_exceeded');
+      assert.ok(
+        (await eventsOf(h, id)).some(
+          (e) => e.type === 'session.input' && String(e.payload.text).includes('[SIGTERM]'),
+        ),
+      );
+      await until(() => gone(pid), 10_000, `claude (pid ${pid}) to be gone`);
+    });
+  },
+  ['sqlite'],
+);
