@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   undelivered_messages: 409,
   limit_exceeded: 429,
   session_stopped: 409,
+  dependency_cycle: 409,
+  has_children: 409,
   runtime_unavailable: 422,
   runtime_failed: 502,
   unavailable: 503,
