@@ -19,6 +19,8 @@ export async function checkDeps(
   zone: string,
   task: string,
   deps: readonly string[],
+  /** For a task not inserted yet: the parent it will have. */
+  parent?: string,
 ): Promise<string[]> {
   const ids = [...new Set(deps.map((d) => taskRef(zone, d)))];
   if (ids.length > MAX_DEPS) {
@@ -35,7 +37,7 @@ export async function checkDeps(
     }
     if (isRootId(id)) throw new WarrenError('invalid_input', 'a task cannot depend on the root task');
   }
-  const ancestors = await ancestorsOf(db, task);
+  const ancestors = parent ? [parent, ...(await ancestorsOf(db, parent))] : await ancestorsOf(db, task);
   for (const id of ids) {
     if (id === task) throw cycle([task, task]);
     if (ancestors.includes(id)) {

@@ -70,7 +70,7 @@ export async function createTask(
       });
     }
     const id = kernel.ids.id('task');
-    const deps = await checkDeps(tx.db, p.zone, id, n.dependsOn ?? []);
+    const deps = await checkDeps(tx.db, p.zone, id, n.dependsOn ?? [], parent.id);
     if (p.kind === 'session') {
       for (const d of deps) await target(tx, p, d, 'depend on');
     }
