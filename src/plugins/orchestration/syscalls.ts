@@ -171,7 +171,7 @@ export const taskTreeCall = defineSyscall({
   output: z.object({ tree: node, truncated: z.boolean() }),
   callers: ['session', 'operator'],
   tier: 1,
-  http: { method: 'GET', path: '/v1/tasks/:id/tree' },
+  http: { method: 'GET', path: '/v1/tasks/tree' },
   cli: {
     command: ['task', 'tree'],
     positional: ['id'],

@@ -4,6 +4,7 @@ import { fdViews } from './fds.ts';
 import { text, type View, type ViewContext } from './format.ts';
 import { sessionViews } from './sessions.ts';
 import { streamViews } from './streams.ts';
+import { taskViews } from './tasks.ts';
 
 export type { View, ViewContext } from './format.ts';
 
@@ -13,6 +14,7 @@ export const views: Readonly<Record<string, View>> = {
   ...streamViews,
   ...fdViews,
   ...eventViews,
+  ...taskViews,
 };
 
 /** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */
