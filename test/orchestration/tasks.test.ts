@@ -24,6 +24,9 @@ import {
 forEachWarren('tasks: creation and bad input', (t) => {
   it('a task goes under the root, which is made with the zone’s first task and is protected', async () => {
     const w = await t.open();
+    const empty = await call(w, 'task_tree', {});
+    assert.equal(empty.tree.task.id, 'root');
+    assert.deepEqual(empty.tree.children, []);
     const a = await create(w, { title: 'a', hold: true });
     assert.equal(a.parentId, 'root');
     assert.equal(a.status, 'pending');
@@ -374,6 +377,25 @@ forEachWarren('tasks: the task tree and signals', (t) => {
     assert.equal((await task(w, c.id)).parentId, 'root');
     const adopted = (await logOf(w, 'task.adopted')).find((e) => e.payload.task === c.id);
     assert.equal(adopted?.payload.to, 'root');
+  });
+
+  it('the follow phase repairs a task out of step with its session', async () => {
+    const w = await t.open();
+    const a = await create(w, { title: 'drifted', spawn: says('fine') });
+    const done = await waitTask(w, a.id, 'complete');
+    // As if the event path had missed the session's end: the row still says running.
+    await w.store.writer.write(async (tx) => {
+      await tx.db
+        .updateTable('tasks' as never)
+        .set({ status: 'running', result: null, ended_at: null } as never)
+        .where('id' as never, '=', a.id as never)
+        .execute();
+    });
+    await w.kernel.reconcile();
+    const fixed = await task(w, a.id);
+    assert.equal(fixed.status, 'complete');
+    assert.equal(fixed.result, 'fine');
+    assert.equal(fixed.sessionId, done.sessionId);
   });
 
   it('a lost row update is not a second session: dispatch finds the session its key made', async () => {

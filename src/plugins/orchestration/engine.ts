@@ -133,7 +133,11 @@ export class Engine implements PluginInstance {
     // Let the rest of this commit's listeners run first.
     await Promise.resolve();
     while (this.hasWork() && !this.stopped) {
-      const ids = await this.resolveQueued();
+      const ids = await this.resolveQueued().catch((error) => {
+        // What was queued is lost to the event path; the reconcile phases find it again.
+        console.error('warren: orchestration: reading the queue failed:', (error as Error).message);
+        return new Set<string>();
+      });
       const list = [...ids];
       let next = 0;
       const worker = async () => {

@@ -5,7 +5,18 @@ import type { SessionInfo } from '../../kernel/records.ts';
 import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
 import { requireActOn, subtreeRoots } from './access.ts';
 import { odb, type TaskStatus, type TasksTable } from './schema.ts';
-import { childIds, depsOf, rootIdOf, type TaskInfo, taskDetail, taskInfo, taskInZone } from './tasks.ts';
+import {
+  childIds,
+  depsOf,
+  ensureRoot,
+  rootIdOf,
+  type TaskInfo,
+  taskById,
+  taskDetail,
+  taskInfo,
+  taskInZone,
+  taskRef,
+} from './tasks.ts';
 
 /** Reading tasks: a page of a list, one task in full, the tree under one. */
 
@@ -81,7 +92,12 @@ export const MAX_TREE = 2000;
 /** The tree under a task (default the root), level by level, as nested nodes; `truncated` past MAX_TREE. */
 export async function taskTree(kernel: Kernel, p: Principal, ref: string | undefined) {
   const db = kernel.store.reader;
-  const top = await taskInZone(db, p.zone, ref ?? rootIdOf(p.zone));
+  const id = taskRef(p.zone, ref ?? 'root');
+  // A zone with no task yet still has a tree: its root.
+  if (id === rootIdOf(p.zone) && !(await taskById(db, id))) {
+    await kernel.store.writer.write((tx) => ensureRoot(tx, p.zone));
+  }
+  const top = await taskInZone(db, p.zone, id);
   if (top.id !== rootIdOf(p.zone)) await requireActOn(db, p, top, 'see');
   const nodes = new Map<string, TreeNode>([[top.id, { task: taskInfo(top), children: [] }]]);
   let frontier = [top.id];
