@@ -126,6 +126,24 @@ forEachWarren('tasks: creation and bad input', (t) => {
 });
 
 forEachWarren('tasks: dispatch and status', (t) => {
+  it("a session's task never runs with more than the session holds", async () => {
+    const w = await t.open();
+    const s = await call(w, 'ipc_spawn', listens);
+    const me = asSession(s.session.id);
+    // A script session may spawn scripts, not commands: nor may a task it makes.
+    const cmd = await create(w, { title: 'sneaky', spawn: { runtime: 'command', command: ['true'] } }, me);
+    assert.equal(cmd.parentId, 'root');
+    const failed = await waitTask(w, cmd.id, 'failed');
+    assert.match(failed.reason, /could not start: .*runtimes grant/);
+    const ok = await create(w, { title: 'fine', spawn: says('ok') }, me);
+    const done = await waitTask(w, ok.id, 'complete');
+    assert.equal(
+      (await sessionOf(w, done.sessionId)).parentId,
+      s.session.id,
+      'spawned by the session that made it',
+    );
+  });
+
   it('a task with a script that ends saying something completes with that result', async () => {
     const w = await t.open();
     const a = await create(w, { title: 'say done', spawn: says('done') });
@@ -326,6 +344,9 @@ forEachWarren('tasks: the task tree and signals', (t) => {
     const pr = await waitTask(w, p.id, 'running');
     const k = await create(w, { title: 'k', parent: p.id, spawn: listens });
     const kr = await waitTask(w, k.id, 'running');
+    // Agents that are up (a session still starting cannot be asked: it would get SIGKILL).
+    await waitStatus(w, pr.sessionId, 'idle');
+    await waitStatus(w, kr.sessionId, 'idle');
     const r = await call(w, 'task_cancel', { id: p.id });
     assert.deepEqual(r.cancelled, [p.id, k.id]);
     assert.equal((await task(w, p.id)).status, 'cancelled');

@@ -1,6 +1,6 @@
 import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
+import { isOperatorId, type Principal } from '../../kernel/principal.ts';
 import type { Budget, SpawnRequest } from '../../kernel/types.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { parseJson } from '../../util/json.ts';
@@ -128,18 +128,34 @@ export async function spawnFor(kernel: Kernel, t: TasksTable): Promise<DispatchO
   }
 }
 
-/** Who spawns a task's session: its parent task's live session, else the plugin (a child of init). */
+/**
+ * Who spawns a task's session: its parent task's live session; else, for a task a session
+ * created, that session (a session's task never runs with more than its creator holds:
+ * spawned by the plugin it would run with an operator's grants); else the plugin, as an
+ * operator (a child of init).
+ */
 async function spawnerOf(
   kernel: Kernel,
   t: TasksTable,
 ): Promise<{ spawner: Principal; pipe: 'async' | 'detach' }> {
-  const asOperator = {
-    spawner: { kind: 'operator', name: 'orchestration', zone: t.zone } as Principal,
-    pipe: 'detach' as const,
-  };
+  const asSession = (s: { id: string; zone: string; depth: number }) => ({
+    spawner: { kind: 'session', sessionId: s.id, zone: s.zone, depth: s.depth } as Principal,
+    pipe: 'async' as const,
+  });
   const parent = t.parent_id ? await taskById(kernel.store.reader, t.parent_id) : undefined;
-  if (!parent?.parent_id || !parent.session_id) return asOperator;
-  const s = await sessionOf(kernel.store.reader, parent.session_id);
-  if (!s || s.status === 'stopped') return asOperator;
-  return { spawner: { kind: 'session', sessionId: s.id, zone: s.zone, depth: s.depth }, pipe: 'async' };
+  if (parent?.parent_id && parent.session_id) {
+    const s = await sessionOf(kernel.store.reader, parent.session_id);
+    if (s && s.status !== 'stopped') return asSession(s);
+  }
+  if (!isOperatorId(t.created_by) && t.created_by !== 'kernel') {
+    const creator = await sessionOf(kernel.store.reader, t.created_by);
+    if (!creator || creator.status === 'stopped') {
+      throw new WarrenError(
+        'forbidden',
+        `no live session may spawn it: its parent task has none, and ${t.created_by}, which created it, has stopped`,
+      );
+    }
+    return asSession(creator);
+  }
+  return { spawner: { kind: 'operator', name: 'orchestration', zone: t.zone }, pipe: 'detach' };
 }
