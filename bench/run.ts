@@ -14,6 +14,7 @@ import { loadBenches } from './load.ts';
 import { mcpBenches } from './mcp.ts';
 import { scaleBenches } from './scale.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
+import { taskBenches } from './tasks.ts';
 
 type Bench = () => Promise<BenchRow[]>;
 
@@ -24,6 +25,7 @@ const groups: Record<string, Record<string, Bench>> = {
   cli: cliBenches,
   scale: scaleBenches,
   load: loadBenches,
+  tasks: taskBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),
