@@ -107,6 +107,21 @@ forEachWarren('tasks: creation and bad input', (t) => {
     await fails(call(w, 'task_list', {}), 'not_found', /warren plugin enable orchestration/);
   });
 
+  it('zones: each has its own root task, and sees only its own tasks', async () => {
+    const w = await t.open();
+    const z2 = { kind: 'operator' as const, name: 'admin', zone: 'z2' };
+    const a = await create(w, { title: 'in z2', hold: true }, z2);
+    assert.equal(a.parentId, 'root.z2');
+    assert.equal((await call(w, 'task_show', { id: 'root' }, z2)).task.id, 'root.z2');
+    await fails(call(w, 'task_show', { id: a.id }), 'not_found');
+    await fails(create(w, { title: 'x', dependsOn: [a.id] }), 'not_found', new RegExp(a.id));
+    assert.deepEqual((await call(w, 'task_list', {})).tasks, []);
+    assert.deepEqual(
+      (await call(w, 'task_list', {}, z2)).tasks.map((x: { id: string }) => x.id),
+      [a.id, 'root.z2'].sort(),
+    );
+  });
+
   it('a session acts only on its own subtree', async () => {
     const w = await t.open();
     const other = await create(w, { title: 'operator’s', hold: true });
@@ -210,6 +225,26 @@ forEachWarren('tasks: dispatch and status', (t) => {
     assert.equal(done.result, 'approved draft');
     await waitStatus(w, r.sessionId, 'stopped');
     await fails(call(w, 'task_complete', { id: a.id }), 'conflict', /complete/);
+  });
+
+  it('a task a spawn limit holds back waits ready, and starts when a session of the zone stops', async () => {
+    const w = await t.open({ kernel: { limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 2 } } });
+    const a = await create(w, { title: 'a', spawn: listens });
+    const b = await create(w, { title: 'b', spawn: listens });
+    const ar = await waitTask(w, a.id, 'running');
+    await waitTask(w, b.id, 'running');
+    const c = await create(w, { title: 'c', spawn: says('c ran') });
+    const waiting = await until(async () => {
+      const x = await task(w, c.id);
+      return x.status === 'ready' &&
+        /^waiting to start: zone default already has 2 live sessions/.test(x.reason ?? '')
+        ? x
+        : null;
+    });
+    assert.equal(waiting.sessionId, null);
+    await waitStatus(w, ar.sessionId, 'idle');
+    await call(w, 'task_cancel', { id: a.id });
+    assert.equal((await waitTask(w, c.id, 'complete')).result, 'c ran');
   });
 
   it('a held task starts when released; a failed one is retried as a new attempt', async () => {
