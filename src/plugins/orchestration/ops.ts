@@ -6,7 +6,7 @@ import type { WriteTx } from '../../store/writer.ts';
 import { ownTask, requireActOn } from './access.ts';
 import { checkDeps } from './dag.ts';
 import { finish } from './follow.ts';
-import { odb, type TasksTable } from './schema.ts';
+import { odb, TASK_DONE, type TasksTable } from './schema.ts';
 import { depsOf, ensureRoot, isDone, isRootId, rootIdOf, taskById, taskInZone, transition } from './tasks.ts';
 import { MAX_TEMPLATE_BYTES, type SpawnTemplate } from './template.ts';
 
@@ -255,9 +255,9 @@ export async function cancelTask(kernel: Kernel, p: Principal, ref: string, reas
     const actor = principalId(p);
     const cancelled: string[] = [];
     const because = reason ?? `cancelled by ${actor}`;
+    // Breadth first down the tree; done tasks stay as they are (their open children were handed up).
     let frontier: TasksTable[] = [t];
     while (frontier.length > 0) {
-      const next: TasksTable[] = [];
       for (const x of frontier) {
         if (isDone(x.status)) continue;
         await finish(tx, kernel, x, 'cancelled', {
@@ -266,19 +266,16 @@ export async function cancelTask(kernel: Kernel, p: Principal, ref: string, reas
         });
         cancelled.push(x.id);
       }
-      if (frontier.length === 0) break;
-      next.push(
-        ...(await odb(tx.db)
-          .selectFrom('tasks')
-          .selectAll()
-          .where(
-            'parent_id',
-            'in',
-            frontier.map((x) => x.id),
-          )
-          .execute()),
-      );
-      frontier = next;
+      frontier = await odb(tx.db)
+        .selectFrom('tasks')
+        .selectAll()
+        .where(
+          'parent_id',
+          'in',
+          frontier.map((x) => x.id),
+        )
+        .where('status', 'not in', TASK_DONE)
+        .execute();
     }
     return { task: (await taskById(tx.db, t.id)) as TasksTable, cancelled };
   });
