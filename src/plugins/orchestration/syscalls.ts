@@ -228,7 +228,7 @@ export const taskComplete = defineSyscall({
   }),
   output: z.object({ task: info }),
   callers: ['session', 'operator'],
-  tier: 2,
+  tier: 1,
   http: { method: 'POST', path: '/v1/tasks/:id/complete' },
   cli: {
     command: ['task', 'complete'],
