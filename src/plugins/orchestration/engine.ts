@@ -67,7 +67,9 @@ export class Engine implements PluginInstance {
           }
           if (p.to === 'stopped' && this.blocked.has(e.zone)) {
             this.blocked.delete(e.zone);
-            void this.readyOf(e.zone);
+            this.readyOf(e.zone).catch((error) => {
+              console.error('warren: orchestration: reading ready tasks failed:', (error as Error).message);
+            });
           }
           break;
         case 'task.created':
@@ -112,10 +114,14 @@ export class Engine implements PluginInstance {
 
   private kick(): void {
     if (this.running || this.stopped) return;
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-      if (this.hasWork() && !this.stopped) this.kick();
-    });
+    this.running = this.drain()
+      .catch((error) =>
+        console.error('warren: orchestration: the task worker failed:', (error as Error).message),
+      )
+      .finally(() => {
+        this.running = undefined;
+        if (this.hasWork() && !this.stopped) this.kick();
+      });
   }
 
   private hasWork(): boolean {
