@@ -103,7 +103,7 @@ const taskTree = view<{ tree: Node; truncated: boolean }>((out) => {
       `${top ? '' : `${prefix}${last ? '└─ ' : '├─ '}`}${t.id}  ${t.title}  [${statusOf(t)}]${note ? `  ${note}` : ''}`,
     );
     const inner = top ? '' : `${prefix}${last ? '   ' : '│  '}`;
-    n.children.forEach((c, i) => walk(c, inner, i === n.children.length - 1, false));
+    for (const [i, c] of n.children.entries()) walk(c, inner, i === n.children.length - 1, false);
   };
   walk(out.tree, '', true, true);
   if (out.truncated) lines.push('… (truncated)');
