@@ -361,6 +361,20 @@ forEachWarren('tasks: the task tree and signals', (t) => {
     assert.match(String(msg.payload.text), /child result/);
   });
 
+  it('a task whose session idles with a result waits while a child task is open', async () => {
+    const w = await t.open();
+    const p = await create(w, { title: 'waiting parent', hold: true, spawn: saysThenIdles('summary') });
+    const k = await create(w, { title: 'open child', parent: p.id, hold: true });
+    await call(w, 'task_start', { id: p.id });
+    const pr = await waitTask(w, p.id, 'running');
+    await waitStatus(w, pr.sessionId, 'idle');
+    await w.kernel.reconcile();
+    assert.equal((await task(w, p.id)).status, 'running', 'not complete while its child is open');
+    await call(w, 'task_cancel', { id: k.id });
+    const done = await waitTask(w, p.id, 'complete');
+    assert.equal(done.result, 'summary');
+  });
+
   it('a session creating a task without a parent puts it under its own task', async () => {
     const w = await t.open();
     const p = await create(w, { title: 'orchestrator', spawn: listens });
