@@ -12,6 +12,7 @@ import { cliBenches } from './cli.ts';
 import { kernelBenches } from './kernel.ts';
 import { loadBenches } from './load.ts';
 import { mcpBenches } from './mcp.ts';
+import { pluginBenches } from './plugins.ts';
 import { scaleBenches } from './scale.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
 import { taskBenches } from './tasks.ts';
@@ -22,6 +23,7 @@ const groups: Record<string, Record<string, Bench>> = {
   store: storeBenches,
   kernel: kernelBenches,
   mcp: mcpBenches,
+  plugins: pluginBenches,
   cli: cliBenches,
   scale: scaleBenches,
   load: loadBenches,
@@ -29,7 +31,7 @@ const groups: Record<string, Record<string, Bench>> = {
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),
-  quick: ['store', 'kernel', 'mcp', 'cli'],
+  quick: ['store', 'kernel', 'mcp', 'cli', 'plugins'],
 };
 
 function select(args: string[]): Array<[string, Bench]> {

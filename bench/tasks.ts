@@ -7,6 +7,7 @@
  */
 import { operator } from '../src/kernel/principal.ts';
 import type { Engine } from '../src/plugins/orchestration/engine.ts';
+import type { PluginInstance } from '../src/plugins/types.ts';
 import { Warren } from '../src/warren.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';
@@ -67,7 +68,7 @@ export async function taskDispatch(opts: { tasks?: number } = {}): Promise<Bench
       })) as Any;
       ids.add(r.task.id);
     }
-    const engine = w.plugins.get<Engine>('orchestration');
+    const { engine } = w.plugins.get<{ engine: Engine } & PluginInstance>('orchestration');
     await engine.idle();
     const t0 = performance.now();
     await w.call(op, 'task_start', { id: gate });

@@ -4,6 +4,7 @@ import type { GatingPolicy } from './auth/gating.ts';
 import { ensureOperatorKey } from './auth/keys.ts';
 import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
+import type { PluginSelection } from './plugins/host.ts';
 import type { Durability } from './store/dialect.ts';
 import { buildHttpServer } from './surfaces/http/server.ts';
 import { ToolCatalog } from './surfaces/mcp/catalog.ts';
@@ -27,6 +28,8 @@ export interface ServeOptions {
   kernel?: Partial<KernelConfig>;
   /** The depth tiers' tool sets. */
   gating?: GatingPolicy;
+  /** Which plugins a fresh database enables, and each plugin's settings. */
+  plugins?: Partial<PluginSelection>;
 }
 
 export interface Running {
@@ -50,6 +53,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     // and, on PostgreSQL, its host (src/config/node-id.ts), so nodes sharing a database differ.
     kernel: { ...opts.kernel, nodeId: opts.kernel?.nodeId ?? deriveNodeId(opts.dataDir, opts.db ?? null) },
     ...(opts.gating ? { gating: opts.gating } : {}),
+    ...(opts.plugins ? { plugins: opts.plugins } : {}),
   });
   const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
   const http = await buildHttpServer(warren);

@@ -31,5 +31,7 @@ export function configDefaults(): Record<string, unknown> {
     defaultTtlSeconds: k.defaultTtlSeconds ?? null,
     retentionDays: k.retentionDays,
     sessionRetentionDays: k.sessionRetentionDays,
+    'plugins.enable': null,
+    'plugins.settings': {},
   };
 }

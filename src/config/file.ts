@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
+import { yaml } from '../util/yaml.ts';
 import { ConfigError } from './errors.ts';
 import { CONFIG_FILES, CONFIG_KEYS } from './keys.ts';
 import { fileSchema } from './schema.ts';
@@ -43,7 +43,7 @@ export function readConfigFile(file: string): Map<string, unknown> {
 function parseText(file: string, text: string): unknown {
   const json = file.endsWith('.json');
   try {
-    return json ? JSON.parse(text) : parseYaml(text, { prettyErrors: true });
+    return json ? JSON.parse(text) : yaml().parse(text, { prettyErrors: true });
   } catch (error) {
     const what = json ? 'not valid JSON' : 'not valid YAML';
     throw new ConfigError(`${file}: ${what}: ${(error as Error).message.split('\n')[0]}`);

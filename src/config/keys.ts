@@ -20,7 +20,9 @@ export type KeyKind =
   /** Comma-separated names. */
   | 'list'
   /** Comma-separated `name=number` pairs. */
-  | 'counts';
+  | 'counts'
+  /** A JSON object. */
+  | 'json';
 
 export interface ConfigKey {
   /** Dotted path in the config file, e.g. `limits.maxDepth`. */
@@ -193,6 +195,22 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     kind: 'days',
     summary: 'stopped sessions, closed streams are deleted after this (never: keep)',
   },
+  {
+    path: 'plugins.enable',
+    env: 'WARREN_PLUGINS',
+    flag: 'plugins',
+    kind: 'list',
+    summary:
+      'optional plugins a NEW database enables (default: all); afterwards `warren plugin enable|disable` decides',
+  },
+  {
+    path: 'plugins.settings',
+    env: 'WARREN_PLUGIN_SETTINGS',
+    flag: 'plugin-settings',
+    kind: 'json',
+    hint: '<json>',
+    summary: 'each plugin\'s settings, by plugin name: {"orchestration": {…}}',
+  },
 ];
 
 /** The config file names looked for in the data dir, in this order. */
@@ -212,4 +230,5 @@ export const KIND_HINT: Record<KeyKind, string> = {
   seconds: '<s>|none',
   list: '<a,b,…>',
   counts: '<name=n,…>',
+  json: '<json>',
 };

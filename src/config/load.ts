@@ -56,6 +56,10 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       durability: v('server.durability'),
       kernel,
       gating: { tiers },
+      plugins: {
+        ...(v<string[] | null>('plugins.enable') ? { seed: v<string[]>('plugins.enable') } : {}),
+        config: v<Record<string, unknown>>('plugins.settings'),
+      },
     },
   };
 }

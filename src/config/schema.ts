@@ -37,6 +37,8 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   defaultTtlSeconds: positiveInt.nullable(),
   retentionDays: z.number().positive().nullable(),
   sessionRetentionDays: z.number().positive().nullable(),
+  'plugins.enable': names.nullable(),
+  'plugins.settings': z.record(z.string().min(1), z.record(z.string(), z.unknown())),
 };
 
 export const leafSchema = (key: ConfigKey): z.ZodType => {
@@ -94,6 +96,12 @@ export function fromText(kind: KeyKind, text: string): unknown {
         .filter(Boolean);
     case 'counts':
       return countsFromText(t);
+    case 'json':
+      try {
+        return JSON.parse(t);
+      } catch {
+        return t;
+      }
   }
 }
 

@@ -3,6 +3,8 @@ export const ERROR_STATUS = {
   invalid_input: 400,
   unauthenticated: 401,
   forbidden: 403,
+  /** A persona (or a request) that would give a child more than its spawner holds. */
+  widens_grant: 403,
   not_found: 404,
   conflict: 409,
   reserved_name: 409,
@@ -12,6 +14,7 @@ export const ERROR_STATUS = {
   session_stopped: 409,
   dependency_cycle: 409,
   has_children: 409,
+  already_answered: 409,
   runtime_unavailable: 422,
   runtime_failed: 502,
   unavailable: 503,

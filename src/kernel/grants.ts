@@ -6,7 +6,7 @@ import { compileGlob, GlobTooLongError, globMatch } from '../util/glob.ts';
 import { parseJson } from '../util/json.ts';
 import { invalid, WarrenError } from './errors.ts';
 import type { Principal } from './principal.ts';
-import type { SpawnRequest } from './types.ts';
+import type { ResolvedSpawnRequest } from './types.ts';
 
 /**
  * Spawn grants: what a session may start, like its tools a grant that only narrows down the
@@ -67,13 +67,15 @@ function canonical(path: string, base: string, what: string): string {
   }
 }
 
-const within = (path: string, root: string) => {
+export const within = (path: string, root: string) => {
   const rel = relative(root, path);
   return rel === '' || (rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel));
 };
 
 /** The executables a spawn names, as given. */
-export function namedExecutables(req: SpawnRequest): Array<{ from: string; path: string }> {
+export function namedExecutables(
+  req: Pick<ResolvedSpawnRequest, 'runtime' | 'config' | 'env'>,
+): Array<{ from: string; path: string }> {
   const out: Array<{ from: string; path: string }> = [];
   const config = req.config ?? {};
   if (COMMAND_RUNTIMES.has(req.runtime)) {
@@ -93,7 +95,7 @@ export function namedExecutables(req: SpawnRequest): Array<{ from: string; path:
 }
 
 /** Where an executable really is: found as the runtime would find it, symlinks resolved. */
-function realExecutable(path: string): string {
+export function realExecutable(path: string): string {
   const found = resolveExecutable(path, process.env.PATH ?? '') ?? resolve(path);
   try {
     return realpathSync(found);
@@ -103,7 +105,7 @@ function realExecutable(path: string): string {
 }
 
 /** Executable patterns are absolute: a bare name would match a file the agent wrote itself. */
-function checkPatterns(patterns: readonly string[]): void {
+export function checkPatterns(patterns: readonly string[]): void {
   for (const p of patterns) {
     if (!p.startsWith('/'))
       throw invalid(`executable grant ${JSON.stringify(p)} must be an absolute path glob`);
@@ -131,7 +133,7 @@ export function grantsOfRow(row: SessionsTable): SpawnGrants {
 }
 
 /** The working directory a child runs in: what it asked for, else its parent's. */
-function childCwd(req: SpawnRequest, parentCwd: string | null): string | null {
+function childCwd(req: ResolvedSpawnRequest, parentCwd: string | null): string | null {
   return req.cwd ?? parentCwd;
 }
 
@@ -145,7 +147,7 @@ function childCwd(req: SpawnRequest, parentCwd: string | null): string | null {
 export function childGrants(
   spawner: Principal,
   parent: SessionsTable,
-  req: SpawnRequest,
+  req: ResolvedSpawnRequest,
 ): { grants: SpawnGrants; cwd: string | null } {
   const bound = spawner.kind === 'operator' ? UNRESTRICTED : grantsOfRow(parent);
   const parentCwd =
@@ -181,6 +183,18 @@ export function childGrants(
       throw forbiddenGrant('cwd', real, `working in ${JSON.stringify(cwd ?? real)} is not granted`);
     }
     cwd = cwd === null ? null : real;
+  }
+  // A persona's roots bound where its own session works, whoever spawns it.
+  if (req.cwdRoots) {
+    const real = canonical(cwd ?? process.cwd(), parentCwd ?? process.cwd(), 'cwd');
+    if (!req.cwdRoots.some((root) => within(real, canonicalRoot(root, '/')))) {
+      throw new WarrenError(
+        'forbidden',
+        `working in ${JSON.stringify(real)} is outside its persona's roots (${req.cwdRoots.join(', ')})`,
+        { grant: 'cwd', wanted: real },
+      );
+    }
+    cwd = real;
   }
 
   // Warren's own variables name executables and credentials it sets itself.
@@ -218,7 +232,7 @@ export function childGrants(
 }
 
 /** A root as a canonical path; one that does not exist (yet) is kept as resolved. */
-function canonicalRoot(root: string, base: string): string {
+export function canonicalRoot(root: string, base: string): string {
   try {
     return realpathSync(resolve(base, root));
   } catch {
@@ -238,7 +252,7 @@ function narrow(asked: SpawnGrants, bound: SpawnGrants): SpawnGrants {
   };
 }
 
-function keep(
+export function keep(
   asked: string[] | null,
   bound: string[] | null,
   covered: (a: string, b: string) => boolean,

@@ -16,6 +16,14 @@ import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
 import { sessionById } from './lookup.ts';
+import {
+  checkPersona,
+  deletePersona,
+  getPersona,
+  listPersonas,
+  type PersonaInput,
+  putPersona,
+} from './personas.ts';
 import { DEFAULT_ZONE, type Principal, principalId } from './principal.ts';
 import * as proc from './proc.ts';
 import { openSession } from './reanimate.ts';
@@ -167,6 +175,8 @@ export class Kernel {
   kill = (p: Principal, id: string, opts: { graceful?: boolean } = {}) => proc.kill(this.k, p, id, opts);
   terminate = (p: Principal, fd: number) => proc.terminate(this.k, p, fd);
   send = (p: Principal, id: string, text: string) => proc.send(this.k, p, id, text);
+  /** `send` inside a plugin's transaction: its state change and the input commit together. */
+  sendIn = (tx: WriteTx, p: Principal, id: string, text: string) => proc.sendIn(tx, this.k, p, id, text);
   stopOrContinue = (p: Principal, id: string, signal: 'SIGSTOP' | 'SIGCONT') =>
     proc.stopOrContinue(this.k, p, id, signal);
   resume = (p: Principal, id: string) => proc.resume(this.k, p, id);
@@ -245,6 +255,8 @@ export class Kernel {
   // ---------------------------------------------------------------- operator rooms (rooms.ts)
 
   roomCreate = (p: Principal, name: string, selfEcho = false) => rooms.roomCreate(this.k, p, name, selfEcho);
+  /** An open room of the caller's zone by id or name: what a plugin keeps an attachment to. */
+  room = (p: Principal, stream: string) => rooms.room(this.k, p, stream);
   roomAttach = (
     p: Principal,
     session: string,
@@ -267,6 +279,23 @@ export class Kernel {
   secretDelete = (p: Principal, name: string) =>
     this.store.writer.write((tx) => deleteSecret(tx, operatorZone(p), name, principalId(p)));
 
+  // ---------------------------------------------------------------- personas (personas.ts)
+
+  /** Operators create (or with `replace` replace) a persona; its runtime must be one this kernel has. */
+  personaCreate = (p: Principal, input: PersonaInput, replace = false) => {
+    const zone = operatorOnly(p, 'personas are kept by operators');
+    checkPersona(input, (runtime) => this.k.supervisor.runtime(runtime));
+    return this.store.writer.write((tx) => putPersona(tx, zone, input, principalId(p), replace));
+  };
+  /** Operators and sessions read their zone's personas (an orchestrator picks one for a child). */
+  personaList = (p: Principal) => listPersonas(this.store.reader, p.zone);
+  personaShow = (p: Principal, name: string) => getPersona(this.store.reader, p.zone, name);
+  /** Sessions spawned from it keep the configuration they were spawned with. */
+  personaDelete = (p: Principal, name: string) => {
+    const zone = operatorOnly(p, 'personas are kept by operators');
+    return this.store.writer.write((tx) => deletePersona(tx, zone, name, principalId(p)));
+  };
+
   // ---------------------------------------------------------------- the log (views.ts)
 
   sessionEvents = (p: Principal, id: string, opts: { from?: number; limit?: number }): Promise<LogEvent[]> =>
@@ -277,6 +306,11 @@ export class Kernel {
   /** The log from `after` on, then live: what the live event stream frames. */
   follow = (p: Principal, filter: FollowFilter, after: number | undefined, opts: FollowOptions = {}) =>
     follow(this.store, p, filter, after, opts);
+}
+
+function operatorOnly(p: Principal, why: string): string {
+  if (p.kind !== 'operator') throw forbidden(why);
+  return p.zone;
 }
 
 function operatorZone(p: Principal): string {

@@ -72,7 +72,11 @@ export async function streamRow(tx: WriteTx, id: string): Promise<StreamsTable> 
 }
 
 /** An open stream by id or, within the zone, by name. */
-export async function openStreamByRef(tx: WriteTx, zone: string, ref: string): Promise<StreamsTable> {
+export async function openStreamByRef(
+  tx: WriteTx | { db: Db },
+  zone: string,
+  ref: string,
+): Promise<StreamsTable> {
   const row = await tx.db
     .selectFrom('streams')
     .selectAll()
@@ -85,7 +89,11 @@ export async function openStreamByRef(tx: WriteTx, zone: string, ref: string): P
 }
 
 /** An open, operator-addressable stream: named, never reserved plumbing. */
-export async function namedStream(tx: WriteTx, zone: string, ref: string): Promise<StreamsTable> {
+export async function namedStream(
+  tx: WriteTx | { db: Db },
+  zone: string,
+  ref: string,
+): Promise<StreamsTable> {
   if (isReservedName(ref)) throw new WarrenError('reserved_name', `${ref} is reserved plumbing`);
   const stream = await openStreamByRef(tx, zone, ref);
   if (stream.kind !== 'named') throw new WarrenError('reserved_name', `${stream.name} is reserved plumbing`);

@@ -2,7 +2,7 @@ import type { WriteTx } from '../store/writer.ts';
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
-import { childGrants } from './grants.ts';
+import { childGrants, UNRESTRICTED } from './grants.ts';
 import {
   controllable,
   fdAndStream,
@@ -11,11 +11,12 @@ import {
   stoppedError,
   subtree,
 } from './lookup.ts';
+import { applyPersona } from './personas.ts';
 import { type Principal, principalId } from './principal.ts';
 import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
-import { type SpawnResult, spawnInTx } from './spawn.ts';
+import { heldBy, type SpawnResult, spawnInTx } from './spawn.ts';
 import { setStatus } from './status.ts';
 import { postMessage } from './streams.ts';
 import { type StopOutcome, termOrKill } from './term.ts';
@@ -46,13 +47,18 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, o
   }
   // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
   // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
-  if (p.kind === 'session') childGrants(p, await liveSessionRow({ db: k.store.reader }, p.sessionId), req);
-  k.supervisor.runtime(req.runtime).validate({
-    prompt: req.prompt ?? null,
-    config: req.config ?? {},
-    cwd: req.cwd ?? null,
-    model: req.model ?? null,
-    env: req.env ?? {},
+  const db = k.store.reader;
+  const parent = p.kind === 'session' ? await liveSessionRow({ db }, p.sessionId) : null;
+  const held = parent ? heldBy(k, p, parent) : { tools: null, grants: UNRESTRICTED };
+  const { req: eff } = await applyPersona(db, p.zone, req, held);
+  if (parent) childGrants(p, parent, eff);
+  k.supervisor.runtime(eff.runtime).validate({
+    prompt: eff.prompt ?? null,
+    config: eff.config ?? {},
+    cwd: eff.cwd ?? null,
+    model: eff.model ?? null,
+    env: eff.env ?? {},
+    ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
   });
   const r = await k.store.writer.write(async (tx) => {
     const r = await spawnInTx(tx, k, p, req);
@@ -118,17 +124,22 @@ export async function terminate(k: KernelContext, p: Principal, fd: number) {
 
 /** Inject input: a message on the session's stdin. */
 export async function send(k: KernelContext, p: Principal, id: string, text: string) {
-  const actor = principalId(p);
-  const ref = await k.store.writer.write(async (tx) => {
-    const row = await controllable(tx.db, p, id);
-    // Its stdin closed with it: say that, not "stream stdin:… does not exist".
-    if (row.status === 'stopped') throw stoppedError(row);
-    const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
-    const ref = postMessage(tx, stdin, actor, { text }, id);
-    await inputArrived(tx, k, row, p);
-    return ref;
-  });
+  const ref = await k.store.writer.write((tx) => sendIn(tx, k, p, id, text));
   return { seq: ref.seq };
+}
+
+/**
+ * `send` inside the caller's transaction, so a plugin's state change and the input it
+ * causes commit together (or neither does). The ref's `seq` is set once the batch commits.
+ */
+export async function sendIn(tx: WriteTx, k: KernelContext, p: Principal, id: string, text: string) {
+  const row = await controllable(tx.db, p, id);
+  // Its stdin closed with it: say that, not "stream stdin:… does not exist".
+  if (row.status === 'stopped') throw stoppedError(row);
+  const stdin = await openStreamByRef(tx, row.zone, `stdin:${id}`);
+  const ref = postMessage(tx, stdin, principalId(p), { text }, id);
+  await inputArrived(tx, k, row, p);
+  return ref;
 }
 
 /** SIGSTOP / SIGCONT down the whole subtree. */

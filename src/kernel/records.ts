@@ -33,6 +33,12 @@ export interface SessionInfo {
   usage: Usage;
   /** The tools it may call; null: its tier's defaults. */
   tools: string[] | null;
+  /** The persona it was spawned from; null: none. */
+  persona: string | null;
+  /** The model it runs; null: its runtime's default. */
+  model: string | null;
+  /** Its turn limit; null: none. */
+  maxTurns: number | null;
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
@@ -102,6 +108,9 @@ export const sessionInfo = (r: SessionsTable): SessionInfo => ({
   turns: r.turns,
   usage: parseJson<Usage>(r.usage, {}),
   tools: parseJson<string[] | null>(r.tools, null),
+  persona: r.persona ?? null,
+  model: r.model ?? null,
+  maxTurns: r.max_turns ?? null,
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
   endedAt: r.ended_at === null ? null : Number(r.ended_at),

@@ -5,7 +5,7 @@ import { createStream, listFds } from './file.ts';
 import { closeFdsCascade, tearDownStream } from './lifecycle.ts';
 import { liveSessionRow, namedStream, openFdsOfOn, openFdsOn } from './lookup.ts';
 import { type Principal, principalId } from './principal.ts';
-import { type FdInfo, isReservedName } from './records.ts';
+import { type FdInfo, isReservedName, type StreamInfo, streamInfo } from './records.ts';
 import { openFd } from './streams.ts';
 import { isInit } from './zones.ts';
 
@@ -14,6 +14,12 @@ import { isInit } from './zones.ts';
 export function roomCreate(k: KernelContext, p: Principal, name: string, selfEcho = false) {
   if (p.kind !== 'operator') throw forbidden('rooms are created by operators; agents use ipc_create_stream');
   return createStream(k, p, name, selfEcho);
+}
+
+/** An open room of the caller's zone, by id or name (never reserved plumbing). */
+export async function room(k: KernelContext, p: Principal, streamRef: string): Promise<StreamInfo> {
+  if (p.kind !== 'operator') throw forbidden('rooms are looked up by operators');
+  return streamInfo(await namedStream({ db: k.store.reader }, p.zone, streamRef));
 }
 
 export async function roomAttach(

@@ -2,12 +2,13 @@ import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
 import { WarrenError } from './errors.ts';
-import { childGrants } from './grants.ts';
+import { childGrants, grantsOfRow, UNRESTRICTED } from './grants.ts';
 import { liveSessionRow } from './lookup.ts';
+import { applyPersona, type Held } from './personas.ts';
 import { type Principal, principalId } from './principal.ts';
 import { requireSecrets } from './secrets.ts';
 import { createStream, openFd } from './streams.ts';
-import type { SpawnRequest } from './types.ts';
+import type { ResolvedSpawnRequest, SpawnRequest } from './types.ts';
 import { ensureZone, initIdOf, isInit, lockZone, zoneLimits } from './zones.ts';
 
 export type { SpawnRequest, ToolPolicy } from './types.ts';
@@ -29,19 +30,19 @@ export async function spawnInTx(
   tx: WriteTx,
   core: Core,
   spawner: Principal,
-  req: SpawnRequest,
+  asked: SpawnRequest,
 ): Promise<SpawnResult> {
   const zone = spawner.zone;
   await ensureZone(tx, zone);
   await lockZone(tx, zone);
   const spawnerId = principalId(spawner);
 
-  if (req.idempotencyKey) {
+  if (asked.idempotencyKey) {
     const existing = await tx.db
       .selectFrom('sessions')
       .selectAll()
       .where('zone', '=', zone)
-      .where('idempotency_key', '=', req.idempotencyKey)
+      .where('idempotency_key', '=', asked.idempotencyKey)
       .executeTakeFirst();
     if (existing)
       return { session: existing, ...(await spawnerFdsOn(tx, spawnerId, existing.id)), created: false };
@@ -49,6 +50,9 @@ export async function spawnInTx(
 
   const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(zone);
   const parent = await liveSessionRow(tx, parentId);
+  const held = heldBy(core, spawner, parent);
+  // The persona (if any) read in this transaction: what was checked is what is spawned.
+  const { req, persona } = await applyPersona(tx.db, zone, asked, held);
   const {
     maxDepth,
     maxChildren,
@@ -93,14 +97,7 @@ export async function spawnInTx(
     }
   }
 
-  // The parent's set: stored, or (init, or a session from before tools were stored) its tier's.
-  const parentTools =
-    parent.tools !== null
-      ? (JSON.parse(parent.tools) as string[])
-      : parent.depth === 0
-        ? null
-        : core.toolPolicy(parent.depth, null);
-  const tools = core.toolPolicy(depth, parentTools, req.tools, req.grants);
+  const tools = childTools(core, depth, parent, req);
   // What it may spawn in turn, and whether this spawn is within the spawner's grants.
   const granted = childGrants(spawner, parent, req);
   await requireSecrets(tx, zone, req.secretEnv);
@@ -112,6 +109,7 @@ export async function spawnInTx(
     cwd: granted.cwd,
     model: req.model ?? null,
     env: req.env ?? {},
+    ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
     ...(req.secretEnv ? { secretEnv: req.secretEnv } : {}),
     ...(req.wakeOnInput ? { wakeOnInput: req.wakeOnInput } : {}),
   };
@@ -148,6 +146,8 @@ export async function spawnInTx(
         ? JSON.stringify({ ...req.grants, ...(req.tools ? { allowlist: req.tools } : {}) })
         : null,
     spawn_grants: JSON.stringify(granted.grants),
+    persona: persona?.name ?? null,
+    model: spec.model,
   };
   await tx.db.insertInto('sessions').values(session).execute();
   tx.append({
@@ -164,6 +164,8 @@ export async function spawnInTx(
       prompt: spec.prompt,
       pipe: req.pipe ?? 'detach',
       parentClose: session.parent_close,
+      ...(persona ? { persona: persona.name } : {}),
+      ...(spec.model ? { model: spec.model } : {}),
       ...(tools ? { tools } : {}),
     },
   });
@@ -192,6 +194,30 @@ export async function spawnInTx(
 
   tx.afterCommit(() => core.effects.startAgent(id, 'start'));
   return { session, lifecycleFd: lfd.num, pipeFd: pfd.num, created: true };
+}
+
+/** What a spawner holds: the parent's tool set and, for a session, its spawn grants (operators: anything). */
+export function heldBy(core: Core, spawner: Principal, parent: SessionsTable): Held {
+  return {
+    tools: spawner.kind === 'operator' ? null : toolsOf(core, parent),
+    grants: spawner.kind === 'operator' ? UNRESTRICTED : grantsOfRow(parent),
+  };
+}
+
+/** A session's set: stored, or (init, or a session from before tools were stored) its tier's. */
+function toolsOf(core: Core, row: SessionsTable): readonly string[] | null {
+  if (row.tools !== null) return JSON.parse(row.tools) as string[];
+  return row.depth === 0 ? null : core.toolPolicy(row.depth, null);
+}
+
+/** The child's tools: its parent's set, narrowed by its persona's rules, then by the request's. */
+function childTools(core: Core, depth: number, parent: SessionsTable, req: ResolvedSpawnRequest) {
+  let from = toolsOf(core, parent);
+  if (req.personaTools) {
+    const { allowlist, grants } = req.personaTools;
+    from = core.toolPolicy(depth, from, allowlist, grants) ?? from;
+  }
+  return core.toolPolicy(depth, from, req.tools, req.grants);
 }
 
 async function spawnerFdsOn(tx: WriteTx, holder: string, child: string) {

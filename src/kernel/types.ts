@@ -2,7 +2,8 @@ import type { DeliveryMode, ParentClose } from '../store/schema.ts';
 
 /** What a spawn asks for. Every spawn path (CLI, ipc_spawn, plugins) builds one of these. */
 export interface SpawnRequest {
-  runtime: string;
+  /** How the agent runs; absent: its persona's runtime, else `script`. */
+  runtime?: string;
   runner?: string;
   title?: string;
   prompt?: string;
@@ -38,6 +39,17 @@ export interface SpawnRequest {
   budget?: Budget;
   /** Who may wake it by writing to it while it is suspended (default: operators). */
   wakeOnInput?: 'operator' | 'any' | 'never';
+}
+
+/** A request with its persona applied (personas.ts): what the one spawn path really runs. */
+export interface ResolvedSpawnRequest extends SpawnRequest {
+  runtime: string;
+  /** The persona's system prompt, handed to the runtime (spec.systemPrompt). */
+  systemPrompt?: string;
+  /** The persona's tool allowlist and rules, applied before the request's (both only narrow). */
+  personaTools?: { allowlist?: string[] | undefined; grants?: SpawnRequest['grants'] | undefined };
+  /** The persona's cwd roots: the session's own working directory must lie in one of them. */
+  cwdRoots?: string[];
 }
 
 /** What a subtree may spend. Every limit is optional; an absent one is unlimited. */

@@ -1,5 +1,6 @@
 import { WarrenError } from '../kernel/errors.ts';
 import type { Store } from '../store/store.ts';
+import type { WriteTx } from '../store/writer.ts';
 import type { Plugin } from './types.ts';
 
 export interface PluginState {
@@ -34,18 +35,8 @@ export async function readEnablement(
   if (missing.length > 0) {
     await store.writer.write(async (tx) => {
       for (const p of missing) {
-        const enabled = seed === undefined || seed.includes(p.name);
-        await tx.db
-          .insertInto('plugins')
-          .values({
-            name: p.name,
-            enabled: enabled ? 1 : 0,
-            version: null,
-            updated_by: 'seed',
-            updated_at: tx.now,
-          })
-          .onConflict((oc) => oc.column('name').doNothing())
-          .execute();
+        // Another node seeding the same database at the same moment wins: its row stands.
+        await writeRow(tx, p.name, seed === undefined || seed.includes(p.name), 'seed', false);
       }
     });
   }
@@ -58,19 +49,7 @@ export async function readEnablement(
 /** Persist an optional plugin's enablement (takes effect at the next start). */
 export async function setEnabled(store: Store, plugin: Plugin, enabled: boolean, by: string): Promise<void> {
   await store.writer.write(async (tx) => {
-    await tx.db
-      .insertInto('plugins')
-      .values({
-        name: plugin.name,
-        enabled: enabled ? 1 : 0,
-        version: null,
-        updated_by: by,
-        updated_at: tx.now,
-      })
-      .onConflict((oc) =>
-        oc.column('name').doUpdateSet({ enabled: enabled ? 1 : 0, updated_by: by, updated_at: tx.now }),
-      )
-      .execute();
+    await writeRow(tx, plugin.name, enabled, by, true);
     tx.append({
       zone: 'default',
       type: enabled ? 'plugin.enabled' : 'plugin.disabled',
@@ -78,6 +57,20 @@ export async function setEnabled(store: Store, plugin: Plugin, enabled: boolean,
       payload: { plugin: plugin.name, takesEffect: 'restart' },
     });
   });
+}
+
+/** A plugin's row: inserted, or (with `overwrite`) updated where it exists. */
+async function writeRow(tx: WriteTx, name: string, enabled: boolean, by: string, overwrite: boolean) {
+  const on = enabled ? 1 : 0;
+  await tx.db
+    .insertInto('plugins')
+    .values({ name, enabled: on, version: null, updated_by: by, updated_at: tx.now })
+    .onConflict((oc) =>
+      overwrite
+        ? oc.column('name').doUpdateSet({ enabled: on, updated_by: by, updated_at: tx.now })
+        : oc.column('name').doNothing(),
+    )
+    .execute();
 }
 
 /** Record the version each loaded plugin ran with. */

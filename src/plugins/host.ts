@@ -6,7 +6,7 @@ import { inputError, type SyscallTable, tableOf } from '../syscalls/dispatch.ts'
 import type { Syscall } from '../syscalls/types.ts';
 import { readEnablement, recordLoaded } from './enablement.ts';
 import { loadOrder } from './order.ts';
-import type { Plugin, PluginInstance } from './types.ts';
+import type { DurableAttachments, Plugin, PluginInstance } from './types.ts';
 
 /** What a host needs to know before the kernel exists: which plugins, with which config. */
 export interface PluginSelection {
@@ -16,6 +16,14 @@ export interface PluginSelection {
   seed?: readonly string[];
   /** Each plugin's settings, by name (the config file's `plugins.<name>`). */
   config?: Readonly<Record<string, unknown>>;
+}
+
+/** What an id a plugin gives meaning to stands for (PluginHost.target). */
+export interface Target {
+  plugin: string;
+  /** Its live session now, or null. */
+  session: string | null;
+  durable?: DurableAttachments;
 }
 
 /** The syscalls of every plugin in `plugins`, each marked with its plugin. */
@@ -38,10 +46,15 @@ export class PluginHost {
     /** In load order. */
     readonly loaded: readonly Plugin[],
     private readonly configs: ReadonlyMap<string, unknown>,
-    /** Syscalls of known plugins that are not loaded, and whose they are. */
-    readonly absent: ReadonlyMap<string, string>,
+    /** Syscalls of known plugins that are not loaded (each marked with its plugin). */
+    readonly unloaded: readonly Syscall[],
     readonly table: SyscallTable,
-  ) {}
+  ) {
+    this.absent = new Map(unloaded.map((s) => [s.name, s.plugin ?? '']));
+  }
+
+  /** Syscall name → the plugin it belongs to, for syscalls this server does not load. */
+  readonly absent: ReadonlyMap<string, string>;
 
   /**
    * Decide what loads (the database says), check each plugin's config, and bring each
@@ -71,12 +84,8 @@ export class PluginHost {
       if (p.migrations) await store.migratePlugin(p.name, p.migrations(store.kind));
     }
     await recordLoaded(store, loaded);
-    const loadedNames = new Set(loaded.map((p) => p.name));
-    const absent = new Map<string, string>();
-    for (const s of syscallsOf(sel.known.filter((p) => !loadedNames.has(p.name)))) {
-      absent.set(s.name, s.plugin ?? '');
-    }
-    return new PluginHost(sel.known, loaded, configs, absent, tableOf(syscallsOf(loaded)));
+    const unloaded = syscallsOf(sel.known.filter((p) => !loaded.includes(p)));
+    return new PluginHost(sel.known, loaded, configs, unloaded, tableOf(syscallsOf(loaded)));
   }
 
   /** Start each plugin, in order; its phases join the reconcile loop, its subscriber the commit path. */
@@ -92,7 +101,7 @@ export class PluginHost {
         store,
         config: this.configs.get(p.name),
         call,
-        plugin: <T extends PluginInstance>(name: string) => {
+        plugin: <T>(name: string) => {
           if (!(p.dependsOn ?? []).includes(name)) {
             throw new Error(`plugin ${p.name} reaches ${name} without depending on it`);
           }
@@ -120,7 +129,7 @@ export class PluginHost {
   }
 
   /** A loaded plugin's instance; `unavailable` when it is not loaded here. */
-  get<T extends PluginInstance>(name: string): T {
+  get<T = PluginInstance>(name: string): T {
     const instance = this.instances.get(name);
     if (!instance) {
       throw new WarrenError(
@@ -140,12 +149,47 @@ export class PluginHost {
    * task id names its latest live session). `not_found` when it names nothing live.
    */
   async resolveSession(zone: string, id: string): Promise<string> {
-    for (const instance of this.instances.values()) {
+    const target = await this.target(zone, id);
+    if (target?.session === null) throw new WarrenError('not_found', `${id} has no live session`, { id });
+    return target ? target.session : id;
+  }
+
+  /**
+   * The plugin that gives `id` meaning, the session it stands for now (null: none live)
+   * and its durable attachments, if it keeps any; undefined when no plugin claims `id`
+   * (it is a session id, or nothing).
+   */
+  async target(zone: string, id: string): Promise<Target | undefined> {
+    for (const [plugin, instance] of this.instances) {
       const found = await instance.targets?.resolve(zone, id);
-      if (found === null) throw new WarrenError('not_found', `${id} has no live session`, { id });
-      if (found !== undefined) return found;
+      if (found === undefined) continue;
+      return {
+        plugin,
+        session: found,
+        ...(instance.targets?.durable ? { durable: instance.targets.durable } : {}),
+      };
     }
-    return id;
+    return undefined;
+  }
+
+  /**
+   * Why `id` cannot keep a durable attachment, for the error: what ids the loaded plugins
+   * keep them for, or which plugin to enable when none loaded does.
+   */
+  notDurable(id: string): string {
+    const keeps = (p: Plugin) => p.sessionTargets !== undefined;
+    const loaded = this.loaded.filter((p) => keeps(p) && this.instances.get(p.name)?.targets?.durable);
+    if (loaded.length > 0) {
+      return `--durable needs ${loaded.map((p) => p.sessionTargets).join(' or ')}; ${id} is not one (a session's attachments end with it)`;
+    }
+    const absent = this.known.filter((p) => keeps(p) && !this.loaded.includes(p));
+    const how = absent
+      .map(
+        (p) =>
+          `the ${p.name} plugin keeps them for ${p.sessionTargets} (warren plugin enable ${p.name}, then restart)`,
+      )
+      .join('; ');
+    return `--durable needs an id a plugin keeps attachments for, and no loaded plugin keeps any${how ? `: ${how}` : ''}`;
   }
 
   /** Tear down in reverse load order. */

@@ -4,6 +4,7 @@ import type { Kernel } from '../kernel/kernel.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { DialectKind } from '../store/dialect.ts';
 import type { LogEvent } from '../store/events.ts';
+import type { DeliveryMode, Permission } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import type { Syscall } from '../syscalls/types.ts';
 
@@ -28,6 +29,11 @@ export interface Plugin<C = unknown> {
   migrations?: (kind: DialectKind) => Record<string, Migration>;
   /** Its operations: they join the one syscall table (MCP tools, REST, CLI, reference). */
   syscalls?: readonly Syscall[];
+  /**
+   * What ids of its own stand for sessions, as a person reads it (`a task id`): named in
+   * errors when such an id is needed (`streams attach --durable`) and this plugin is not loaded.
+   */
+  sessionTargets?: string;
   /** Its settings (the config file's `plugins.<name>` object), checked at start-up. */
   config?: z.ZodType<C>;
   /** Bring it up once the kernel is running; what it returns is how the host and syscalls reach it. */
@@ -42,7 +48,7 @@ export interface PluginContext<C = unknown> {
   /** Call any loaded syscall as `principal`, through the one dispatch path (gating included). */
   call(principal: Principal, name: string, input: unknown): Promise<unknown>;
   /** The instance of a plugin this one depends on. */
-  plugin<T extends PluginInstance>(name: string): T;
+  plugin<T = PluginInstance>(name: string): T;
 }
 
 /** A reconcile phase: repairs what the event path missed; must cost what changed. */
@@ -61,6 +67,37 @@ export interface SessionTargets {
    * has no live session, `undefined` when the id is not this plugin's.
    */
   resolve(zone: string, id: string): Promise<string | null | undefined>;
+  /** Present when this plugin's ids keep room attachments across their sessions (`--durable`). */
+  durable?: DurableAttachments;
+}
+
+/**
+ * Room attachments kept for an id rather than a session: the plugin stores them and
+ * re-applies them to each new session the id comes to stand for (and after restarts).
+ * Applying one to the id's session of the moment is the caller's (src/plugins/room-targets.ts).
+ */
+export interface DurableAttachments {
+  /** Keep (or update) an attachment of `id` to `stream`; `by` is an operator of `id`'s zone. */
+  attach(
+    by: Principal,
+    id: string,
+    stream: { id: string; name: string },
+    permission: Permission,
+    mode: DeliveryMode,
+  ): Promise<void>;
+  /** Forget it; true when there was one. */
+  detach(by: Principal, id: string, streamId: string): Promise<boolean>;
+  /** The attachments kept for `id`, oldest first (bounded by the rooms of a zone). */
+  list(zone: string, id: string): Promise<DurableAttachment[]>;
+}
+
+export interface DurableAttachment {
+  streamId: string;
+  streamName: string;
+  permission: Permission;
+  mode: DeliveryMode;
+  createdBy: string;
+  createdAt: number;
 }
 
 /** A started plugin. Every member is optional; plugins add their own on top. */

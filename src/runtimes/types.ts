@@ -74,6 +74,8 @@ export interface AgentSpec {
   cwd: string | null;
   model: string | null;
   env: Record<string, string>;
+  /** Its persona's system prompt, for the model (each runtime says how it passes it on). */
+  systemPrompt?: string;
 }
 
 export interface AgentContext {

@@ -66,6 +66,10 @@ export interface SessionsTable {
   activity: string | null;
   /** The generation of its token; resume bumps it. Optional so inserts may omit it (default 0). */
   token_gen?: number;
+  /** The persona it was spawned from (its name); null when none. */
+  persona?: string | null;
+  /** The model it runs (as its spec names it); null: the runtime's default. */
+  model?: string | null;
 }
 
 export interface StreamsTable {
@@ -167,6 +171,21 @@ export interface Database {
   agent_procs: AgentProcsTable;
   secrets: SecretsTable;
   plugins: PluginsTable;
+  personas: PersonasTable;
+}
+
+/** A named agent configuration of a zone (personas.ts); spawns start from it by name. */
+export interface PersonasTable {
+  zone: string;
+  name: string;
+  runtime: string;
+  model: string | null;
+  system_prompt: string | null;
+  /** JSON: tools, grants, maxTurns, budget, env, secretEnv (names), cwd, config. */
+  settings: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
 }
 
 /** One optional plugin: whether this database runs it, and the version last loaded. */

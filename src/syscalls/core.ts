@@ -1,5 +1,6 @@
 import { eventSyscalls } from './events.ts';
 import { ipcSyscalls } from './ipc.ts';
+import { personaSyscalls } from './personas.ts';
 import { pluginSyscalls } from './plugins.ts';
 import { secretSyscalls } from './secrets.ts';
 import { sessionSyscalls } from './sessions.ts';
@@ -15,5 +16,6 @@ export const coreSyscalls: readonly Syscall[] = [
   ...eventSyscalls,
   ...zoneSyscalls,
   ...secretSyscalls,
+  ...personaSyscalls,
   ...pluginSyscalls,
 ] as unknown as readonly Syscall[];

@@ -32,6 +32,7 @@ export const DEFAULT_LIMITS: InputLimits = { promptBytes: 256 * 1024, messageByt
 /** The free-text fields of any syscall's input, and which cap bounds them. */
 const CAPPED_FIELDS: Record<string, keyof InputLimits> = {
   prompt: 'promptBytes',
+  systemPrompt: 'promptBytes',
   message: 'messageBytes',
   text: 'messageBytes',
 };
@@ -58,6 +59,17 @@ function checkSizes(name: string, input: unknown, limits: InputLimits): void {
       );
     }
   }
+}
+
+/** The error for a name the table lacks: a plain not_found, or one naming the plugin that is not loaded. */
+export function missingSyscall(name: string, absent?: ReadonlyMap<string, string>): WarrenError {
+  const plugin = absent?.get(name);
+  if (plugin === undefined) return notFound('syscall', name.slice(0, 100));
+  return new WarrenError(
+    'not_found',
+    `${name} belongs to the ${plugin} plugin, which this server does not load (warren plugin enable ${plugin}, then restart)`,
+    { what: 'syscall', id: name, plugin },
+  );
 }
 
 /** Deeper than any real input; the log's JSON.stringify overflows the stack a few thousand levels down. */
@@ -89,15 +101,7 @@ export async function dispatch(
   rawInput: unknown,
 ): Promise<unknown> {
   const syscall = table.get(name);
-  if (!syscall) {
-    const plugin = policy.absent?.get(name);
-    if (plugin === undefined) throw notFound('syscall', name);
-    throw new WarrenError(
-      'not_found',
-      `${name} belongs to the ${plugin} plugin, which this server does not load (warren plugin enable ${plugin}, then restart)`,
-      { what: 'syscall', id: name, plugin },
-    );
-  }
+  if (!syscall) throw missingSyscall(name, policy.absent);
   if (!syscall.callers.includes(ctx.principal.kind)) {
     throw forbidden(
       `${name} cannot be called by ${ctx.principal.kind === 'operator' ? 'an operator' : 'a session'}`,

@@ -5,6 +5,26 @@ import * as s from './schemas.ts';
 import { secretEnv, secretName } from './secrets.ts';
 import { defineSyscall } from './types.ts';
 
+/** Tool rules and spawn grants a spawn (or a persona) asks for: never more than the spawner holds. */
+export const spawnGrantsInput = z
+  .object({
+    allow: z.array(z.string()).optional(),
+    deny: z.array(z.string()).optional(),
+    runtimes: z.array(z.string()).max(64).optional().describe('Runtimes the child may spawn'),
+    executables: z
+      .array(z.string())
+      .max(64)
+      .optional()
+      .describe(
+        'Absolute globs over the real paths of executables the child may run (command, acp, CLI paths)',
+      ),
+    cwd: z.array(z.string()).max(64).optional().describe('Roots its children may work in'),
+    secrets: z.array(secretName).max(256).optional().describe('Secret names it may pass on'),
+  })
+  .describe(
+    'Tool rules (allow / deny on tool names, `*` wildcards, deny wins) and spawn grants (runtimes, executables, cwd, secrets); never more than you hold',
+  );
+
 /** The ipc_* group: what an agent uses to spawn, talk and listen. Operators may use them on their own fds. */
 
 export const ipcSpawn = defineSyscall({
@@ -17,9 +37,9 @@ export const ipcSpawn = defineSyscall({
     prompt: z.string().optional().describe('The task for the child'),
     runtime: z
       .string()
-      .default('script')
+      .optional()
       .describe(
-        'How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp',
+        "How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp; default: its persona's, else script",
       ),
     pipe: s.deliveryMode.default('detach'),
     title: s.title.optional(),
@@ -40,7 +60,11 @@ export const ipcSpawn = defineSyscall({
     secretEnv: secretEnv.optional(),
     runner: z.string().optional().describe('Where it runs (environmentId); default local'),
     environmentId: z.string().optional().describe('Alias of runner'),
-    persona: z.string().optional(),
+    personaId: s.personaName
+      .optional()
+      .describe(
+        'Start from this persona of your zone (persona_list): its runtime, model, system prompt, tools, grants, limits and environment; what you give here narrows it',
+      ),
     maxTurns: z.coerce.number().int().positive().optional(),
     ttlSeconds: z.coerce.number().int().positive().optional(),
     parentClose: z
@@ -53,25 +77,7 @@ export const ipcSpawn = defineSyscall({
       .optional()
       .describe('Who wakes it by writing to it while it is suspended (default: operators)'),
     tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
-    grants: z
-      .object({
-        allow: z.array(z.string()).optional(),
-        deny: z.array(z.string()).optional(),
-        runtimes: z.array(z.string()).max(64).optional().describe('Runtimes the child may spawn'),
-        executables: z
-          .array(z.string())
-          .max(64)
-          .optional()
-          .describe(
-            'Absolute globs over the real paths of executables the child may run (command, acp, CLI paths)',
-          ),
-        cwd: z.array(z.string()).max(64).optional().describe('Roots its children may work in'),
-        secrets: z.array(secretName).max(256).optional().describe('Secret names it may pass on'),
-      })
-      .optional()
-      .describe(
-        'Tool rules (allow / deny on tool names, `*` wildcards, deny wins) and spawn grants (runtimes, executables, cwd, secrets); never more than you hold',
-      ),
+    grants: spawnGrantsInput.optional(),
   }),
   output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
   callers: ['session', 'operator'],
@@ -80,19 +86,21 @@ export const ipcSpawn = defineSyscall({
   cli: {
     command: ['spawn'],
     positional: ['prompt'],
+    flags: { persona: 'personaId' },
     examples: [
       'warren spawn "coordinate two workers" --script @examples/demo.yaml --pipe async',
       'warren spawn --runtime command --command "python3 agent.py" --title helper',
+      'warren spawn "review PR 12" --persona reviewer',
     ],
   },
   async handler({ kernel, principal }, i) {
     const config: Record<string, unknown> = { ...(i.config ?? {}) };
     if (i.script !== undefined) config.script = i.script;
     if (i.command !== undefined) config.command = i.command;
-    if (i.persona !== undefined) config.persona = i.persona;
     return kernel.spawn(principal, {
-      runtime: i.runtime,
-      config,
+      ...(i.runtime !== undefined ? { runtime: i.runtime } : {}),
+      ...(i.personaId !== undefined ? { personaId: i.personaId } : {}),
+      ...(Object.keys(config).length > 0 ? { config } : {}),
       pipe: i.pipe,
       ...(i.prompt !== undefined ? { prompt: i.prompt } : {}),
       ...(i.title !== undefined ? { title: i.title } : {}),

@@ -88,6 +88,12 @@ export const isoTime = z
     return ms;
   });
 
+/** A persona's name (its id): letters, digits, `_`, `-` and `.`, like a secret's. */
+export const personaName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,128}$/, 'a persona name is 1-128 letters, digits, _, - or .')
+  .describe('A persona name');
+
 export const usage = z.object({
   inputTokens: z.number().optional(),
   outputTokens: z.number().optional(),
@@ -115,6 +121,9 @@ export const session = z.object({
   turns: z.number(),
   usage,
   tools: z.array(z.string()).nullable(),
+  persona: z.string().nullable(),
+  model: z.string().nullable(),
+  maxTurns: z.number().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
   endedAt: z.number().nullable(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { attachTarget, detachTarget, targetAttachments } from '../plugins/room-targets.ts';
 import * as s from './schemas.ts';
 import { defineSyscall } from './types.ts';
 
@@ -23,61 +24,119 @@ export const streamsCreate = defineSyscall({
   handler: ({ kernel, principal }, i) => kernel.roomCreate(principal, i.name, i.selfEcho ?? false),
 });
 
+/** A session id, or an id a plugin gives meaning to that stands for one (a task id). */
+const target = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe("A session id, or a task id (its task's latest live session)");
+
 export const streamsAttach = defineSyscall({
   name: 'streams_attach',
   group: 'streams',
-  summary: 'Attach a live session to a room',
+  summary: 'Attach a live session (or a task) to a room',
+  description:
+    "The target is a session id, or a task id standing for its task's latest live session. With durable=true (a task id only) the attachment is kept for the task: applied now if it has a live session, and again to every new session it gets, across restarts; it may be made before the task has started.",
   input: z.object({
-    session: s.sessionId,
+    session: target,
     stream: s.streamRef,
     permission: s.permission.default('rw'),
     mode: s.deliveryMode.default('async'),
+    durable: s.optionalFlag.describe('Keep it for the task across its sessions (task ids only)'),
   }),
-  output: z.object({ session: z.string(), stream: z.string(), fd: z.number(), created: z.boolean() }),
+  output: z.object({
+    target: z.string(),
+    session: z
+      .string()
+      .nullable()
+      .describe('The session attached now; null when a durable target has none yet'),
+    stream: z.string(),
+    fd: z.number().nullable(),
+    created: z.boolean(),
+    durable: z.boolean(),
+  }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/streams/:stream/attach' },
   cli: {
     command: ['streams', 'attach'],
     positional: ['session', 'stream'],
     flags: { perm: 'permission' },
-    examples: ['warren streams attach ses_01j… planning-room --perm rw --mode async'],
+    examples: [
+      'warren streams attach ses_01j… planning-room --perm rw --mode async',
+      'warren streams attach task_01j… planning-room --durable',
+    ],
   },
-  handler: ({ kernel, principal }, i) =>
-    kernel.roomAttach(principal, i.session, i.stream, i.permission, i.mode),
+  handler: (ctx, i) =>
+    attachTarget(ctx, {
+      target: i.session,
+      stream: i.stream,
+      permission: i.permission,
+      mode: i.mode,
+      durable: i.durable ?? false,
+    }),
 });
 
 export const streamsDetach = defineSyscall({
   name: 'streams_detach',
   group: 'streams',
-  summary: 'Detach a session from a room (idempotent)',
-  input: z.object({ session: s.sessionId, stream: s.streamRef }),
-  output: z.object({ session: z.string(), stream: z.string(), detached: z.number() }),
+  summary: 'Detach a session (or a task) from a room (idempotent)',
+  description: "Detaching a task detaches its live session and forgets the task's durable attachment.",
+  input: z.object({ session: target, stream: s.streamRef }),
+  output: z.object({
+    target: z.string(),
+    session: z.string().nullable(),
+    stream: z.string(),
+    detached: z.number(),
+    durable: z.boolean().describe('A durable attachment was forgotten'),
+  }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/streams/:stream/detach' },
   cli: {
     command: ['streams', 'detach'],
     positional: ['session', 'stream'],
-    examples: ['warren streams detach ses_01j… planning-room'],
+    examples: [
+      'warren streams detach ses_01j… planning-room',
+      'warren streams detach task_01j… planning-room',
+    ],
   },
-  handler: ({ kernel, principal }, i) => kernel.roomDetach(principal, i.session, i.stream),
+  handler: (ctx, i) => detachTarget(ctx, { target: i.session, stream: i.stream }),
+});
+
+const durableAttachment = z.object({
+  streamId: z.string(),
+  streamName: z.string(),
+  permission: s.permission,
+  mode: s.deliveryMode,
+  createdBy: z.string(),
+  createdAt: z.number(),
+  applied: z.boolean().describe('Its session holds it now'),
 });
 
 export const streamsAttachments = defineSyscall({
   name: 'streams_attachments',
   group: 'streams',
-  summary: "A session's room subscriptions",
-  input: z.object({ session: s.sessionId, ...s.pageInput }),
-  output: z.object({ fds: z.array(s.fd), next: s.nextCursor }),
+  summary: "A session's (or a task's) room subscriptions",
+  description:
+    "For a task: its live session's room fds (those a durable attachment keeps are marked) and the task's durable attachments, applied or waiting for a session.",
+  input: z.object({ session: target, ...s.pageInput }),
+  output: z.object({
+    target: z.string(),
+    session: z.string().nullable(),
+    fds: z.array(s.fd.extend({ durable: z.boolean() })),
+    next: s.nextCursor,
+    durable: z.array(durableAttachment),
+  }),
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/sessions/:session/attachments' },
   cli: {
     command: ['streams', 'attachments'],
     positional: ['session'],
-    examples: ['warren streams attachments ses_01j…'],
+    examples: ['warren streams attachments ses_01j…', 'warren streams attachments task_01j…'],
   },
-  handler: async ({ kernel, principal }, i) => {
-    const { items, next } = s.page(await kernel.attachments(principal, i.session), i);
-    return { fds: items, next };
+  handler: async (ctx, i) => {
+    const all = await targetAttachments(ctx, i.session);
+    const { items, next } = s.page(all.fds, i);
+    return { ...all, fds: items, next };
   },
 });
 

@@ -90,6 +90,7 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
       'ipc_share_stream',
       'ipc_write',
       'streams_transcript',
+      'task_escalate',
     ]);
     const denied = (await agentClient.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } })) as {
       isError: boolean;

@@ -1,4 +1,5 @@
 import type { Engine } from '../../src/plugins/orchestration/engine.ts';
+import type { PluginInstance } from '../../src/plugins/types.ts';
 import type { Warren } from '../../src/warren.ts';
 import { call, type Ev, op, until } from '../helpers/warrens.ts';
 
@@ -37,7 +38,8 @@ export const logOf = async (w: Warren, ...types: string[]): Promise<Ev[]> => {
   return out.sort((a, b) => a.seq - b.seq);
 };
 
-export const engineOf = (w: Warren) => w.plugins.get<Engine>('orchestration');
+export const engineOf = (w: Warren) =>
+  w.plugins.get<{ engine: Engine } & PluginInstance>('orchestration').engine;
 
 /** Expect a call to fail with a code (and a message matching `message`). */
 export async function fails(p: Promise<unknown>, code: string, message?: RegExp): Promise<Error> {

@@ -89,6 +89,13 @@ describe('codex exec arguments', () => {
     assert.ok(!args.some((a) => a.startsWith('mcp_servers') || a.startsWith('model_provider')));
   });
 
+  it("a persona's system prompt is codex's developer_instructions", () => {
+    const plan = { settings: {}, cwd: null, model: null, threadId: null, mcp: null };
+    const args = execArgs({ ...plan, systemPrompt: 'You review "diffs".' });
+    assert.ok(args.includes('developer_instructions="You review \\"diffs\\"."'), args.join(' '));
+    assert.ok(!execArgs(plan).some((a) => a.startsWith('developer_instructions')));
+  });
+
   it('TOML values: strings escaped, arrays, inline tables, odd keys quoted', () => {
     assert.equal(toml('a "quoted"\nline'), '"a \\"quoted\\"\\nline"');
     assert.equal(toml([1, true, 'x']), '[1, true, "x"]');

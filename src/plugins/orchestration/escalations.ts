@@ -1,3 +1,6 @@
+import { forbidden, WarrenError } from '../../kernel/errors.ts';
+import type { Kernel } from '../../kernel/kernel.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { odb } from './schema.ts';
@@ -41,4 +44,41 @@ export async function openEscalation(tx: WriteTx, ids: IdGenerator, e: NewEscala
     payload: { escalation: id, task: e.taskId, question: e.question, context: e.context },
   });
   return id;
+}
+
+/**
+ * `task_escalate`: a session asks a human on behalf of its task (the task whose latest
+ * session it is). The escalation and its `task.escalated` event commit together.
+ */
+export async function escalate(
+  kernel: Kernel,
+  p: Principal,
+  question: string,
+  context: Record<string, unknown>,
+): Promise<{ escalation: string; task: string }> {
+  if (p.kind !== 'session') throw forbidden('task_escalate is called by the session of a task');
+  return kernel.store.writer.write(async (tx) => {
+    const task = await odb(tx.db)
+      .selectFrom('tasks')
+      .select('id')
+      .where('session_id', '=', p.sessionId)
+      .where('zone', '=', p.zone)
+      .executeTakeFirst();
+    if (!task) {
+      throw new WarrenError(
+        'not_found',
+        `session ${p.sessionId} runs no task: task_escalate asks an operator on behalf of the caller's task`,
+        { what: 'task', session: p.sessionId },
+      );
+    }
+    const escalation = await openEscalation(tx, kernel.ids, {
+      zone: p.zone,
+      taskId: task.id,
+      sessionId: p.sessionId,
+      question,
+      context,
+      actor: p.sessionId,
+    });
+    return { escalation, task: task.id };
+  });
 }

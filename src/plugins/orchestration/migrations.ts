@@ -77,5 +77,21 @@ export function orchestrationMigrations(kind: DialectKind): Record<string, Migra
           .execute();
       },
     },
+    // The inbox pages by id within a zone (open ones, or all): keyset pages that cost their
+    // own size however many escalations a zone holds.
+    '002_inbox_paging': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createIndex('escalations_zone_status_id')
+          .on('escalations')
+          .columns(['zone', 'status', 'id'])
+          .execute();
+        await db.schema
+          .createIndex('escalations_zone_id')
+          .on('escalations')
+          .columns(['zone', 'id'])
+          .execute();
+      },
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import * as s from '../../syscalls/schemas.ts';
 import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
+import type { PluginInstance } from '../types.ts';
 import type { Engine } from './engine.ts';
 import { addDeps, cancelTask, completeTask, createTask, deleteTask, startTask } from './ops.ts';
 import { TASK_STATUSES } from './schema.ts';
@@ -10,7 +11,8 @@ import { listTasks, showTask, taskTree } from './views.ts';
 
 /** The task syscalls: operators (CLI, REST) and orchestrator sessions (MCP tools) call the same ones. */
 
-const engine = (ctx: SyscallContext) => ctx.plugins.get<Engine>('orchestration');
+const engine = (ctx: SyscallContext) =>
+  ctx.plugins.get<{ engine: Engine } & PluginInstance>('orchestration').engine;
 
 const taskId = z.string().min(1).max(200).describe('A task id (`root`: your zone’s root task)');
 const status = z.enum(TASK_STATUSES);
@@ -65,7 +67,9 @@ export const taskCreate = defineSyscall({
     prompt: z.string().describe('What the task is: the prompt of its sessions'),
     parent: taskId.optional().describe('Parent task (default: your own task, else the root)'),
     dependsOn: depList.optional().describe('Tasks that must complete first'),
-    personaId: z.string().min(1).max(200).optional().describe('A stored persona its sessions start from'),
+    personaId: s.personaName
+      .optional()
+      .describe('A persona of your zone its sessions start from (persona_list)'),
     environment: z
       .string()
       .min(1)

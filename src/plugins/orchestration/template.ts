@@ -5,7 +5,7 @@ import { ipcSpawn } from '../../syscalls/ipc.ts';
 /**
  * What a task's sessions are spawned with: the pieces of `ipc_spawn` that describe the agent
  * (taken from its schema, not copied). The task supplies title, prompt, persona, budget,
- * environment (the runner) and the pipe; the runtime defaults to `script`.
+ * environment (the runner) and the pipe; without a runtime, the persona's (else `script`).
  */
 export const spawnTemplate = ipcSpawn.input
   .pick({
@@ -23,7 +23,14 @@ export const spawnTemplate = ipcSpawn.input
     tools: true,
     grants: true,
   })
-  .extend({ runtime: z.string().min(1).max(64).optional().describe('How the agent runs (default script)') })
+  .extend({
+    runtime: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("How the agent runs (default: the persona's, else script)"),
+  })
   .strict();
 
 export type SpawnTemplate = z.output<typeof spawnTemplate>;
@@ -37,7 +44,8 @@ export function spawnRequestOf(t: SpawnTemplate): SpawnRequest {
   if (t.script !== undefined) config.script = t.script;
   if (t.command !== undefined) config.command = t.command;
   return {
-    runtime: t.runtime ?? 'script',
+    // Absent: the persona's runtime, else script (the spawn path decides).
+    ...(t.runtime !== undefined ? { runtime: t.runtime } : {}),
     config,
     ...(t.cwd !== undefined ? { cwd: t.cwd } : {}),
     ...(t.model !== undefined ? { model: t.model } : {}),

@@ -132,7 +132,8 @@ export class AcpAgent implements AgentHandle {
       throw error;
     }
     // A resumed session does not replay its spawn prompt: the agent has (or lost) that turn.
-    const prompt = ctx.resumeState ? null : ctx.spec.prompt;
+    // ACP has no system prompt: a persona's opens the first turn, ahead of the task.
+    const prompt = ctx.resumeState ? null : withSystemPrompt(ctx.spec.prompt, ctx.spec.systemPrompt);
     if (prompt) this.startTurn(prompt, null);
     else {
       this.state = 'idle';
@@ -346,4 +347,10 @@ export class AcpAgent implements AgentHandle {
     if (!this.exit) return '';
     return ` (${exitedText(this.label, this.exit.code, this.exit.signal)})`;
   }
+}
+
+/** The spawn prompt with the persona's system prompt ahead of it (either may be absent). */
+function withSystemPrompt(prompt: string | null, system: string | undefined): string | null {
+  if (!system) return prompt;
+  return prompt ? `${system}\n\n${prompt}` : system;
 }

@@ -117,12 +117,21 @@ function cliArgs(ctx: AgentContext, config: ClaudeConfig, mcpConfig: string, sav
     ...(config.tools !== undefined ? ['--tools', config.tools] : []),
     ...(config.permissionMode ? ['--permission-mode', config.permissionMode] : []),
     ...(ctx.spec.model ? ['--model', ctx.spec.model] : []),
-    ...(config.appendSystemPrompt !== false
-      ? ['--append-system-prompt', config.appendSystemPrompt ?? defaultSystemPrompt(ctx)]
-      : []),
+    ...appendedPrompt(ctx, config),
     ...(saved.claudeSessionId ? ['--resume', saved.claudeSessionId] : []),
     ...config.args,
   ];
+}
+
+/**
+ * What goes after Claude Code's own system prompt: the persona's (replacing Claude Code's
+ * would lose its tool instructions), then warren's note unless the config leaves it out.
+ */
+function appendedPrompt(ctx: AgentContext, config: ClaudeConfig): string[] {
+  const note =
+    config.appendSystemPrompt === false ? null : (config.appendSystemPrompt ?? defaultSystemPrompt(ctx));
+  const text = [ctx.spec.systemPrompt, note].filter(Boolean).join('\n\n');
+  return text ? ['--append-system-prompt', text] : [];
 }
 
 function defaultSystemPrompt(ctx: AgentContext): string {

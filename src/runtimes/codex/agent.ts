@@ -127,6 +127,7 @@ export class CodexAgent implements AgentHandle {
       settings: this.opts.settings,
       cwd: ctx.spec.cwd,
       model: ctx.spec.model,
+      systemPrompt: ctx.spec.systemPrompt ?? null,
       threadId: this.state.threadId,
       mcp: ctx.mcpUrl ? { url: ctx.mcpUrl, tokenEnv: TOKEN_ENV, tools: ctx.tools } : null,
     };

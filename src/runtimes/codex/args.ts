@@ -35,6 +35,8 @@ export interface TurnPlan {
   settings: CodexSettings;
   cwd: string | null;
   model: string | null;
+  /** Its persona's system prompt: codex's `developer_instructions`. */
+  systemPrompt?: string | null;
   /** Continue this thread (`exec resume <id>`), or start a new one. */
   threadId: string | null;
   mcp: { url: string; tokenEnv: string; tools: readonly string[] } | null;
@@ -75,6 +77,7 @@ function overrides(plan: TurnPlan): string[] {
     web_search: 'disabled',
     check_for_update_on_startup: false,
   };
+  if (plan.systemPrompt) cfg.developer_instructions = plan.systemPrompt;
   if (s.baseUrl) {
     cfg.model_provider = PROVIDER_ID;
     cfg.model_providers = {

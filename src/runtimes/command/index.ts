@@ -29,6 +29,7 @@ export class CommandRuntime implements Runtime {
       env: agentEnv(ctx, {
         warren: {
           ...(ctx.spec.prompt ? { WARREN_PROMPT: ctx.spec.prompt } : {}),
+          ...(ctx.spec.systemPrompt ? { WARREN_SYSTEM_PROMPT: ctx.spec.systemPrompt } : {}),
           ...(ctx.resumeState ? { WARREN_RESUME: '1' } : {}),
         },
       }),

@@ -1,6 +1,6 @@
-import YAML from 'yaml';
 import { z } from 'zod';
 import { invalid } from '../../kernel/errors.ts';
+import { yaml } from '../../util/yaml.ts';
 import { readScriptFile } from './file.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
 
@@ -22,7 +22,9 @@ const step = z.union([
     spawn: z
       .object({
         as: z.string().optional(),
-        runtime: z.string().default('script'),
+        // Absent: the persona's runtime, else script (ipc_spawn decides).
+        runtime: z.string().optional(),
+        personaId: z.string().optional(),
         title: z.string().optional(),
         prompt: z.string().optional(),
         pipe: z.enum(['sync', 'async', 'detach']).optional(),
@@ -132,7 +134,7 @@ export function loadScript(config: Record<string, unknown>, limits: ScriptLimits
 
 function parseText(text: string, fromFile: boolean): unknown {
   try {
-    return YAML.parse(text);
+    return yaml().parse(text);
   } catch (error) {
     if (!fromFile) throw invalid(`script is neither JSON nor YAML: ${(error as Error).message}`);
     // The parser's message quotes the offending source line: a file's position only.

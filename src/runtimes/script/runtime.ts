@@ -48,7 +48,14 @@ class ScriptAgent implements AgentHandle {
   ) {
     const saved = ctx.resumeState as { pc?: number; vars?: Record<string, unknown> } | null;
     this.pc = saved?.pc ?? 0;
-    this.vars = { ...(saved?.vars ?? {}), self: { id: ctx.sessionId, prompt: ctx.spec.prompt } };
+    this.vars = {
+      ...(saved?.vars ?? {}),
+      self: {
+        id: ctx.sessionId,
+        prompt: ctx.spec.prompt,
+        systemPrompt: ctx.spec.systemPrompt ?? null,
+      },
+    };
   }
 
   get ready(): boolean {

@@ -8,6 +8,7 @@ import { tokenGeneration } from './005_token_generation.ts';
 import { sessionHardening } from './006_session_hardening.ts';
 import { secrets } from './007_secrets.ts';
 import { plugins } from './008_plugins.ts';
+import { personas } from './009_personas.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -22,6 +23,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '006_session_hardening': sessionHardening(kind),
         '007_secrets': secrets(kind),
         '008_plugins': plugins(kind),
+        '009_personas': personas(kind),
       };
     },
   };

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { WarrenError } from '../../kernel/errors.ts';
+import { missingSyscall } from '../../syscalls/dispatch.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
 import { ToolCatalog } from '../mcp/catalog.ts';
@@ -73,8 +74,7 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
 
   app.post<{ Params: { name: string } }>('/v1/syscalls/:name', async (req, reply) => {
     const syscall = warren.table.get(req.params.name);
-    if (!syscall)
-      throw new WarrenError('not_found', `no syscall ${JSON.stringify(req.params.name.slice(0, 100))}`);
+    if (!syscall) throw missingSyscall(req.params.name, warren.plugins.absent);
     return invoke(syscall, req, reply, req.body ?? {});
   });
 
@@ -104,6 +104,17 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
         }
         const input = { ...(req.query as object), ...body, ...(req.params as object) };
         return invoke(syscall, req, reply, input);
+      },
+    });
+  }
+  // A disabled plugin's routes answer not_found, naming the plugin (the CLI calls them by route).
+  for (const syscall of warren.plugins.unloaded) {
+    if (!syscall.http) continue;
+    app.route({
+      method: syscall.http.method,
+      url: syscall.http.path,
+      handler: async () => {
+        throw missingSyscall(syscall.name, warren.plugins.absent);
       },
     });
   }

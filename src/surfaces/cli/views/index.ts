@@ -2,6 +2,9 @@ import { renderKeyValues } from '../table.ts';
 import { eventViews } from './events.ts';
 import { fdViews } from './fds.ts';
 import { text, type View, type ViewContext } from './format.ts';
+import { inboxViews } from './inbox.ts';
+import { personaViews } from './personas.ts';
+import { pluginViews } from './plugins.ts';
 import { sessionViews } from './sessions.ts';
 import { streamViews } from './streams.ts';
 import { taskViews } from './tasks.ts';
@@ -15,6 +18,9 @@ export const views: Readonly<Record<string, View>> = {
   ...fdViews,
   ...eventViews,
   ...taskViews,
+  ...pluginViews,
+  ...personaViews,
+  ...inboxViews,
 };
 
 /** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */

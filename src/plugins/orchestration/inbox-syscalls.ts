@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import * as s from '../../syscalls/schemas.ts';
+import { defineSyscall } from '../../syscalls/types.ts';
+import { answerEscalation } from './answer.ts';
+import { escalate } from './escalations.ts';
+import { DEFAULT_INBOX_PAGE, listInbox, showEscalation } from './inbox.ts';
+
+/** Escalation to a human: agents ask with task_escalate, operators answer from the inbox. */
+
+export const QUESTION_BYTES = 4 * 1024;
+export const CONTEXT_BYTES = 16 * 1024;
+
+const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '');
+
+const question = z
+  .string()
+  .min(1)
+  .refine((v) => Buffer.byteLength(v) <= QUESTION_BYTES, {
+    message: `a question is at most ${QUESTION_BYTES} bytes`,
+  })
+  .describe('What you need a human to decide or tell you');
+
+const context = z
+  .record(z.string(), z.unknown())
+  .refine((v) => bytes(v) <= CONTEXT_BYTES, { message: `context is at most ${CONTEXT_BYTES} bytes of JSON` })
+  .optional()
+  .describe('What the operator needs to answer: what you tried, the options, links');
+
+const escalationId = z.string().min(1).max(200).describe('An escalation id (esc_…)');
+
+const status = z.enum(['open', 'answered', 'withdrawn']);
+
+const item = z.object({
+  id: z.string(),
+  task: z.string(),
+  taskTitle: z.string().nullable(),
+  session: z.string().nullable().describe('The session that asked; null when a failure escalated'),
+  question: z.string(),
+  status,
+  createdAt: z.number(),
+  ageMs: z.number(),
+  answeredBy: z.string().nullable(),
+  answeredAt: z.number().nullable(),
+});
+
+export const taskEscalate = defineSyscall({
+  name: 'task_escalate',
+  group: 'tasks',
+  summary: 'Ask a human: open an escalation of your task in the operator inbox',
+  description:
+    'For the session of a task. The question (and optional context) appears in the operator inbox; the answer arrives later as input framed [ANSWER]. Do not wait in a loop: end your turn, or carry on with other work.',
+  input: z.object({ question, context }),
+  output: z.object({ escalation: z.string(), task: z.string(), message: z.string() }),
+  callers: ['session'],
+  tier: 2,
+  http: { method: 'POST', path: '/v1/inbox' },
+  handler: async ({ kernel, principal }, i) => ({
+    ...(await escalate(kernel, principal, i.question, i.context ?? {})),
+    message: 'Escalated to an operator; the answer will arrive as input framed [ANSWER].',
+  }),
+});
+
+export const inboxList = defineSyscall({
+  name: 'inbox_list',
+  group: 'inbox',
+  summary: "The operator inbox: your zone's open escalations (all=true: answered ones too)",
+  description: `Open escalations, oldest first; all=true includes answered ones. Paged (default ${DEFAULT_INBOX_PAGE}).`,
+  input: z.object({ all: s.optionalFlag.describe('Answered ones too'), ...s.pageInput }),
+  output: z.object({ escalations: z.array(item), next: s.nextCursor }),
+  callers: ['operator'],
+  http: { method: 'GET', path: '/v1/inbox' },
+  cli: { command: ['inbox'], examples: ['warren inbox', 'warren inbox --all --limit 20'] },
+  handler: ({ kernel, principal }, i) => listInbox(kernel, principal, i),
+});
+
+export const inboxShow = defineSyscall({
+  name: 'inbox_show',
+  group: 'inbox',
+  summary: 'One escalation: its task, question, context and answer',
+  input: z.object({ id: escalationId }),
+  output: z.object({
+    escalation: item.extend({
+      context: z.record(z.string(), z.unknown()),
+      answer: z.string().nullable(),
+      taskStatus: z.string().nullable(),
+      taskSession: z.string().nullable(),
+    }),
+  }),
+  callers: ['operator'],
+  http: { method: 'GET', path: '/v1/inbox/:id' },
+  cli: { command: ['inbox', 'show'], positional: ['id'], examples: ['warren inbox show esc_01j…'] },
+  handler: async ({ kernel, principal }, i) => ({
+    escalation: await showEscalation(kernel, principal, i.id),
+  }),
+});
+
+export const inboxAnswer = defineSyscall({
+  name: 'inbox_answer',
+  group: 'inbox',
+  summary: "Answer an escalation: delivered to the task's live session, or the task is retried with it",
+  description:
+    'Marks it answered and logs escalation.answered. A live session of the task gets the answer as input ([ANSWER] with the question); when its session is gone the task is retried with the answer added to its prompt; a task not dispatched yet gets it in its prompt; a complete or cancelled task only has it recorded. Answering twice is already_answered.',
+  input: z.object({ id: escalationId, text: z.string().min(1).describe('The answer') }),
+  output: z.object({
+    escalation: z.string(),
+    task: z.string(),
+    delivered: z.enum(['input', 'retry', 'prompt', 'none']),
+    session: z.string().nullable(),
+  }),
+  callers: ['operator'],
+  http: { method: 'POST', path: '/v1/inbox/:id/answer' },
+  cli: {
+    command: ['inbox', 'answer'],
+    positional: ['id', 'text'],
+    examples: ['warren inbox answer esc_01j… "use the staging database"'],
+  },
+  handler: ({ kernel, principal }, i) => answerEscalation(kernel, principal, i.id, i.text),
+});
+
+export const inboxSyscalls = [taskEscalate, inboxList, inboxShow, inboxAnswer];

@@ -1,0 +1,115 @@
+import { forbidden, notFound } from '../../kernel/errors.ts';
+import type { Kernel } from '../../kernel/kernel.ts';
+import type { Principal } from '../../kernel/principal.ts';
+import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
+import { parseJson } from '../../util/json.ts';
+import { type EscalationsTable, odb } from './schema.ts';
+
+/**
+ * The operator inbox: a zone's escalations, open ones by default. Pages are keyset pages
+ * on the escalation id (a ULID: creation order) over the `(zone, status, id)` and
+ * `(zone, id)` indexes, so a page costs its own size whatever the inbox holds.
+ */
+
+export interface InboxItem {
+  id: string;
+  task: string;
+  taskTitle: string | null;
+  /** The session that asked; null when the task's failure policy escalated. */
+  session: string | null;
+  question: string;
+  status: EscalationsTable['status'];
+  createdAt: number;
+  ageMs: number;
+  answeredBy: string | null;
+  answeredAt: number | null;
+}
+
+export interface Escalation extends InboxItem {
+  context: Record<string, unknown>;
+  answer: string | null;
+  taskStatus: string | null;
+  /** The task's latest session, which an answer goes to while it lives. */
+  taskSession: string | null;
+}
+
+export const DEFAULT_INBOX_PAGE = DEFAULT_PAGE;
+
+const operatorOnly = (p: Principal) => {
+  if (p.kind !== 'operator') throw forbidden('the inbox is read by operators');
+};
+
+export async function listInbox(
+  kernel: Kernel,
+  p: Principal,
+  q: { all?: boolean | undefined; limit?: number | undefined; after?: string | undefined },
+): Promise<{ escalations: InboxItem[]; next: string | null }> {
+  operatorOnly(p);
+  const limit = q.limit ?? DEFAULT_INBOX_PAGE;
+  let query = odb(kernel.store.reader)
+    .selectFrom('escalations as e')
+    .leftJoin('tasks as t', 't.id', 'e.task_id')
+    .select([
+      'e.id',
+      'e.task_id',
+      'e.session_id',
+      'e.question',
+      'e.status',
+      'e.created_at',
+      'e.answered_by',
+      'e.answered_at',
+      't.title',
+    ])
+    .where('e.zone', '=', p.zone);
+  if (!q.all) query = query.where('e.status', '=', 'open');
+  if (q.after !== undefined) query = query.where('e.id', '>', q.after);
+  const rows = await query
+    .orderBy('e.id')
+    .limit(limit + 1)
+    .execute();
+  const now = kernel.clock.now();
+  const page = rows.slice(0, limit).map(
+    (r): InboxItem => ({
+      id: r.id,
+      task: r.task_id,
+      taskTitle: r.title,
+      session: r.session_id,
+      question: r.question,
+      status: r.status,
+      createdAt: Number(r.created_at),
+      ageMs: Math.max(0, now - Number(r.created_at)),
+      answeredBy: r.answered_by,
+      answeredAt: r.answered_at === null ? null : Number(r.answered_at),
+    }),
+  );
+  return { escalations: page, next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+export async function showEscalation(kernel: Kernel, p: Principal, id: string): Promise<Escalation> {
+  operatorOnly(p);
+  const r = await odb(kernel.store.reader)
+    .selectFrom('escalations as e')
+    .leftJoin('tasks as t', 't.id', 'e.task_id')
+    .selectAll('e')
+    .select(['t.title', 't.status as task_status', 't.session_id as task_session'])
+    .where('e.id', '=', id)
+    .where('e.zone', '=', p.zone)
+    .executeTakeFirst();
+  if (!r) throw notFound('escalation', id);
+  return {
+    id: r.id,
+    task: r.task_id,
+    taskTitle: r.title,
+    session: r.session_id,
+    question: r.question,
+    status: r.status,
+    createdAt: Number(r.created_at),
+    ageMs: Math.max(0, kernel.clock.now() - Number(r.created_at)),
+    answeredBy: r.answered_by,
+    answeredAt: r.answered_at === null ? null : Number(r.answered_at),
+    context: parseJson<Record<string, unknown>>(r.context, {}),
+    answer: r.answer,
+    taskStatus: r.task_status,
+    taskSession: r.task_session,
+  };
+}
