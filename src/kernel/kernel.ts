@@ -15,6 +15,7 @@ import { forbidden } from './errors.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
+import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
 import {
   checkPersona,
@@ -251,6 +252,12 @@ export class Kernel {
   ) => file.share(this.k, p, ref, permission, mode);
   listStreams = (p: Principal, opts: { internal?: boolean } & file.PageOptions = {}) =>
     file.listStreams(this.k, p, opts);
+  /** Sessions the caller may read (its zone, or itself and its descendants), paged by id or prefix. */
+  listSessions = (p: Principal, opts: Parameters<typeof listing.listSessions>[2] = {}) =>
+    listing.listSessions(this.k, p, opts);
+  /** Names of the open streams the caller may list, by prefix (completion). */
+  streamNames = (p: Principal, opts: { prefix?: string; limit?: number } = {}) =>
+    listing.streamNames(this.k, p, opts);
 
   // ---------------------------------------------------------------- operator rooms (rooms.ts)
 
@@ -301,6 +308,8 @@ export class Kernel {
   sessionEvents = (p: Principal, id: string, opts: { from?: number; limit?: number }): Promise<LogEvent[]> =>
     views.sessionEvents(this.k, p, id, opts);
   events = (p: Principal, q: Omit<EventQuery, 'zone'>) => views.events(this.k, p, q);
+  /** The caller's own log (an operator's zone, a session's own events), oldest first after a seq. */
+  ownLog = (p: Principal, opts: { after?: number; limit?: number } = {}) => views.ownLog(this.k, p, opts);
   transcript = (p: Principal, stream: string, opts: { before?: number; limit?: number }) =>
     views.transcript(this.k, p, stream, opts);
   /** The log from `after` on, then live: what the live event stream frames. */

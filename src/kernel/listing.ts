@@ -3,10 +3,17 @@ import type { FdsTable } from '../store/schema.ts';
 import type { KernelContext } from './context.ts';
 import { forbidden } from './errors.ts';
 import { type Principal, principalId } from './principal.ts';
-import { canRead, type FdInfo, type StreamInfo, streamInfo } from './records.ts';
+import {
+  canRead,
+  type FdInfo,
+  type SessionInfo,
+  type StreamInfo,
+  sessionInfo,
+  streamInfo,
+} from './records.ts';
 
 /**
- * Listing fds and streams. A page costs a fixed number of queries whatever its size: the
+ * Listing fds, streams and sessions. A page costs a fixed number of queries whatever its size: the
  * rows, then every listed fd's pending count in one statement (one indexed count per fd
  * inside it), never one round trip per fd. Pages are bounded; `after` continues a page.
  */
@@ -169,4 +176,75 @@ async function countPending(k: KernelContext, rows: Listed[]): Promise<Map<strin
     )
     .execute();
   return new Map(out.map((r) => [r.id, Number(r.n ?? 0)]));
+}
+
+/**
+ * The half-open range of strings that start with `prefix`: `[prefix, successor)`. A range,
+ * not `like`, because both backends walk a btree on it (PostgreSQL uses no index for `like`
+ * outside the C collation); callers still check `startsWith` where a collation could differ.
+ */
+export function prefixRange(prefix: string): { from: string; to: string | null } {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (prefix === '' || last >= 0xffff) return { from: prefix, to: null };
+  return { from: prefix, to: prefix.slice(0, -1) + String.fromCharCode(last + 1) };
+}
+
+/**
+ * Sessions the caller may read, in id (creation) order: an operator, its zone; a session,
+ * itself and its descendants (the read matrix of access.ts). Paged on `after` (the last id
+ * of the previous page), optionally only ids starting with `prefix`. Each page is one
+ * indexed query: the zone's ids, or the caller's subtree walked down `sessions_parent`.
+ */
+export async function listSessions(
+  k: KernelContext,
+  p: Principal,
+  opts: { after?: string; prefix?: string } & Omit<PageOptions, 'after'> = {},
+): Promise<SessionInfo[]> {
+  let q = k.store.reader.selectFrom('sessions').selectAll().where('zone', '=', p.zone);
+  if (p.kind === 'session') {
+    q = q.where(
+      sql<boolean>`id in (with recursive tree(id) as (select id from sessions where id = ${p.sessionId} union all select s.id from sessions s join tree t on s.parent_id = t.id) select id from tree)`,
+    );
+  }
+  if (opts.after !== undefined) q = q.where('id', '>', opts.after);
+  if (opts.prefix) {
+    const { from, to } = prefixRange(opts.prefix);
+    q = q.where('id', '>=', from);
+    if (to !== null) q = q.where('id', '<', to);
+  }
+  const rows = await q.orderBy('id', 'asc').limit(pageSize(opts)).execute();
+  return rows.filter((r) => !opts.prefix || r.id.startsWith(opts.prefix)).map(sessionInfo);
+}
+
+/**
+ * Names of the open streams the caller may list (an operator: its zone's; a session: those
+ * it holds an open fd on), plumbing included, in name order, optionally by prefix. One query
+ * on `streams_zone_name_open` (operators) or the caller's fds (sessions).
+ */
+export async function streamNames(
+  k: KernelContext,
+  p: Principal,
+  opts: { prefix?: string; limit?: number } = {},
+): Promise<string[]> {
+  let q = k.store.reader
+    .selectFrom('streams')
+    .select('name')
+    .where('zone', '=', p.zone)
+    .where('closed_at', 'is', null);
+  if (p.kind === 'session') {
+    q = q.where('id', 'in', (eb) =>
+      eb
+        .selectFrom('fds')
+        .select('stream_id')
+        .where('holder', '=', p.sessionId)
+        .where('closed_at', 'is', null),
+    );
+  }
+  if (opts.prefix) {
+    const { from, to } = prefixRange(opts.prefix);
+    q = q.where('name', '>=', from);
+    if (to !== null) q = q.where('name', '<', to);
+  }
+  const rows = await q.orderBy('name', 'asc').limit(pageSize(opts)).execute();
+  return rows.map((r) => r.name).filter((n) => !opts.prefix || n.startsWith(opts.prefix));
 }

@@ -19,6 +19,21 @@ export async function sessionEvents(
   return k.store.log.sessionEvents(id, opts);
 }
 
+/**
+ * The caller's own log, oldest first after a cursor (`after`, exclusive): an operator's is
+ * its zone's, a session's is the events about itself — what the live stream (follow.ts)
+ * shows each of them. Page on with the last seq seen.
+ */
+export function ownLog(
+  k: KernelContext,
+  p: Principal,
+  opts: { after?: number; limit?: number } = {},
+): Promise<LogEvent[]> {
+  const after = opts.after ?? 0;
+  if (p.kind === 'operator') return k.store.log.tail(after, { zone: p.zone, limit: opts.limit });
+  return k.store.log.sessionEvents(p.sessionId, { from: after, limit: opts.limit });
+}
+
 export function events(k: KernelContext, p: Principal, q: Omit<EventQuery, 'zone'>): Promise<LogEvent[]> {
   return k.store.log.events({ ...q, zone: p.zone });
 }

@@ -58,6 +58,11 @@ it('passes the MCP conformance suite’s protocol scenarios', { timeout: 600_000
       'logging-set-level',
       'server-sse-multiple-streams',
       'dns-rebinding-protection',
+      'resources-list',
+      'resources-subscribe',
+      'resources-unsubscribe',
+      'prompts-list',
+      'completion-complete',
     ]) {
       assert.match(result.out, new RegExp(`✓ ${s}:`), `${s} passes`);
     }

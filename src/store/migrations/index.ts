@@ -9,6 +9,7 @@ import { sessionHardening } from './006_session_hardening.ts';
 import { secrets } from './007_secrets.ts';
 import { plugins } from './008_plugins.ts';
 import { personas } from './009_personas.ts';
+import { sessionListing } from './011_session_listing.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -24,6 +25,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '007_secrets': secrets(kind),
         '008_plugins': plugins(kind),
         '009_personas': personas(kind),
+        '011_session_listing': sessionListing,
       };
     },
   };

@@ -3,16 +3,23 @@ import { z } from 'zod';
 import type { Principal } from '../../kernel/principal.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
+import { SubscriptionHub } from './subscriptions.ts';
 
-/** JSON schemas of the table's syscalls, computed once per warren. */
+/**
+ * What the MCP surface keeps once per warren: the JSON schemas of the table's syscalls, and
+ * the commit fan-out every connection's resource subscriptions share.
+ */
 export class ToolCatalog {
   private tools: Map<string, Tool> | undefined;
+  readonly subscriptions: SubscriptionHub;
 
   constructor(
     private readonly warren: Warren,
     /** How often a long call reports progress (clients reset their timeouts on it). */
     readonly progressEveryMs = 5_000,
-  ) {}
+  ) {
+    this.subscriptions = new SubscriptionHub(warren.store.writer);
+  }
 
   /** Exactly the tools this caller may call. Built on first use: a server starts without it. */
   visible(principal: Principal): Tool[] {

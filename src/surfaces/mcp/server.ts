@@ -10,12 +10,17 @@ import {
 import type { Principal } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
 import type { ToolCatalog } from './catalog.ts';
+import { registerCompletion } from './completion.ts';
 import { type ErrorLog, publicError, stderrLog } from './log.ts';
+import { registerPrompts } from './prompts.ts';
+import { registerResources } from './resources.ts';
+import { registerSubscriptions } from './subscriptions.ts';
 
 export const SERVER_INFO = { name: 'warren', version: '0.1.0' } as const;
 /**
  * One MCP server per connection, bound to the principal that opened it. It lists the
- * caller's tools and calls them through `warren.call` — the same path as REST and the CLI.
+ * caller's tools and calls them through `warren.call` — the same path as REST and the CLI —
+ * and serves the caller's resources (with subscriptions), prompts and completions.
  */
 export function createMcpServer(
   warren: Warren,
@@ -25,13 +30,26 @@ export function createMcpServer(
 ): Server {
   const log = opts.log ?? stderrLog;
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, logging: {} },
+    capabilities: {
+      tools: { listChanged: false },
+      logging: {},
+      resources: { subscribe: true, listChanged: false },
+      prompts: { listChanged: false },
+      completions: {},
+    },
     instructions:
       'warren is an agent kernel. Your fds: 0 stdin, 1 your pipe to your parent (reply there), 2 your lifecycle. ' +
       'Spawn children with ipc_spawn, talk with ipc_write / ipc_read, wait with ipc_wait, and close the fds you own before you stop.',
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: catalog.visible(principal) }));
+  registerResources(server, warren, principal);
+  registerPrompts(server, warren, principal);
+  registerCompletion(server, warren, principal);
+  // A connection that goes away (socket closed, HTTP session deleted or expired) takes its
+  // subscriptions with it.
+  const subscriptions = registerSubscriptions(server, warren, principal, catalog.subscriptions);
+  server.onclose = () => subscriptions.close();
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
