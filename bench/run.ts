@@ -15,6 +15,7 @@ import { mcpBenches } from './mcp.ts';
 import { pluginBenches } from './plugins.ts';
 import { scaleBenches } from './scale.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
+import { taskBenches } from './tasks.ts';
 import { turnBenches } from './turns.ts';
 
 type Bench = () => Promise<BenchRow[]>;
@@ -28,6 +29,7 @@ const groups: Record<string, Record<string, Bench>> = {
   scale: scaleBenches,
   load: loadBenches,
   turns: turnBenches,
+  tasks: taskBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

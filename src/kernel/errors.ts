@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   undelivered_messages: 409,
   limit_exceeded: 429,
   session_stopped: 409,
+  dependency_cycle: 409,
+  has_children: 409,
   already_answered: 409,
   runtime_unavailable: 422,
   over_budget: 422,

@@ -17,6 +17,7 @@ import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
 import * as listing from './listing.ts';
+import { sessionById } from './lookup.ts';
 import {
   checkPersona,
   deletePersona,
@@ -33,12 +34,13 @@ import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
+import { type SignalName, sendSignal } from './signals.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
-import { TermTimers } from './term.ts';
+import { type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
-import { waitChild } from './wait.ts';
-import { ensureZone, setZoneLimits, type ZoneLimitsPatch } from './zones.ts';
+import { hasUntakenInput, waitChild } from './wait.ts';
+import { ensureZone, isInit, setZoneLimits, type ZoneLimitsPatch } from './zones.ts';
 
 export type { ReadResult, StreamListing } from './file.ts';
 
@@ -173,7 +175,7 @@ export class Kernel {
 
   // ---------------------------------------------------------------- processes (proc.ts, wait.ts)
 
-  spawn = (p: Principal, req: SpawnRequest) => proc.spawn(this.k, p, req);
+  spawn = (p: Principal, req: SpawnRequest, opts: proc.SpawnOptions = {}) => proc.spawn(this.k, p, req, opts);
   session = (p: Principal, id: string): Promise<SessionInfo> => proc.session(this.k, p, id);
   ps = (p: Principal, opts: { all?: boolean } = {}) => proc.ps(this.k, p, opts);
   kill = (p: Principal, id: string, opts: { graceful?: boolean } = {}) => proc.kill(this.k, p, id, opts);
@@ -200,6 +202,40 @@ export class Kernel {
     ref: { fd?: number; session?: string },
     opts: { waitMs?: number; signal?: AbortSignal } = {},
   ) => waitChild(this.k, p, ref, opts);
+
+  /**
+   * Whether input written to a session (on its async fds) has not yet been taken by a
+   * finished turn: an idle session with input due is about to run again, not done.
+   */
+  hasPendingInput = async (id: string): Promise<boolean> =>
+    hasUntakenInput(this.k, id, await this.store.log.head());
+
+  // ---------------------------------------------------------------- inside a caller's write unit
+
+  /**
+   * Signal a session in the caller's transaction, so the signal commits with the change
+   * that caused it (a plugin's reparented task and its `[ADOPTED]`). A target without a
+   * stdin (init) gets the log event only.
+   */
+  signalIn = (
+    tx: WriteTx,
+    target: { zone: string; id: string },
+    signal: SignalName,
+    fields: Record<string, unknown>,
+    actor: string,
+  ) => sendSignal(tx, target.zone, target.id, signal, fields, actor);
+
+  /**
+   * Stop a session in the caller's transaction: SIGTERM when `graceful` and its agent can be
+   * asked (SIGKILL after the grace period), else SIGKILL. Null when it had already stopped.
+   */
+  stopIn = async (tx: WriteTx, id: string, actor: string, graceful: boolean): Promise<StopOutcome | null> => {
+    const row = await sessionById(tx.db, id);
+    if (!row || row.status === 'stopped' || isInit(id)) return null;
+    // Already asked: a second SIGTERM would only push its deadline back.
+    if (graceful && row.term_deadline !== null) return { signal: 'SIGTERM', deadline: row.term_deadline };
+    return termOrKill(tx, this.k, row, actor, graceful);
+  };
 
   // ---------------------------------------------------------------- files (file.ts)
 

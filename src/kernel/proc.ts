@@ -16,7 +16,7 @@ import { type Principal, principalId } from './principal.ts';
 import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
-import { heldBy, spawnInTx } from './spawn.ts';
+import { heldBy, type SpawnResult, spawnInTx } from './spawn.ts';
 import { setStatus } from './status.ts';
 import { postMessage } from './streams.ts';
 import { type StopOutcome, termOrKill } from './term.ts';
@@ -24,7 +24,16 @@ import type { SpawnRequest } from './types.ts';
 
 /** Process control: spawn, inspect, signal, feed, suspend and resume sessions. */
 
-export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
+export interface SpawnOptions {
+  /**
+   * Runs in the spawn's own transaction once the session is there (new, or found by its
+   * idempotency key): a caller's own rows change atomically with the spawn (a plugin's task
+   * gets its session, or neither happens). Throwing rolls the spawn back.
+   */
+  also?: (tx: WriteTx, r: SpawnResult) => Promise<void>;
+}
+
+export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
   // Until remote runners exist, naming one that does not is an error, not a silent local run.
   if (req.runner !== undefined && !k.config.runners.includes(req.runner)) {
     throw new WarrenError(
@@ -51,7 +60,11 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest) {
     env: eff.env ?? {},
     ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
   });
-  const r = await k.store.writer.write((tx) => spawnInTx(tx, k, p, req));
+  const r = await k.store.writer.write(async (tx) => {
+    const r = await spawnInTx(tx, k, p, req);
+    await opts.also?.(tx, r);
+    return r;
+  });
   // The answer shows the session as its agent came up (or failed to).
   await k.supervisor.start(r.session.id, 'start');
   return {

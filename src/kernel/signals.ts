@@ -22,7 +22,8 @@ export function signalText(signal: SignalName, f: Record<string, unknown>): stri
       return `[SIGCHLD] Child ${f.child}${f.title ? ` "${f.title}"` : ''} is ${f.status}${reason}.${last}`;
     }
     case 'ADOPTED':
-      return `[ADOPTED] You adopted ${f.child}${f.title ? ` "${f.title}"` : ''}: its parent ${f.from} ended (${f.reason}). Its fds are now yours (lifecycle fd ${f.lifecycleFd}${f.pipeFd !== undefined ? `, pipe fd ${f.pipeFd}` : ''}).`;
+      // A session's adoption hands over its fds; a task's (orchestration) has none to hand.
+      return `[ADOPTED] You adopted ${f.child}${f.title ? ` "${f.title}"` : ''}: its parent ${f.from} ended (${f.reason}).${f.lifecycleFd !== undefined ? ` Its fds are now yours (lifecycle fd ${f.lifecycleFd}${f.pipeFd !== undefined ? `, pipe fd ${f.pipeFd}` : ''}).` : ''}`;
     case 'SIGSTOP':
       return '[SIGSTOP] Suspended.';
     case 'SIGCONT':

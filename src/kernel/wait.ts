@@ -71,7 +71,7 @@ export async function waitChild(
 }
 
 /** Whether input up to `mark` on a session's async fds is still unacknowledged (not yet taken by a finished turn). */
-async function hasUntakenInput(k: KernelContext, id: string, mark: number): Promise<boolean> {
+export async function hasUntakenInput(k: KernelContext, id: string, mark: number): Promise<boolean> {
   for (const fd of k.fdTable.heldBy(id)) {
     if (fd.mode !== 'async' || !canRead(fd.perm)) continue;
     const acked = k.fdTable.acked(fd.id);

@@ -72,7 +72,9 @@ forEachWarren(
     it('orchestrate teaches spawn, pipes, SIGCHLD and closing; tasks only where they exist', async () => {
       const h = await startHttp(t);
       try {
-        const lead = (await call(h.warren, 'ipc_spawn', { script: idleScript })).session.id;
+        // The orchestration plugin is loaded: a lead without the task tools sees no tasks.
+        const lead = (await call(h.warren, 'ipc_spawn', { script: idleScript, grants: { deny: ['task_*'] } }))
+          .session.id;
         const c = await connect(h, h.tokenOf(lead));
         const r = await c.getPrompt({
           name: 'orchestrate',

@@ -1,6 +1,9 @@
+import type { LogEvent } from '../../store/events.ts';
 import { definePlugin } from '../types.ts';
+import { Engine } from './engine.ts';
 import { inboxSyscalls } from './inbox-syscalls.ts';
 import { orchestrationMigrations } from './migrations.ts';
+import { taskSyscalls } from './syscalls.ts';
 import { TaskRooms } from './task-rooms.ts';
 import { taskTargets } from './task-targets.ts';
 
@@ -8,7 +11,7 @@ import { taskTargets } from './task-targets.ts';
  * Orchestration: the task DAG on top of sessions. Dispatch spawns a session for each ready
  * task, joined to its parent task's session by a pipe; SIGCHLD, SIGTERM and adoption ride
  * the task tree; escalations reach an operator inbox. Disable it and warren is a session
- * manager.
+ * manager. See docs/orchestration.md and docs/inbox.md.
  */
 export const orchestrationPlugin = definePlugin({
   name: 'orchestration',
@@ -16,18 +19,25 @@ export const orchestrationPlugin = definePlugin({
   summary: 'tasks (a DAG), dispatch, SIGCHLD/SIGTERM over the task tree, escalation to an operator inbox',
   migrations: orchestrationMigrations,
   sessionTargets: 'a task id',
-  syscalls: [
-    // --- inbox helper: escalations and the operator inbox (inbox-syscalls.ts) ---
-    ...inboxSyscalls,
-  ],
-  start: ({ kernel }) => {
-    // --- inbox helper: task ids as room targets; durable attachments follow each new session ---
+  syscalls: [...taskSyscalls, ...inboxSyscalls],
+  async start({ kernel }) {
+    // Tasks: dispatch, status following, adoption (engine.ts).
+    const engine = new Engine(kernel);
+    await engine.start();
+    // Task ids as room targets; durable attachments follow each new session (task-rooms.ts).
     const rooms = new TaskRooms(kernel);
     return {
-      phases: [rooms.phase],
-      onCommit: (events) => rooms.onCommit(events),
+      phases: [...engine.phases, rooms.phase],
+      onCommit: (events: readonly LogEvent[]) => {
+        engine.onCommit(events);
+        rooms.onCommit(events);
+      },
       targets: taskTargets(kernel),
-      stop: () => rooms.stop(),
+      engine,
+      async stop() {
+        await rooms.stop();
+        await engine.stop();
+      },
     };
   },
 });

@@ -7,6 +7,7 @@ import { personaViews } from './personas.ts';
 import { pluginViews } from './plugins.ts';
 import { sessionViews } from './sessions.ts';
 import { streamViews } from './streams.ts';
+import { taskViews } from './tasks.ts';
 
 export type { View, ViewContext } from './format.ts';
 
@@ -16,6 +17,7 @@ export const views: Readonly<Record<string, View>> = {
   ...streamViews,
   ...fdViews,
   ...eventViews,
+  ...taskViews,
   ...pluginViews,
   ...personaViews,
   ...inboxViews,

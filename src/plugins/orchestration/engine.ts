@@ -1,0 +1,342 @@
+import type { Kernel } from '../../kernel/kernel.ts';
+import type { LogEvent } from '../../store/events.ts';
+import type { PluginInstance, ReconcilePhase } from '../types.ts';
+import { gate, spawnFor } from './dispatch.ts';
+import { follow, settleDone } from './follow.ts';
+import { odb, TASK_DONE } from './schema.ts';
+import { isDone, taskById } from './tasks.ts';
+
+/** Tasks evaluated at once (each is its own write unit; the writer group-commits them). */
+const IN_FLIGHT = 16;
+/** Rows a reconcile phase takes per tick. */
+const PHASE_BATCH = 500;
+
+/**
+ * The event path of the task tree: committed events queue the tasks they concern, and a
+ * worker evaluates them off the commit path — dispatch what may run, move what runs along
+ * with its session, settle what is done. The reconcile phases find what the event path
+ * missed (another node's commits, a crash between two steps) and feed the same queue.
+ */
+export class Engine implements PluginInstance {
+  private readonly tasks = new Set<string>();
+  /** Tasks whose dependents (or children, or parent) need a look: resolved by the worker. */
+  private readonly dependentsOf = new Set<string>();
+  private readonly childrenOf = new Set<string>();
+  private readonly parentOf = new Set<string>();
+  private readonly sessions = new Set<string>();
+  /** Sessions of tasks, as far as this node has seen: other sessions' events cost nothing. */
+  private readonly taskSessions = new Set<string>();
+  /** Zones with ready tasks a spawn limit held back: a session stopping there may free room. */
+  private readonly blocked = new Set<string>();
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  readonly phases: readonly ReconcilePhase[] = [
+    { name: 'dispatch', run: () => this.dispatchPhase() },
+    { name: 'follow', run: () => this.followPhase() },
+    { name: 'orphan-reparent', run: () => this.orphanPhase() },
+  ];
+
+  constructor(readonly kernel: Kernel) {}
+
+  async start(): Promise<void> {
+    const rows = await odb(this.kernel.store.reader)
+      .selectFrom('tasks')
+      .select(['session_id'])
+      .where('status', 'in', ['ready', 'running', 'review'])
+      .where('parent_id', 'is not', null)
+      .execute();
+    for (const r of rows) if (r.session_id) this.taskSessions.add(r.session_id);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  /** On the writer's commit path: only look at types and queue. */
+  onCommit(events: readonly LogEvent[]): void {
+    let queued = false;
+    for (const e of events) {
+      const p = e.payload;
+      switch (e.type) {
+        case 'session.status':
+          if (e.session_id && this.taskSessions.has(e.session_id)) {
+            this.sessions.add(e.session_id);
+            queued = true;
+          }
+          if (p.to === 'stopped' && this.blocked.has(e.zone)) {
+            this.blocked.delete(e.zone);
+            this.readyOf(e.zone).catch((error) => {
+              console.error('warren: orchestration: reading ready tasks failed:', (error as Error).message);
+            });
+          }
+          break;
+        case 'task.created':
+        case 'task.released':
+        case 'task.retried':
+        case 'task.adopted':
+        case 'task.depends':
+          this.tasks.add(String(p.task));
+          queued = true;
+          break;
+        case 'task.dispatched':
+          this.taskSessions.add(String(p.session));
+          // Children waiting for their parent to start may go now.
+          this.childrenOf.add(String(p.task));
+          queued = true;
+          break;
+        case 'task.status':
+          if (isDone(p.to as never)) {
+            this.dependentsOf.add(String(p.task));
+            this.parentOf.add(String(p.task));
+            queued = true;
+          } else if (p.to === 'pending') {
+            this.tasks.add(String(p.task));
+            queued = true;
+          }
+          break;
+      }
+    }
+    if (queued) this.kick();
+  }
+
+  /** Evaluate a task now (after a syscall changed it), through the same queue. */
+  poke(id: string): void {
+    this.tasks.add(id);
+    this.kick();
+  }
+
+  /** Wait until the queue is empty (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private kick(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.drain()
+      .catch((error) =>
+        console.error('warren: orchestration: the task worker failed:', (error as Error).message),
+      )
+      .finally(() => {
+        this.running = undefined;
+        if (this.hasWork() && !this.stopped) this.kick();
+      });
+  }
+
+  private hasWork(): boolean {
+    return (
+      this.tasks.size +
+        this.sessions.size +
+        this.dependentsOf.size +
+        this.childrenOf.size +
+        this.parentOf.size >
+      0
+    );
+  }
+
+  private async drain(): Promise<void> {
+    // Let the rest of this commit's listeners run first.
+    await Promise.resolve();
+    while (this.hasWork() && !this.stopped) {
+      const ids = await this.resolveQueued().catch((error) => {
+        // What was queued is lost to the event path; the reconcile phases find it again.
+        console.error('warren: orchestration: reading the queue failed:', (error as Error).message);
+        return new Set<string>();
+      });
+      const list = [...ids];
+      let next = 0;
+      const worker = async () => {
+        while (next < list.length && !this.stopped) {
+          const id = list[next++] as string;
+          await this.evaluate(id).catch((error) => {
+            console.error(`warren: orchestration: task ${id}:`, (error as Error).message);
+          });
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, list.length) }, worker));
+    }
+  }
+
+  /** The task ids the queued sessions, dependents, children and parents stand for. */
+  private async resolveQueued(): Promise<Set<string>> {
+    const ids = new Set(this.tasks);
+    this.tasks.clear();
+    const db = odb(this.kernel.store.reader);
+    const take = (s: Set<string>) => {
+      const out = [...s];
+      s.clear();
+      return out;
+    };
+    const sessions = take(this.sessions);
+    if (sessions.length > 0) {
+      for (const r of await db
+        .selectFrom('tasks')
+        .select('id')
+        .where('session_id', 'in', sessions)
+        .execute()) {
+        ids.add(r.id);
+      }
+    }
+    const deps = take(this.dependentsOf);
+    if (deps.length > 0) {
+      const rows = await db
+        .selectFrom('task_deps')
+        .innerJoin('tasks', 'tasks.id', 'task_deps.task_id')
+        .select('tasks.id')
+        .where('task_deps.depends_on', 'in', deps)
+        .where('tasks.status', 'in', ['pending', 'ready'])
+        .execute();
+      for (const r of rows) ids.add(r.id);
+    }
+    const parents = take(this.childrenOf);
+    if (parents.length > 0) {
+      const rows = await db
+        .selectFrom('tasks')
+        .select('id')
+        .where('parent_id', 'in', parents)
+        .where('status', 'in', ['pending', 'ready'])
+        .execute();
+      for (const r of rows) ids.add(r.id);
+    }
+    const kids = take(this.parentOf);
+    if (kids.length > 0) {
+      const rows = await db.selectFrom('tasks').select('parent_id').where('id', 'in', kids).execute();
+      for (const r of rows) if (r.parent_id) ids.add(r.parent_id);
+      // A task that just finished: hand its open children up (in the same unit as its
+      // transition already; this catches a transition made elsewhere, e.g. by hand).
+      for (const k of kids) ids.add(k);
+    }
+    return ids;
+  }
+
+  /** Ready tasks of a zone, once more (a spawn limit may have room now). */
+  private async readyOf(zone: string): Promise<void> {
+    const rows = await odb(this.kernel.store.reader)
+      .selectFrom('tasks')
+      .select('id')
+      .where('zone', '=', zone)
+      .where('status', '=', 'ready')
+      .limit(PHASE_BATCH)
+      .execute();
+    for (const r of rows) this.tasks.add(r.id);
+    this.kick();
+  }
+
+  /** One look at one task: what its state calls for, in one write unit, then a spawn if it may run. */
+  async evaluate(id: string): Promise<void> {
+    const reader = this.kernel.store.reader;
+    const pre = await taskById(reader, id);
+    if (!pre?.parent_id) return; // gone, or the root
+    let pending = false;
+    if (pre.status === 'running' && pre.session_id) {
+      const s = await odb(reader)
+        .selectFrom('sessions')
+        .select('status')
+        .where('id', '=', pre.session_id)
+        .executeTakeFirst();
+      if (s?.status === 'idle') pending = await this.kernel.hasPendingInput(pre.session_id);
+    }
+    const ready = await this.kernel.store.writer.write(async (tx) => {
+      const t = await taskById(tx.db, id);
+      if (!t?.parent_id) return null;
+      if (t.status === 'pending' || t.status === 'ready') return gate(tx, this.kernel, t);
+      if (t.status === 'running' || t.status === 'review') {
+        await follow(tx, this.kernel, t, pending);
+        return null;
+      }
+      await settleDone(tx, this.kernel, t);
+      if (t.session_id) this.taskSessions.delete(t.session_id);
+      return null;
+    });
+    if (!ready) return;
+    const outcome = await spawnFor(this.kernel, ready);
+    if (outcome === 'deferred') this.blocked.add(ready.zone);
+  }
+
+  // ---------------------------------------------------------------- the backstop
+
+  /** Pending or ready tasks whose dependencies are all complete (the rest wait on an event). */
+  private async dispatchPhase(): Promise<void> {
+    const db = odb(this.kernel.store.reader);
+    const rows = await db
+      .selectFrom('tasks as t')
+      .select('t.id')
+      .where('t.status', 'in', ['pending', 'ready'])
+      .where('t.held', '=', 0)
+      .where('t.parent_id', 'is not', null)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('task_deps as d')
+              .innerJoin('tasks as x', 'x.id', 'd.depends_on')
+              .select('d.task_id')
+              .whereRef('d.task_id', '=', 't.id')
+              .where('x.status', '!=', 'complete'),
+          ),
+        ),
+      )
+      .orderBy('t.id')
+      .limit(PHASE_BATCH)
+      .execute();
+    await this.evaluateAll(rows.map((r) => r.id));
+  }
+
+  /**
+   * Tasks out of step with their sessions: running with a stopped session; and, among live
+   * sessions (so the cost is the live set, not the history), running with an idle one,
+   * in review with a busy one, or done with one nobody asked to stop.
+   */
+  private async followPhase(): Promise<void> {
+    const db = odb(this.kernel.store.reader);
+    const ended = await db
+      .selectFrom('tasks as t')
+      .innerJoin('sessions as s', 's.id', 't.session_id')
+      .select('t.id')
+      .where('t.status', '=', 'running')
+      .where('s.status', '=', 'stopped')
+      .limit(PHASE_BATCH)
+      .execute();
+    const live = await db
+      .selectFrom('sessions as s')
+      .innerJoin('tasks as t', 't.session_id', 's.id')
+      .select('t.id')
+      .where('s.status', '!=', 'stopped')
+      .where('t.parent_id', 'is not', null)
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb('t.status', '=', 'running'),
+            eb('s.status', '=', 'idle'),
+            eb('s.last_message', 'is not', null),
+          ]),
+          eb.and([eb('t.status', '=', 'review'), eb('s.status', 'in', ['running', 'pending'])]),
+          eb.and([eb('t.status', 'in', TASK_DONE), eb('s.term_deadline', 'is', null)]),
+        ]),
+      )
+      .limit(PHASE_BATCH)
+      .execute();
+    await this.evaluateAll([...ended, ...live].map((r) => r.id));
+  }
+
+  /** Open tasks whose parent completed or failed: hand them up. */
+  private async orphanPhase(): Promise<void> {
+    const rows = await odb(this.kernel.store.reader)
+      .selectFrom('tasks as t')
+      .innerJoin('tasks as p', 'p.id', 't.parent_id')
+      .select('p.id')
+      .distinct()
+      .where('t.status', 'not in', TASK_DONE)
+      .where('p.status', 'in', ['complete', 'failed'])
+      .limit(PHASE_BATCH)
+      .execute();
+    await this.evaluateAll(rows.map((r) => r.id));
+  }
+
+  private async evaluateAll(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    for (const id of ids) this.tasks.add(id);
+    this.kick();
+    await this.idle();
+  }
+}

@@ -1,0 +1,112 @@
+import type { Kernel } from '../../kernel/kernel.ts';
+import type { SessionsTable } from '../../store/schema.ts';
+import type { WriteTx } from '../../store/writer.ts';
+import { adoptChildren } from './adopt.ts';
+import { openEscalation } from './escalations.ts';
+import { odb, type TaskStatus, type TasksTable } from './schema.ts';
+import { type Db, isDone, openChildren, transition } from './tasks.ts';
+
+/**
+ * A task's status follows its latest session: running while it runs; idle with a result
+ * (and no open child task, and no input due) → review or complete; stopped on its own →
+ * complete (or review); stopped any other way → failed with the reason.
+ */
+
+/** What the plugin acts as (and is logged as) when no caller stands behind a change. */
+export const ACTOR = 'operator:orchestration';
+
+export async function sessionOf(db: Db, id: string | null): Promise<SessionsTable | undefined> {
+  if (!id) return undefined;
+  return odb(db).selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Move a running or in-review task along with its session. `pending`: the idle session has input due. */
+export async function follow(tx: WriteTx, kernel: Kernel, t: TasksTable, pending: boolean): Promise<void> {
+  const s = await sessionOf(tx.db, t.session_id);
+  if (!s) {
+    // Retention removed it (its task was never told), or the row was edited by hand.
+    if (t.status === 'running')
+      await finish(tx, kernel, t, 'failed', { reason: 'its session is gone', actor: ACTOR });
+    return;
+  }
+  if (s.status === 'stopped') {
+    if (t.status === 'review') return; // an operator decides
+    if (s.end_reason === 'completed') {
+      await finish(tx, kernel, t, t.review === 1 ? 'review' : 'complete', {
+        result: s.last_message,
+        actor: ACTOR,
+      });
+    } else {
+      const reason = `session ${s.end_reason}${s.end_detail ? `: ${s.end_detail}` : ''}`;
+      await finish(tx, kernel, t, 'failed', { reason, actor: ACTOR, session: s });
+    }
+    return;
+  }
+  if (s.status === 'idle') {
+    if (t.status !== 'running' || s.last_message === null || pending) return;
+    // An orchestrator idles between its children's SIGCHLDs: it is done when its subtree is.
+    if ((await openChildren(tx.db, t.id)) > 0) return;
+    await finish(tx, kernel, t, t.review === 1 ? 'review' : 'complete', {
+      result: s.last_message,
+      actor: ACTOR,
+    });
+    return;
+  }
+  // Running again (an operator's answer to a review, say): so is the task.
+  if ((s.status === 'running' || s.status === 'pending') && t.status === 'review') {
+    await transition(tx, t, { to: 'running', actor: ACTOR, reason: null });
+  }
+}
+
+/**
+ * A task reaches review or a final status. Complete and failed hand their open children up;
+ * every final status ends the task's session (SIGTERM, the kernel's grace, then SIGKILL),
+ * so nothing idles forever; a failure the task escalates opens an escalation, all in one
+ * transaction.
+ */
+export async function finish(
+  tx: WriteTx,
+  kernel: Kernel,
+  t: TasksTable,
+  to: TaskStatus,
+  how: { reason?: string | null; result?: string | null; actor: string; session?: SessionsTable },
+): Promise<TasksTable> {
+  const next = await transition(tx, t, {
+    to,
+    actor: how.actor,
+    ...(how.reason !== undefined
+      ? { reason: how.reason }
+      : to === 'complete' || to === 'review'
+        ? { reason: null }
+        : {}),
+    ...(how.result !== undefined ? { result: how.result } : {}),
+  });
+  if (!isDone(to)) return next;
+  if (to !== 'cancelled') await adoptChildren(tx, kernel, next, how.actor);
+  if (next.session_id) await kernel.stopIn(tx, next.session_id, how.actor, true);
+  if (to === 'failed' && t.on_failure === 'escalate') {
+    const s = how.session ?? (await sessionOf(tx.db, t.session_id));
+    await openEscalation(tx, kernel.ids, {
+      zone: t.zone,
+      taskId: t.id,
+      sessionId: null,
+      question: `Task "${t.title}" failed (${how.reason ?? 'no reason given'}). Retry it, or say what to do instead.`,
+      context: {
+        reason: how.reason ?? null,
+        attempt: Number(t.attempts),
+        session: s?.id ?? null,
+        endReason: s?.end_reason ?? null,
+        endDetail: s?.end_detail ?? null,
+        lastMessage: s?.last_message ?? null,
+      },
+      actor: 'kernel',
+    });
+  }
+  return next;
+}
+
+/** A task that is done: its session ended, its open children handed up (the backstop's repairs). */
+export async function settleDone(tx: WriteTx, kernel: Kernel, t: TasksTable): Promise<void> {
+  if (t.status !== 'cancelled') await adoptChildren(tx, kernel, t, ACTOR);
+  if (t.session_id) await kernel.stopIn(tx, t.session_id, ACTOR, true);
+}

@@ -1,0 +1,128 @@
+import { sql } from 'kysely';
+import type { Kernel } from '../../kernel/kernel.ts';
+import type { Principal } from '../../kernel/principal.ts';
+import type { SessionInfo } from '../../kernel/records.ts';
+import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
+import { requireActOn, subtreeRoots } from './access.ts';
+import { odb, type TaskStatus, type TasksTable } from './schema.ts';
+import {
+  childIds,
+  depsOf,
+  ensureRoot,
+  rootIdOf,
+  type TaskInfo,
+  taskById,
+  taskDetail,
+  taskInfo,
+  taskInZone,
+  taskRef,
+} from './tasks.ts';
+
+/** Reading tasks: a page of a list, one task in full, the tree under one. */
+
+export interface ListQuery {
+  status?: TaskStatus | undefined;
+  parent?: string | undefined;
+  limit?: number | undefined;
+  after?: string | undefined;
+}
+
+/**
+ * A page of the zone's tasks (operators) or of the caller's subtree (sessions), in id
+ * order (creation order), optionally one status or one parent's children.
+ */
+export async function listTasks(kernel: Kernel, p: Principal, q: ListQuery) {
+  const db = kernel.store.reader;
+  const limit = q.limit ?? DEFAULT_PAGE;
+  let query = odb(db).selectFrom('tasks').selectAll().where('zone', '=', p.zone);
+  if (q.parent !== undefined) {
+    const parent = await taskInZone(db, p.zone, q.parent);
+    if (parent.id !== rootIdOf(p.zone)) await requireActOn(db, p, parent, 'list the children of');
+    query = query.where('parent_id', '=', parent.id);
+    if (p.kind === 'session' && parent.id === rootIdOf(p.zone))
+      query = query.where('created_by', '=', p.sessionId);
+  } else if (p.kind === 'session') {
+    const roots = await subtreeRoots(db, p);
+    if (roots.length === 0) return { tasks: [], next: null };
+    // The caller's subtree, walked in the database (both dialects have recursive CTEs).
+    query = query.where(
+      'id',
+      'in',
+      sql<string>`(with recursive sub(id) as (select id from tasks where id in (${sql.join(roots)}) union select t.id from tasks t join sub on t.parent_id = sub.id) select id from sub)`,
+    );
+  }
+  if (q.status !== undefined) query = query.where('status', '=', q.status);
+  if (q.after !== undefined) query = query.where('id', '>', q.after);
+  const rows = await query
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+  const page = rows.slice(0, limit);
+  return { tasks: page.map(taskInfo), next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+}
+
+/** One task in full: its dependencies, its children, its latest session. */
+export async function showTask(kernel: Kernel, p: Principal, ref: string) {
+  const db = kernel.store.reader;
+  const t = await taskInZone(db, p.zone, ref);
+  if (t.id !== rootIdOf(p.zone)) await requireActOn(db, p, t, 'see');
+  let session: SessionInfo | null = null;
+  if (t.session_id) {
+    // Read as the zone's operator: the task check above is the access decision.
+    session = await kernel
+      .session({ kind: 'operator', name: 'orchestration', zone: p.zone }, t.session_id)
+      .catch(() => null);
+  }
+  return {
+    task: taskDetail(t),
+    dependsOn: await depsOf(db, t.id),
+    children: await childIds(db, t.id),
+    session,
+  };
+}
+
+export interface TreeNode {
+  task: TaskInfo;
+  children: TreeNode[];
+}
+
+/** Most tasks one tree answer holds. */
+export const MAX_TREE = 2000;
+
+/** The tree under a task (default the root), level by level, as nested nodes; `truncated` past MAX_TREE. */
+export async function taskTree(kernel: Kernel, p: Principal, ref: string | undefined) {
+  const db = kernel.store.reader;
+  const id = taskRef(p.zone, ref ?? 'root');
+  // A zone with no task yet still has a tree: its root.
+  if (id === rootIdOf(p.zone) && !(await taskById(db, id))) {
+    await kernel.store.writer.write((tx) => ensureRoot(tx, p.zone));
+  }
+  const top = await taskInZone(db, p.zone, id);
+  if (top.id !== rootIdOf(p.zone)) await requireActOn(db, p, top, 'see');
+  const nodes = new Map<string, TreeNode>([[top.id, { task: taskInfo(top), children: [] }]]);
+  let frontier = [top.id];
+  let truncated = false;
+  while (frontier.length > 0 && !truncated) {
+    let q = odb(db).selectFrom('tasks').selectAll().where('parent_id', 'in', frontier);
+    // A session sees, under the root, only the tasks it made.
+    if (p.kind === 'session' && frontier.includes(rootIdOf(p.zone))) {
+      q = q.where((eb) =>
+        eb.or([eb('parent_id', '!=', rootIdOf(p.zone)), eb('created_by', '=', p.sessionId)]),
+      );
+    }
+    const rows: TasksTable[] = await q
+      .orderBy('id')
+      .limit(MAX_TREE + 1 - nodes.size)
+      .execute();
+    if (nodes.size + rows.length > MAX_TREE) truncated = true;
+    const next: string[] = [];
+    for (const r of rows.slice(0, MAX_TREE - nodes.size)) {
+      const node = { task: taskInfo(r), children: [] };
+      nodes.set(r.id, node);
+      nodes.get(r.parent_id as string)?.children.push(node);
+      next.push(r.id);
+    }
+    frontier = next;
+  }
+  return { tree: nodes.get(top.id) as TreeNode, truncated };
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { eventsOf, forEachWarren, sessionOf } from '../helpers/warrens.ts';
+import { create, logOf, waitTask } from './helpers.ts';
+
+/**
+ * The issue's scenario, as far as tasks go: a script orchestrator decomposes work into a
+ * task DAG — a fan-out of three parts, a join that waits on all three, and one part that
+ * fails and is escalated — and everything is asserted on the log.
+ */
+const part = (title: string, steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  call: {
+    syscall: 'task_create',
+    input: { title, prompt: `do ${title}`, spawn: { script: { steps } }, ...extra },
+    as: title.replace('-', '_'),
+  },
+});
+
+const orchestrator = {
+  script: {
+    steps: [
+      part('part-a', [{ say: 'a done' }]),
+      part('part-b', [{ say: 'b done' }]),
+      part('part-c', [{ sleep: 50 }, { say: 'c done' }]),
+      part('flaky', [{ exit: 'crashed' }], { onFailure: 'escalate' }),
+      {
+        call: {
+          syscall: 'task_create',
+          input: {
+            title: 'join',
+            prompt: 'merge the parts',
+            dependsOn: ['$part_a.task.id', '$part_b.task.id', '$part_c.task.id'],
+            spawn: { script: { steps: [{ say: 'joined a, b and c' }] } },
+          },
+          as: 'join',
+        },
+      },
+      // Children's SIGCHLDs arrive between turns; the join's is the last one it waits for.
+      { wait: { match: '\\[SIGCHLD\\][^\\n]*"join" is stopped' } },
+      { say: 'all done: ${join.task.id}' },
+    ],
+  },
+};
+
+forEachWarren('scenario: a script orchestrator builds a task DAG', (t) => {
+  it('fan-out, a join on three, a failure escalated; asserted on the log', async () => {
+    const w = await t.open();
+    const o = await create(w, { title: 'orchestrator', prompt: 'decompose', spawn: orchestrator });
+    const done = await waitTask(w, o.id, 'complete', 30_000);
+    const orch = done.sessionId as string;
+
+    // The orchestrator made five tasks, each under its own task.
+    const created = (await logOf(w, 'task.created')).filter((e) => e.actor === orch);
+    assert.deepEqual(
+      created.map((e) => e.payload.title),
+      ['part-a', 'part-b', 'part-c', 'flaky', 'join'],
+    );
+    for (const e of created) assert.equal(e.payload.parent, o.id);
+    const id = (title: string) => String(created.find((e) => e.payload.title === title)?.payload.task);
+    const join = created.find((e) => e.payload.title === 'join');
+    assert.deepEqual(join?.payload.dependsOn, [id('part-a'), id('part-b'), id('part-c')].sort());
+    assert.equal(done.result, `all done: ${id('join')}`);
+
+    // Each part ran in a session its parent's session spawned, joined by a pipe.
+    for (const title of ['part-a', 'part-b', 'part-c', 'join']) {
+      const tk = await waitTask(w, id(title), 'complete');
+      assert.equal(
+        (await sessionOf(w, tk.sessionId)).parentId,
+        orch,
+        `${title} is a child of the orchestrator`,
+      );
+    }
+    assert.equal((await waitTask(w, id('join'), 'complete')).result, 'joined a, b and c');
+
+    // The join was dispatched only after all three parts completed.
+    const log = await logOf(w, 'task.status', 'task.dispatched', 'task.escalated');
+    const completeAt = (task: string) =>
+      log.find((e) => e.type === 'task.status' && e.payload.task === task && e.payload.to === 'complete')
+        ?.seq ?? Infinity;
+    const joinDispatched = log.find((e) => e.type === 'task.dispatched' && e.payload.task === id('join'));
+    assert.ok(joinDispatched);
+    for (const title of ['part-a', 'part-b', 'part-c']) {
+      assert.ok(completeAt(id(title)) < joinDispatched.seq, `${title} completed before the join started`);
+    }
+
+    // The failing part failed with its reason and opened an escalation with its context.
+    const flaky = await waitTask(w, id('flaky'), 'failed');
+    assert.match(flaky.reason, /^session crashed/);
+    const esc = log.find((e) => e.type === 'task.escalated' && e.payload.task === id('flaky'));
+    assert.ok(esc, 'the failure was escalated');
+    assert.equal((esc.payload.context as { endReason: string }).endReason, 'crashed');
+    const failedAt = log.find(
+      (e) => e.type === 'task.status' && e.payload.task === id('flaky') && e.payload.to === 'failed',
+    );
+    assert.ok(failedAt && failedAt.seq < esc.seq);
+
+    // The orchestrator was woken by SIGCHLD for each child, titled with its task's title.
+    const sigchld = (await eventsOf(w, orch)).filter(
+      (e) => e.type === 'signal' && e.payload.signal === 'SIGCHLD',
+    );
+    assert.deepEqual(sigchld.map((e) => e.payload.title).sort(), [
+      'flaky',
+      'join',
+      'part-a',
+      'part-b',
+      'part-c',
+    ]);
+  });
+});
