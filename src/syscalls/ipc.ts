@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { tierOf } from '../auth/gating.ts';
 import { forbidden } from '../kernel/errors.ts';
+import type { SpawnRequest } from '../kernel/types.ts';
 import * as s from './schemas.ts';
 import { secretEnv, secretName } from './secrets.ts';
 import { defineSyscall } from './types.ts';
@@ -27,59 +28,62 @@ export const spawnGrantsInput = z
 
 /** The ipc_* group: what an agent uses to spawn, talk and listen. Operators may use them on their own fds. */
 
+/** What a spawn is asked with (ipc_spawn's input; a task's spawn template is a part of it). */
+export const spawnInput = z.object({
+  prompt: z.string().optional().describe('The task for the child'),
+  runtime: z
+    .string()
+    .optional()
+    .describe(
+      "How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp; default: its persona's, else script",
+    ),
+  pipe: s.deliveryMode.default('detach'),
+  title: s.title.optional(),
+  script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),
+  command: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('For runtime=command: the command line'),
+  config: z.record(z.string(), z.unknown()).optional().describe('Runtime-specific configuration'),
+  cwd: z.string().optional(),
+  model: z.string().optional(),
+  env: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      'Environment variables; pass credentials by name with secretEnv instead (inline ones are redacted in the log)',
+    ),
+  secretEnv: secretEnv.optional(),
+  runner: z.string().optional().describe('Where it runs (environmentId); default local'),
+  environmentId: z.string().optional().describe('Alias of runner'),
+  personaId: s.personaName
+    .optional()
+    .describe(
+      'Start from this persona of your zone (persona_list): its runtime, model, system prompt, tools, grants, limits and environment; what you give here narrows it',
+    ),
+  maxTurns: z.coerce.number().int().positive().optional(),
+  ttlSeconds: z.coerce.number().int().positive().optional(),
+  budget: s.budget.optional(),
+  parentClose: z
+    .enum(['reparent', 'terminate', 'sigterm'])
+    .optional()
+    .describe('What happens to it if you end on your own'),
+  idempotencyKey: z.string().max(200).optional().describe('Spawn at most once per key'),
+  wakeOnInput: z
+    .enum(['operator', 'any', 'never'])
+    .optional()
+    .describe('Who wakes it by writing to it while it is suspended (default: operators)'),
+  tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
+  grants: spawnGrantsInput.optional(),
+});
+
 export const ipcSpawn = defineSyscall({
   name: 'ipc_spawn',
   group: 'ipc',
   summary: 'Spawn a child session, with a pipe to it',
   description:
     "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — read its replies with ipc_read (bounded waits you repeat); 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them before you stop.",
-  input: z.object({
-    prompt: z.string().optional().describe('The task for the child'),
-    runtime: z
-      .string()
-      .optional()
-      .describe(
-        "How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp; default: its persona's, else script",
-      ),
-    pipe: s.deliveryMode.default('detach'),
-    title: s.title.optional(),
-    script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),
-    command: z
-      .union([z.string(), z.array(z.string())])
-      .optional()
-      .describe('For runtime=command: the command line'),
-    config: z.record(z.string(), z.unknown()).optional().describe('Runtime-specific configuration'),
-    cwd: z.string().optional(),
-    model: z.string().optional(),
-    env: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe(
-        'Environment variables; pass credentials by name with secretEnv instead (inline ones are redacted in the log)',
-      ),
-    secretEnv: secretEnv.optional(),
-    runner: z.string().optional().describe('Where it runs (environmentId); default local'),
-    environmentId: z.string().optional().describe('Alias of runner'),
-    personaId: s.personaName
-      .optional()
-      .describe(
-        'Start from this persona of your zone (persona_list): its runtime, model, system prompt, tools, grants, limits and environment; what you give here narrows it',
-      ),
-    maxTurns: z.coerce.number().int().positive().optional(),
-    ttlSeconds: z.coerce.number().int().positive().optional(),
-    budget: s.budget.optional(),
-    parentClose: z
-      .enum(['reparent', 'terminate', 'sigterm'])
-      .optional()
-      .describe('What happens to it if you end on your own'),
-    idempotencyKey: z.string().max(200).optional().describe('Spawn at most once per key'),
-    wakeOnInput: z
-      .enum(['operator', 'any', 'never'])
-      .optional()
-      .describe('Who wakes it by writing to it while it is suspended (default: operators)'),
-    tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
-    grants: spawnGrantsInput.optional(),
-  }),
+  input: spawnInput,
   output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
   callers: ['session', 'operator'],
   tier: 1,
@@ -94,37 +98,27 @@ export const ipcSpawn = defineSyscall({
       'warren spawn "review PR 12" --persona reviewer',
     ],
   },
-  async handler({ kernel, principal }, i) {
-    const config: Record<string, unknown> = { ...(i.config ?? {}) };
-    if (i.script !== undefined) config.script = i.script;
-    if (i.command !== undefined) config.command = i.command;
-    return kernel.spawn(principal, {
-      ...(i.runtime !== undefined ? { runtime: i.runtime } : {}),
-      ...(i.personaId !== undefined ? { personaId: i.personaId } : {}),
-      ...(Object.keys(config).length > 0 ? { config } : {}),
-      pipe: i.pipe,
-      ...(i.prompt !== undefined ? { prompt: i.prompt } : {}),
-      ...(i.title !== undefined ? { title: i.title } : {}),
-      ...(i.cwd !== undefined ? { cwd: i.cwd } : {}),
-      ...(i.model !== undefined ? { model: i.model } : {}),
-      ...(i.env !== undefined ? { env: i.env } : {}),
-      ...(i.secretEnv !== undefined ? { secretEnv: i.secretEnv } : {}),
-      ...((i.runner ?? i.environmentId) !== undefined ? { runner: i.runner ?? i.environmentId } : {}),
-      ...(i.maxTurns !== undefined ? { maxTurns: i.maxTurns } : {}),
-      ...(i.ttlSeconds !== undefined ? { ttlSeconds: i.ttlSeconds } : {}),
-      ...(i.budget !== undefined ? { budget: i.budget } : {}),
-      ...(i.parentClose !== undefined ? { parentClose: i.parentClose } : {}),
-      ...(i.idempotencyKey !== undefined ? { idempotencyKey: i.idempotencyKey } : {}),
-      ...(i.wakeOnInput !== undefined ? { wakeOnInput: i.wakeOnInput } : {}),
-      ...(i.tools !== undefined ? { tools: i.tools } : {}),
-      ...(i.grants !== undefined
-        ? {
-            grants: Object.fromEntries(Object.entries(i.grants).filter(([, v]) => v !== undefined)),
-          }
-        : {}),
-    });
-  },
+  handler: ({ kernel, principal }, i) => kernel.spawn(principal, spawnRequestOf(i)),
 });
+
+/**
+ * The spawn request an `ipc_spawn`-shaped input stands for: `script` and `command` go into
+ * the runtime's config, `environmentId` is `runner`, absent fields stay absent. Task dispatch
+ * builds its requests here too.
+ */
+export function spawnRequestOf(i: Partial<z.output<typeof spawnInput>>): SpawnRequest {
+  const { script, command, config, runner, environmentId, grants, ...rest } = i;
+  const req = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as SpawnRequest;
+  const cfg: Record<string, unknown> = { ...(config ?? {}) };
+  if (script !== undefined) cfg.script = script;
+  if (command !== undefined) cfg.command = command;
+  if (Object.keys(cfg).length > 0) req.config = cfg;
+  const where = runner ?? environmentId;
+  if (where !== undefined) req.runner = where;
+  if (grants !== undefined)
+    req.grants = Object.fromEntries(Object.entries(grants).filter(([, v]) => v !== undefined));
+  return req;
+}
 
 export const ipcWrite = defineSyscall({
   name: 'ipc_write',

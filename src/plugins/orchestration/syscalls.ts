@@ -44,15 +44,6 @@ const detail = info.extend({
 });
 
 /** A subtree's limits (shared with the budgets of spawns once they have a schema of their own). */
-export const budgetInput = z
-  .object({
-    inputTokens: z.number().int().nonnegative().optional(),
-    outputTokens: z.number().int().nonnegative().optional(),
-    costUsd: z.number().nonnegative().optional(),
-    turns: z.number().int().nonnegative().optional(),
-    wallMs: z.number().int().nonnegative().optional(),
-  })
-  .strict();
 
 const depList = z.array(taskId).max(100);
 
@@ -79,7 +70,7 @@ export const taskCreate = defineSyscall({
     spawn: spawnTemplate
       .optional()
       .describe('What its sessions are spawned with (runtime, script, config, model, tools, grants …)'),
-    budget: budgetInput.optional().describe("Limits for its sessions' subtree"),
+    budget: s.budget.optional().describe("Limits for its sessions' subtree"),
     review: s.optionalFlag.describe('Its result waits in review for task_complete'),
     onFailure: z
       .enum(['fail', 'escalate'])
