@@ -78,7 +78,7 @@ export class TermTimers {
         await endSession(tx, this.core, id, 'killed', KERNEL_ACTOR, { escalatedFrom: 'SIGTERM' });
       })
       .catch((error) =>
-        console.error(`warren: escalating SIGTERM of ${id} failed:`, (error as Error).message),
+        this.core.log.error({ session: id, err: error }, `escalating SIGTERM of ${id} failed`),
       );
   }
 }

@@ -3,6 +3,7 @@ import { ipcSyscalls } from './ipc.ts';
 import { pluginSyscalls } from './plugins.ts';
 import { secretSyscalls } from './secrets.ts';
 import { sessionSyscalls } from './sessions.ts';
+import { statusSyscalls } from './status.ts';
 import { streamSyscalls } from './streams.ts';
 import type { Syscall } from './types.ts';
 import { zoneSyscalls } from './zones.ts';
@@ -16,4 +17,5 @@ export const coreSyscalls: readonly Syscall[] = [
   ...zoneSyscalls,
   ...secretSyscalls,
   ...pluginSyscalls,
+  ...statusSyscalls,
 ] as unknown as readonly Syscall[];

@@ -57,9 +57,11 @@ export function createMcpServer(
         signal: extra.signal,
         ...(progress ? { progress } : {}),
       })) as Record<string, unknown>;
+      warren.metrics?.mcpCall(name, 'ok');
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const we = publicError(error, requestId, log);
+      warren.metrics?.mcpCall(name, we.code);
       const typed = { ...we.toJSON(), requestId };
       // Also as a log notification, filtered by the level the client set (logging/setLevel).
       void server

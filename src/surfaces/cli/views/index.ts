@@ -4,6 +4,7 @@ import { fdViews } from './fds.ts';
 import { text, type View, type ViewContext } from './format.ts';
 import { pluginViews } from './plugins.ts';
 import { sessionViews } from './sessions.ts';
+import { statusViews } from './status.ts';
 import { streamViews } from './streams.ts';
 
 export type { View, ViewContext } from './format.ts';
@@ -15,6 +16,7 @@ export const views: Readonly<Record<string, View>> = {
   ...fdViews,
   ...eventViews,
   ...pluginViews,
+  ...statusViews,
 };
 
 /** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */
