@@ -137,7 +137,7 @@ function checkHistogram(f: Family): void {
 }
 
 /** The value of one sample, matching these labels (a subset), summed over the rest; 0 when absent. */
-export function valueOf(
+export function sampleValue(
   families: Map<string, Family>,
   sample: string,
   labels: Record<string, string> = {},

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
-import { type Family, parsePrometheus, valueOf } from '../helpers/prometheus.ts';
+import { type Family, parsePrometheus, sampleValue } from '../helpers/prometheus.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
 async function scrape(
@@ -59,8 +59,8 @@ forEachWarren(
       it('counters move with traffic: events by type, HTTP requests by route and status, MCP calls by tool and outcome', async () => {
         const h = await startHttp(t);
         const before = await metricsOf(h.url, h.key);
-        const spawned = valueOf(before, 'warren_events_appended_total', { type: 'session.spawned' });
-        const created = valueOf(before, 'warren_http_requests_total', {
+        const spawned = sampleValue(before, 'warren_events_appended_total', { type: 'session.spawned' });
+        const created = sampleValue(before, 'warren_http_requests_total', {
           method: 'POST',
           route: '/v1/sessions',
           status: '200',
@@ -81,11 +81,11 @@ forEachWarren(
 
         const after = await metricsOf(h.url, h.key);
         assert.equal(
-          valueOf(after, 'warren_events_appended_total', { type: 'session.spawned' }),
+          sampleValue(after, 'warren_events_appended_total', { type: 'session.spawned' }),
           spawned + 2,
         );
         assert.equal(
-          valueOf(after, 'warren_http_requests_total', {
+          sampleValue(after, 'warren_http_requests_total', {
             method: 'POST',
             route: '/v1/sessions',
             status: '200',
@@ -93,7 +93,7 @@ forEachWarren(
           created + 2,
         );
         assert.equal(
-          valueOf(after, 'warren_http_requests_total', {
+          sampleValue(after, 'warren_http_requests_total', {
             method: 'GET',
             route: '/v1/sessions/:id',
             status: '404',
@@ -101,19 +101,19 @@ forEachWarren(
           1,
           'the route pattern, not the URL with its id',
         );
-        assert.equal(valueOf(after, 'warren_mcp_calls_total', { tool: 'ps', outcome: 'ok' }), 2);
+        assert.equal(sampleValue(after, 'warren_mcp_calls_total', { tool: 'ps', outcome: 'ok' }), 2);
         assert.equal(
-          valueOf(after, 'warren_mcp_calls_total', { tool: 'session_show', outcome: 'not_found' }),
+          sampleValue(after, 'warren_mcp_calls_total', { tool: 'session_show', outcome: 'not_found' }),
           1,
         );
         assert.ok(
-          valueOf(after, 'warren_log_head_seq') >= (await h.head()) - 1,
+          sampleValue(after, 'warren_log_head_seq') >= (await h.head()) - 1,
           'the head gauge follows the log',
         );
         // Histograms: the parser checked buckets rise and +Inf equals the count; the count moved.
-        const batches = valueOf(after, 'warren_commit_duration_seconds_count', { outcome: 'ok' });
-        assert.ok(batches > valueOf(before, 'warren_commit_duration_seconds_count', { outcome: 'ok' }));
-        assert.ok(valueOf(after, 'warren_commit_batch_units_count') >= batches);
+        const batches = sampleValue(after, 'warren_commit_duration_seconds_count', { outcome: 'ok' });
+        assert.ok(batches > sampleValue(before, 'warren_commit_duration_seconds_count', { outcome: 'ok' }));
+        assert.ok(sampleValue(after, 'warren_commit_batch_units_count') >= batches);
         const buckets = after
           .get('warren_commit_duration_seconds')!
           .samples.filter((s) => s.name.endsWith('_bucket'));
@@ -127,10 +127,10 @@ forEachWarren(
         await new Promise((r) => setTimeout(r, 2100)); // past the session counts' cache window
         const live = await metricsOf(h.url, h.key);
         const scripts =
-          valueOf(live, 'warren_sessions', { runtime: 'script', status: 'running' }) +
-          valueOf(live, 'warren_sessions', { runtime: 'script', status: 'idle' });
+          sampleValue(live, 'warren_sessions', { runtime: 'script', status: 'running' }) +
+          sampleValue(live, 'warren_sessions', { runtime: 'script', status: 'idle' });
         assert.equal(scripts, 2);
-        assert.equal(valueOf(live, 'warren_agent_processes', { state: 'alive' }), 2);
+        assert.equal(sampleValue(live, 'warren_agent_processes', { state: 'alive' }), 2);
       });
 
       it('publish→deliver latency and reconcile phases are observed', async () => {
@@ -142,7 +142,8 @@ forEachWarren(
         await until(() => w.kernel.agentCounts().alive === 1);
         await call(w, 'send', { id: agent.session.id, text: 'hello' });
         await until(
-          async () => valueOf(await metricsOf(h.url, h.key), 'warren_delivery_latency_seconds_count') >= 1,
+          async () =>
+            sampleValue(await metricsOf(h.url, h.key), 'warren_delivery_latency_seconds_count') >= 1,
         );
 
         w.kernel.addReconcilePhase({
@@ -153,9 +154,9 @@ forEachWarren(
         });
         await w.kernel.reconcile();
         const m = await metricsOf(h.url, h.key);
-        assert.ok(valueOf(m, 'warren_reconcile_phase_duration_seconds_count', { phase: 'ttl' }) >= 1);
-        assert.equal(valueOf(m, 'warren_reconcile_phase_errors_total', { phase: 'test:broken' }), 1);
-        assert.equal(valueOf(m, 'warren_reconcile_phase_errors_total', { phase: 'ttl' }), 0);
+        assert.ok(sampleValue(m, 'warren_reconcile_phase_duration_seconds_count', { phase: 'ttl' }) >= 1);
+        assert.equal(sampleValue(m, 'warren_reconcile_phase_errors_total', { phase: 'test:broken' }), 1);
+        assert.equal(sampleValue(m, 'warren_reconcile_phase_errors_total', { phase: 'ttl' }), 0);
       });
 
       it('two warrens in one process keep separate numbers; metrics off answers 404 and loads nothing', async () => {
@@ -164,7 +165,7 @@ forEachWarren(
         await a.api('POST', '/v1/sessions', { script: idleScript });
         const other = await startHttp(t);
         const m = await metricsOf(other.url, other.key);
-        assert.equal(valueOf(m, 'warren_events_appended_total', { type: 'session.spawned' }), 0);
+        assert.equal(sampleValue(m, 'warren_events_appended_total', { type: 'session.spawned' }), 0);
         assert.equal(b.warren.metrics, null);
         const off = await scrape(b.url, b.key);
         assert.equal(off.status, 404);
@@ -182,8 +183,8 @@ forEachWarren(
       const h = await startHttp(t);
       await h.api('POST', '/v1/sessions', { script: idleScript });
       const m = await metricsOf(h.url, h.key);
-      assert.equal(valueOf(m, 'warren_events_appended_total', { type: 'session.spawned' }), 1);
-      assert.ok(valueOf(m, 'warren_commit_duration_seconds_count', { outcome: 'ok' }) > 0);
+      assert.equal(sampleValue(m, 'warren_events_appended_total', { type: 'session.spawned' }), 1);
+      assert.ok(sampleValue(m, 'warren_commit_duration_seconds_count', { outcome: 'ok' }) > 0);
     });
   },
   ['postgres'],
