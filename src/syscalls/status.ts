@@ -48,7 +48,8 @@ export const status = defineSyscall({
   description:
     'degraded when the last reconcile tick had phase errors, the loop has stalled, or a message has waited longer than maxLagMs for a live agent. `warren status` exits 0 healthy, 1 degraded, 2 when the server cannot be reached.',
   input: z.object({
-    maxLagMs: z
+    // Coerced: it arrives as text in a REST query string and on the command line.
+    maxLagMs: z.coerce
       .number()
       .int()
       .positive()
