@@ -145,7 +145,7 @@ forEachWarren(
       const errors = log.lines.filter((l) => l.level === 'error');
       const phase = errors.find((l) => l.msg === 'reconcile phase test:broken failed');
       assert.equal(phase?.obj.phase, 'test:broken');
-      assert.equal((phase?.obj.err as Error).message, 'phase bug');
+      assert.equal((phase?.obj.err as Error | undefined)?.message, 'phase bug');
       assert.ok(errors.some((l) => l.msg === 'post-commit listener failed'));
       assert.ok(errors.some((l) => l.msg === 'plugin boom subscriber failed' && l.obj.plugin === 'boom'));
     });
