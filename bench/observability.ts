@@ -34,8 +34,8 @@ async function roomWarren(dir: string, metrics: boolean) {
 export async function metricsOverhead(
   opts: { blocks?: number; perBlock?: number } = {},
 ): Promise<BenchRow[]> {
-  const blocks = opts.blocks ?? 16;
-  const perBlock = opts.perBlock ?? 150;
+  const blocks = opts.blocks ?? 24;
+  const perBlock = opts.perBlock ?? 120;
   using offDir = tempDir();
   using onDir = tempDir();
   const off = await roomWarren(offDir.dir, false);

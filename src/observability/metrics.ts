@@ -3,6 +3,7 @@ import type { SessionCount } from '../kernel/health.ts';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
+import { HotCounter, HotHistogram } from './hot.ts';
 
 /** How long a scrape's session counts are reused: scrapes stay one cheap query per window. */
 export const SESSIONS_CACHE_MS = 2_000;
@@ -21,13 +22,12 @@ const BATCH_UNITS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 export class WarrenMetrics {
   readonly registry = new Registry();
   private readonly detach: Array<() => void> = [];
-  private readonly events: Counter<'type'>;
-  private readonly eventsByType = new Map<string, Counter.Internal>();
-  private readonly head: Gauge;
-  private readonly batchUnits: Histogram;
-  private readonly batchEvents: Histogram;
-  private readonly commitSeconds: Histogram<'outcome'>;
-  private readonly delivery: Histogram;
+  private readonly events: HotCounter;
+  private readonly batchUnits: HotHistogram;
+  /** The last committed seq: read into its gauge when scraped, not set per batch. */
+  private lastSeq = 0;
+  private readonly commitSeconds: HotHistogram;
+  private readonly delivery: HotHistogram;
   private readonly phaseSeconds: Histogram<'phase'>;
   private readonly phaseErrors: Counter<'phase'>;
   private readonly mcp: Counter<'tool' | 'outcome'>;
@@ -39,38 +39,37 @@ export class WarrenMetrics {
     private readonly kernel: Kernel,
   ) {
     const registers = [this.registry];
-    this.events = new Counter({
-      name: 'warren_events_appended_total',
-      help: 'Events committed to the action log, by type',
-      labelNames: ['type'],
+    // The commit and delivery paths run per batch and per message: plain numbers (hot.ts).
+    this.events = new HotCounter(
+      'warren_events_appended_total',
+      'Events committed to the action log, by type',
+      'type',
+    ).register(this.registry);
+    const head = () => this.lastSeq;
+    new Gauge({
+      name: 'warren_log_head_seq',
+      help: 'The last committed seq this node has seen',
       registers,
+      collect() {
+        this.set(head());
+      },
     });
-    this.head = new Gauge({ name: 'warren_log_head_seq', help: 'The last committed seq seen', registers });
-    this.batchUnits = new Histogram({
-      name: 'warren_commit_batch_units',
-      help: 'Write units per group-commit batch',
-      buckets: BATCH_UNITS,
-      registers,
-    });
-    this.batchEvents = new Histogram({
-      name: 'warren_commit_batch_events',
-      help: 'Events per group-commit batch',
-      buckets: BATCH_UNITS,
-      registers,
-    });
-    this.commitSeconds = new Histogram({
-      name: 'warren_commit_duration_seconds',
-      help: 'Time a group-commit batch takes, from its first unit to its commit',
-      labelNames: ['outcome'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.delivery = new Histogram({
-      name: 'warren_delivery_latency_seconds',
-      help: 'From a message committing to its being handed to an agent (async fds)',
-      buckets: DELIVERY_SECONDS,
-      registers,
-    });
+    this.batchUnits = new HotHistogram(
+      'warren_commit_batch_units',
+      'Write units per group-commit batch',
+      BATCH_UNITS,
+    ).register(this.registry);
+    this.commitSeconds = new HotHistogram(
+      'warren_commit_duration_seconds',
+      'Time a group-commit batch takes, from its first unit to its commit',
+      SECONDS,
+      'outcome',
+    ).register(this.registry);
+    this.delivery = new HotHistogram(
+      'warren_delivery_latency_seconds',
+      'From a message committing to its being handed to an agent (async fds)',
+      DELIVERY_SECONDS,
+    ).register(this.registry);
     this.phaseSeconds = new Histogram({
       name: 'warren_reconcile_phase_duration_seconds',
       help: 'Time each reconcile phase takes',
@@ -123,19 +122,20 @@ export class WarrenMetrics {
 
   /** Start listening to the writer and the kernel. */
   attach(): void {
-    // Label children bound once: the hot paths never hash a label set.
-    const commitOk = this.commitSeconds.labels('ok');
-    const commitFailed = this.commitSeconds.labels('failed');
+    // Series bound once: the hot paths never look a label up.
+    const commitOk = this.commitSeconds.series('ok');
+    const commitFailed = this.commitSeconds.series('failed');
+    const units = this.batchUnits.series();
+    const delivery = this.delivery.series();
     this.detach.push(
       this.store.writer.onCommit((events) => this.committed(events)),
       this.store.writer.onBatch((b) => {
-        this.batchUnits.observe(b.units);
-        if (b.ok) this.batchEvents.observe(b.events);
+        units.observe(b.units);
         (b.ok ? commitOk : commitFailed).observe(b.ms / 1000);
       }),
       this.kernel.observe({
         delivered: (events, at) => {
-          for (const e of events) this.delivery.observe(Math.max(0, at - e.ts) / 1000);
+          for (const e of events) delivery.observe(Math.max(0, at - e.ts) / 1000);
         },
         reconcilePhase: (phase, ms, error) => {
           this.phaseSeconds.observe({ phase }, ms / 1000);
@@ -163,16 +163,8 @@ export class WarrenMetrics {
   }
 
   private committed(events: readonly LogEvent[]): void {
-    // Label children are cached: a batch costs a map lookup per event, not a label hash.
-    for (const e of events) {
-      let child = this.eventsByType.get(e.type);
-      if (!child) {
-        child = this.events.labels(e.type);
-        this.eventsByType.set(e.type, child);
-      }
-      child.inc();
-    }
-    this.head.set(events[events.length - 1]!.seq);
+    for (const e of events) this.events.cell(e.type).n++;
+    this.lastSeq = events[events.length - 1]!.seq;
   }
 
   private sessionCounts(): Promise<SessionCount[]> {
