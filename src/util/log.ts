@@ -13,13 +13,13 @@ export interface Log {
 const line = (obj: Record<string, unknown>, msg: string): string => {
   const err = obj.err;
   const why = err instanceof Error ? err.message : err === undefined ? '' : String(err);
-  return `warren: ${msg}${why ? `: ${why}` : ''}\n`;
+  return `warren: ${msg}${why ? `: ${why}` : ''}`;
 };
 
-/** The default: errors and warnings as one plain line on stderr; nothing below. */
+/** The default: errors and warnings as one plain line on stderr (console.error); nothing below. */
 export const stderrLog: Log = {
-  error: (obj, msg) => void process.stderr.write(line(obj, msg)),
-  warn: (obj, msg) => void process.stderr.write(line(obj, msg)),
+  error: (obj, msg) => console.error(line(obj, msg)),
+  warn: (obj, msg) => console.error(line(obj, msg)),
   info: () => {},
   debug: () => {},
 };
