@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { startHttp } from '../helpers/http.ts';
+import { mcpClient } from '../helpers/mcp.ts';
 import { forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
 interface OtlpSpan {
@@ -56,6 +57,7 @@ const attr = (s: OtlpSpan, key: string): string | number | undefined => {
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
+const MCP_TRACE = '0af7651916cd43dd8448eb211c80319c';
 
 forEachWarren(
   'traces',
@@ -84,13 +86,16 @@ forEachWarren(
         const wrote = (await h.api('POST', `/v1/fds/${room.fd}/write`, { message: 'hi' })).json;
         assert.equal(typeof wrote.seq, 'number');
         await h.api('GET', '/v1/sessions/ses_nope');
+        const mcp = await mcpClient(h.url, h.key, { traceparent: `00-${MCP_TRACE}-${PARENT}-01` });
+        await mcp.callTool({ name: 'ps', arguments: {} });
+        await mcp.close();
 
         const tp = await until(
           () => existsSync(seen) && readFileSync(seen, 'utf8'),
           10_000,
           'the agent to write TRACEPARENT',
         );
-        await until(() => otlp.spans.length >= 4, 10_000, 'spans to arrive');
+        await until(() => otlp.spans.some((s) => s.name === 'ps'), 10_000, 'spans to arrive');
         await h.warren.close();
 
         assert.ok(
@@ -110,6 +115,8 @@ forEachWarren(
         assert.ok(write);
         assert.equal(attr(write, 'warren.seq'), wrote.seq);
         assert.notEqual(write.traceId, TRACE, 'a call without traceparent starts its own trace');
+        const ps = otlp.spans.find((s) => s.name === 'ps');
+        assert.equal(ps?.traceId, MCP_TRACE, 'an MCP client’s traceparent header is the parent too');
         const create = otlp.spans.find((s) => s.name === 'streams_create');
         assert.ok(create);
         const failed = otlp.spans.find((s) => s.name === 'session_show');

@@ -53,9 +53,12 @@ export function createMcpServer(
       ? setInterval(() => progress(`${name}: still waiting`), catalog.progressEveryMs)
       : undefined;
     try {
+      // Over HTTP, a client's W3C traceparent makes the call's span join its trace.
+      const traceparent = extra.requestInfo?.headers.traceparent;
       const out = (await warren.call(principal, name, args ?? {}, {
         signal: extra.signal,
         ...(progress ? { progress } : {}),
+        ...(typeof traceparent === 'string' ? { traceparent } : {}),
       })) as Record<string, unknown>;
       warren.metrics?.mcpCall(name, 'ok');
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
