@@ -4,7 +4,11 @@
  * sessions and agents are counted, and the scrape needs an operator credential.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { serve } from '../../src/server.ts';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { type Family, parsePrometheus, sampleValue } from '../helpers/prometheus.ts';
@@ -189,3 +193,38 @@ forEachWarren(
   },
   ['postgres'],
 );
+
+describe('metrics.public', () => {
+  const quiet = { write: () => true };
+  for (const [host, open] of [
+    ['127.0.0.1', true],
+    ['0.0.0.0', false],
+  ] as const) {
+    it(`on ${host}: ${open ? 'scraped without credentials' : 'ignored, credentials still needed'}`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'warren-metrics-public-'));
+      const running = await serve(
+        {
+          host,
+          port: 0,
+          dataDir: dir,
+          durability: 'process',
+          demo: false,
+          logLevel: 'silent',
+          metrics: { public: true },
+        },
+        quiet,
+      );
+      try {
+        const port = new URL(running.url.replace('0.0.0.0', '127.0.0.1')).port;
+        const r = await scrape(`http://127.0.0.1:${port}`, null);
+        assert.equal(r.status, open ? 200 : 401);
+        if (open) assert.ok(parsePrometheus(r.text).has('warren_events_appended_total'));
+        // The rest of the API never opens up.
+        assert.equal((await fetch(`http://127.0.0.1:${port}/v1/sessions`)).status, 401);
+      } finally {
+        await running.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
