@@ -61,7 +61,8 @@ export async function countSessions(k: KernelContext): Promise<SessionCount[]> {
 
 export interface KernelHealth {
   uptimeMs: number;
-  store: { kind: string; head: number; readMs: number };
+  /** `error` when the store could not be read (head and sessions are then unknown: 0 and none). */
+  store: { kind: string; head: number; readMs: number; error?: string };
   commits: ReturnType<CommitWatch['summary']>;
   delivery: { backlog: number; oldestMs: number | null };
   reconcile: { intervalMs: number; lastTick: TickReport | null };
@@ -69,7 +70,7 @@ export interface KernelHealth {
   sessions: SessionCount[];
 }
 
-/** What the kernel knows of its own health; the store is asked (a read of the log head) so an unreachable one throws. */
+/** What the kernel knows of its own health; the store is asked (a read of the log head), and an unreachable one is reported, not thrown. */
 export async function kernelHealth(
   k: KernelContext,
   commits: CommitWatch,
@@ -77,15 +78,24 @@ export async function kernelHealth(
   startedAt: number,
 ): Promise<KernelHealth> {
   const t0 = performance.now();
-  const head = await sql<{ seq: number | string }>`select seq from log_head where id = 1`.execute(
-    k.store.reader,
-  );
+  let head = 0;
+  let sessions: SessionCount[] = [];
+  let error: string | undefined;
+  try {
+    const r = await sql<{ seq: number | string }>`select seq from log_head where id = 1`.execute(
+      k.store.reader,
+    );
+    head = Number(r.rows[0]?.seq ?? 0);
+    sessions = await countSessions(k);
+  } catch (e) {
+    error = (e as Error)?.message ?? String(e);
+  }
   const readMs = Math.round((performance.now() - t0) * 100) / 100;
   const backlog = k.delivery.backlog();
   const now = k.clock.now();
   return {
     uptimeMs: now - startedAt,
-    store: { kind: k.store.kind, head: Number(head.rows[0]?.seq ?? 0), readMs },
+    store: { kind: k.store.kind, head, readMs, ...(error !== undefined ? { error } : {}) },
     commits: commits.summary(),
     delivery: {
       backlog: backlog.messages,
@@ -93,6 +103,6 @@ export async function kernelHealth(
     },
     reconcile: { intervalMs: k.config.reconcileIntervalMs, lastTick: lastTick ?? null },
     agents: { ...k.supervisor.counts(), resuming: { ...k.supervisor.resuming } },
-    sessions: await countSessions(k),
+    sessions,
   };
 }

@@ -21,7 +21,13 @@ const output = z.object({
   status: z.enum(['healthy', 'degraded']),
   problems: z.array(z.string()),
   node: z.object({ id: z.string(), uptimeMs: z.number() }),
-  store: z.object({ kind: z.string(), reachable: z.boolean(), head: z.number(), readMs: z.number() }),
+  store: z.object({
+    kind: z.string(),
+    reachable: z.boolean(),
+    head: z.number(),
+    readMs: z.number(),
+    error: z.string().optional(),
+  }),
   commits: z.object({
     batches: z.number(),
     failed: z.number(),
@@ -46,7 +52,7 @@ export const status = defineSyscall({
   group: 'operator',
   summary: "The server's health: store, commits, delivery lag, reconcile loop, agents, plugins",
   description:
-    'degraded when the last reconcile tick had phase errors, the loop has stalled, or a message has waited longer than maxLagMs for a live agent. `warren status` exits 0 healthy, 1 degraded, 2 when the server cannot be reached.',
+    'degraded when the store cannot be read, the last reconcile tick had phase errors, the loop has stalled, or a message has waited longer than maxLagMs for a live agent. `warren status` exits 0 healthy, 1 degraded, 2 when the server cannot be reached.',
   input: z.object({
     // Coerced: it arrives as text in a REST query string and on the command line.
     maxLagMs: z.coerce
@@ -69,6 +75,7 @@ export const status = defineSyscall({
     const h = await kernel.health();
     const maxLagMs = input.maxLagMs ?? DEFAULT_MAX_LAG_MS;
     const problems: string[] = [];
+    if (h.store.error !== undefined) problems.push(`the store cannot be read: ${h.store.error}`);
     for (const e of h.reconcile.lastTick?.errors ?? [])
       problems.push(`reconcile phase ${e.phase} failed: ${e.message}`);
     const now = kernel.clock.now();
@@ -86,7 +93,7 @@ export const status = defineSyscall({
       status: problems.length ? ('degraded' as const) : ('healthy' as const),
       problems,
       node: { id: kernel.config.nodeId, uptimeMs: h.uptimeMs },
-      store: { ...h.store, reachable: true },
+      store: { ...h.store, reachable: h.store.error === undefined },
       commits: h.commits,
       delivery: { ...h.delivery, maxLagMs },
       reconcile: h.reconcile,

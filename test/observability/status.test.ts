@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { startHttp } from '../helpers/http.ts';
 import { binEnv, startServer, WARREN_BIN } from '../helpers/server.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
@@ -81,6 +82,21 @@ forEachWarren(
       assert.ok(s.delivery.oldestMs >= 100);
       assert.match(s.problems.join('\n'), /delivery lags/);
       assert.equal((await call(w, 'status')).status, 'healthy', 'within the default 60 s lag');
+    });
+
+    it('is degraded, not failing, when the store cannot be read', async () => {
+      const w = await t.open();
+      const db = w.store.reader;
+      await sql`alter table log_head rename to log_head_away`.execute(db);
+      try {
+        const s = await call(w, 'status');
+        assert.equal(s.status, 'degraded');
+        assert.equal(s.store.reachable, false);
+        assert.match(s.problems.join('\n'), /the store cannot be read: .*log_head/);
+      } finally {
+        await sql`alter table log_head_away rename to log_head`.execute(db);
+      }
+      assert.equal((await call(w, 'status')).store.reachable, true);
     });
   },
   ['sqlite'],
