@@ -3,7 +3,7 @@
  * cleans up after itself (temp dirs, PostgreSQL schemas, warrens closed, servers killed), so
  * the process exits on its own. A bench that throws becomes a FAILED row and the exit code is 1.
  *
- * A subset: `npm run bench -- scale load` runs the groups (store, kernel, mcp, scale, load, turns)
+ * A subset: `npm run bench -- scale load` runs the groups (store, kernel, mcp, plugins, observability, cli, scale, load, turns, tasks)
  * or single benches (e.g. `spawnOverhead`, `scaleLog`) named; `quick` is store, kernel and
  * mcp (under a minute; scale and load take several). No argument runs everything.
  */
@@ -12,6 +12,7 @@ import { cliBenches } from './cli.ts';
 import { kernelBenches } from './kernel.ts';
 import { loadBenches } from './load.ts';
 import { mcpBenches } from './mcp.ts';
+import { observabilityBenches } from './observability.ts';
 import { pluginBenches } from './plugins.ts';
 import { scaleBenches } from './scale.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
@@ -25,6 +26,7 @@ const groups: Record<string, Record<string, Bench>> = {
   kernel: kernelBenches,
   mcp: mcpBenches,
   plugins: pluginBenches,
+  observability: observabilityBenches,
   cli: cliBenches,
   scale: scaleBenches,
   load: loadBenches,
@@ -33,7 +35,7 @@ const groups: Record<string, Record<string, Bench>> = {
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),
-  quick: ['store', 'kernel', 'mcp', 'cli', 'plugins'],
+  quick: ['store', 'kernel', 'mcp', 'cli', 'plugins', 'observability'],
 };
 
 function select(args: string[]): Array<[string, Bench]> {

@@ -1,9 +1,11 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { type Level, pino } from 'pino';
 import type { GatingPolicy } from './auth/gating.ts';
 import { ensureOperatorKey } from './auth/keys.ts';
 import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
+import type { TracingOptions } from './observability/tracing.ts';
 import type { PluginSelection } from './plugins/host.ts';
 import type { Durability } from './store/dialect.ts';
 import { buildHttpServer } from './surfaces/http/server.ts';
@@ -30,6 +32,12 @@ export interface ServeOptions {
   gating?: GatingPolicy;
   /** Which plugins a fresh database enables, and each plugin's settings. */
   plugins?: Partial<PluginSelection>;
+  /** JSON log lines on stderr at this level and above; default `info`. */
+  logLevel?: Level | 'silent';
+  /** `GET /metrics`: on by default; `public` drops its credential check on a loopback address only. */
+  metrics?: { enabled?: boolean; public?: boolean };
+  /** OpenTelemetry traces (OTLP/HTTP); off unless given. */
+  tracing?: TracingOptions;
 }
 
 export interface Running {
@@ -44,7 +52,21 @@ type Out = { write(s: string): unknown };
 
 /** Start a warren server: store, kernel, HTTP on one port. */
 export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
+  // One logger for the whole server, injected everywhere (no global one): JSON lines on
+  // stderr, written synchronously so the last lines before a crash are not lost.
+  const log = pino(
+    { level: opts.logLevel ?? 'info', base: { pid: process.pid } },
+    pino.destination({ fd: 2, sync: true }),
+  );
+  const metricsOn = opts.metrics?.enabled !== false;
+  const loopback = LOOPBACK.has(opts.host);
+  if (metricsOn && opts.metrics?.public && !loopback) {
+    log.warn({ host: opts.host }, 'metrics.public is ignored: the server is not bound to a loopback address');
+  }
   const warren = await Warren.open({
+    log,
+    metrics: metricsOn,
+    ...(opts.tracing ? { tracing: opts.tracing } : {}),
     dataDir: opts.dataDir,
     durability: opts.durability,
     deferResume: true,
@@ -56,7 +78,10 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     ...(opts.plugins ? { plugins: opts.plugins } : {}),
   });
   const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
-  const http = await buildHttpServer(warren);
+  const http = await buildHttpServer(warren, {
+    logger: log,
+    metricsPublic: metricsOn && opts.metrics?.public === true && loopback,
+  });
   let address: string;
   try {
     address = await http.listen({ host: opts.host, port: opts.port });
@@ -80,6 +105,10 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   out.write(
     `MCP: ${url}/mcp (Streamable HTTP); unix socket ${sockets.paths().join(', ')}; stdio: warren mcp\n`,
   );
+  log.info(
+    { url, store: warren.store.kind, tracing: opts.tracing ? opts.tracing.url : null },
+    'warren listening',
+  );
   if (key.created) {
     out.write(`operator API key (shown once; also saved to ${key.file}, mode 0600):\n  ${key.key}\n`);
   }
@@ -95,6 +124,9 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   if (opts.demo) await startDemo(warren, out);
   return { warren, http, sockets, url, stop };
 }
+
+/** Addresses only this machine can reach. */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** The demo is loaded only when asked for. */
 async function startDemo(warren: Warren, out: Out): Promise<void> {

@@ -8,6 +8,8 @@ import type { KernelConfig } from './kernel/config.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
 import { loadSecretsKey } from './kernel/secrets-key.ts';
+import type { WarrenMetrics } from './observability/metrics.ts';
+import type { SyscallTracer, TracingOptions } from './observability/tracing.ts';
 import { PluginHost, type PluginSelection } from './plugins/host.ts';
 import { builtinPlugins } from './plugins/registry.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
@@ -18,6 +20,7 @@ import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from
 import type { InputLimits, SyscallContext } from './syscalls/types.ts';
 import { type Clock, systemClock } from './util/clock.ts';
 import { createIds, type IdGenerator } from './util/ids.ts';
+import { type Log, stderrLog } from './util/log.ts';
 
 export interface WarrenOptions {
   /** A SQLite file or a postgres:// URL; default `<dataDir>/warren.db`. */
@@ -41,7 +44,19 @@ export interface WarrenOptions {
    * `config` is each plugin's settings; `known` replaces the built-in set (tests).
    */
   plugins?: Partial<PluginSelection>;
+  /** Prometheus metrics (`GET /metrics`); default on. Off, prom-client is never loaded. */
+  metrics?: boolean;
+  /** Where diagnostics go (a server passes its pino logger); default: errors on stderr. */
+  log?: Log;
+  /** OpenTelemetry traces, a span per syscall; off unless given. */
+  tracing?: TracingOptions;
 }
+
+/** What a surface passes along with a call besides the input. */
+export type CallExtra = Pick<SyscallContext, 'signal' | 'progress'> & {
+  /** The W3C `traceparent` the client sent: the syscall's span joins its trace. */
+  traceparent?: string;
+};
 
 /** One warren: a store, a kernel over it and the syscall table every surface calls. */
 export class Warren implements Authority {
@@ -55,11 +70,16 @@ export class Warren implements Authority {
     readonly limits: InputLimits,
     /** The loaded plugins (core first), their instances and their syscalls. */
     readonly plugins: PluginHost,
+    /** This warren's metrics, or null when they are off. */
+    readonly metrics: WarrenMetrics | null,
+    readonly log: Log,
+    private readonly tracer: SyscallTracer | null,
   ) {}
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
     const clock = opts.clock ?? systemClock;
     const ids = opts.ids ?? createIds(clock);
+    const log = opts.log ?? stderrLog;
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const store = await Store.open(
       {
@@ -74,6 +94,15 @@ export class Warren implements Authority {
     let tokens: TokenSigner;
     let secretsKey: Uint8Array;
     let plugins: PluginHost;
+    store.writer.log = log;
+    // Loaded only when asked for: a warren without them pays nothing.
+    const tracer = opts.tracing
+      ? (await import('./observability/tracing.ts')).openTracer({
+          nodeId: defaultNodeId(opts, url),
+          ...opts.tracing,
+        })
+      : null;
+    if (tracer) store.writer.carry = tracer.carry;
     try {
       tokens = new TokenSigner(await loadSecret(store, keyDir(opts, url)));
       secretsKey = await loadSecretsKey(store, keyDir(opts, url));
@@ -95,17 +124,26 @@ export class Warren implements Authority {
       mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
       secretsKey,
       config: { nodeId: defaultNodeId(opts, url), ...opts.kernel },
+      log,
+      ...(tracer ? { traceContext: () => tracer.traceparent() } : {}),
     });
     const limits = { ...DEFAULT_LIMITS, ...opts.limits };
-    const warren = new Warren(store, kernel, table, gate, tokens, limits, plugins);
+    const metrics =
+      opts.metrics === false
+        ? null
+        : new (await import('./observability/metrics.ts')).WarrenMetrics(store, kernel);
+    metrics?.attach();
+    const warren = new Warren(store, kernel, table, gate, tokens, limits, plugins, metrics, log, tracer);
     const call = (principal: Principal, name: string, input: unknown) => warren.call(principal, name, input);
     kernel.setInvoker(call);
     try {
       await kernel.start({ deferResume: opts.deferResume ?? false });
-      await plugins.start(kernel, store, call);
+      await plugins.start(kernel, store, call, { metrics: metrics?.registry ?? null, log });
     } catch (error) {
       await plugins.stop();
       await kernel.shutdown();
+      metrics?.close();
+      await tracer?.shutdown();
       await store.close();
       throw error;
     }
@@ -117,22 +155,21 @@ export class Warren implements Authority {
   }
 
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
-  async call(
-    principal: Principal,
-    name: string,
-    input: unknown,
-    extra: Pick<SyscallContext, 'signal' | 'progress'> = {},
-  ): Promise<unknown> {
-    // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
-    const who =
-      principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    return dispatch(
-      this.table,
-      this.policy,
-      { principal: who, kernel: this.kernel, plugins: this.plugins, ...extra },
-      name,
-      input,
-    );
+  async call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
+    const { traceparent, ...rest } = extra;
+    const run = async () => {
+      // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
+      const who =
+        principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
+      return dispatch(
+        this.table,
+        this.policy,
+        { principal: who, kernel: this.kernel, plugins: this.plugins, ...rest },
+        name,
+        input,
+      );
+    };
+    return this.tracer ? this.tracer.syscall(principal, name, input, traceparent, run) : run();
   }
 
   /** A session principal with its tool set, read from its row. */
@@ -153,6 +190,10 @@ export class Warren implements Authority {
   async close(): Promise<void> {
     await this.plugins.stop();
     await this.kernel.shutdown();
+    this.metrics?.close();
+    // Finished spans are sent before the store closes; an exporter that cannot reach its
+    // collector must not keep the server from stopping.
+    await this.tracer?.shutdown().catch((error) => this.log.warn({ err: error }, 'trace export failed'));
     await this.store.close();
   }
 }

@@ -33,5 +33,9 @@ export function configDefaults(): Record<string, unknown> {
     sessionRetentionDays: k.sessionRetentionDays,
     'plugins.enable': null,
     'plugins.settings': {},
+    'log.level': 'info',
+    'metrics.enabled': true,
+    'metrics.public': false,
+    'tracing.endpoint': null,
   };
 }

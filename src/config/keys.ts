@@ -22,7 +22,9 @@ export type KeyKind =
   /** Comma-separated `name=number` pairs. */
   | 'counts'
   /** A JSON object. */
-  | 'json';
+  | 'json'
+  /** `true` or `false`. */
+  | 'bool';
 
 export interface ConfigKey {
   /** Dotted path in the config file, e.g. `limits.maxDepth`. */
@@ -211,6 +213,36 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     hint: '<json>',
     summary: 'each plugin\'s settings, by plugin name: {"orchestration": {…}}',
   },
+  {
+    path: 'log.level',
+    env: 'LOG_LEVEL',
+    flag: 'log-level',
+    kind: 'string',
+    hint: 'fatal|error|warn|info|debug|trace|silent',
+    summary: 'JSON log lines on stderr at this level and above (silent: none)',
+  },
+  {
+    path: 'metrics.enabled',
+    env: 'WARREN_METRICS',
+    flag: 'metrics',
+    kind: 'bool',
+    summary: 'serve Prometheus metrics at GET /metrics',
+  },
+  {
+    path: 'metrics.public',
+    env: 'WARREN_METRICS_PUBLIC',
+    flag: 'metrics-public',
+    kind: 'bool',
+    summary: 'GET /metrics without credentials, only when bound to a loopback address',
+  },
+  {
+    path: 'tracing.endpoint',
+    env: 'WARREN_OTLP_ENDPOINT',
+    flag: 'otlp-endpoint',
+    kind: 'string',
+    hint: '<url>',
+    summary: 'OTLP/HTTP collector (base URL, like OTEL_EXPORTER_OTLP_ENDPOINT): turns traces on',
+  },
 ];
 
 /** The config file names looked for in the data dir, in this order. */
@@ -231,4 +263,5 @@ export const KIND_HINT: Record<KeyKind, string> = {
   list: '<a,b,…>',
   counts: '<name=n,…>',
   json: '<json>',
+  bool: 'true|false',
 };

@@ -11,6 +11,22 @@ import { effectiveTiers } from './tiers.ts';
  * The configuration `warren serve` runs with and `warren config show` prints: the sources
  * resolved, the tiers checked against the syscall table, the node id derived when unset.
  */
+/**
+ * Where traces go: the `tracing.endpoint` setting, else the standard OpenTelemetry variables
+ * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the whole URL, OTEL_EXPORTER_OTLP_ENDPOINT a base).
+ * Null: tracing is off.
+ */
+export function tracesUrl(
+  endpoint: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): string | null {
+  const base = (u: string) => `${u.replace(/\/+$/, '')}/v1/traces`;
+  if (endpoint) return base(endpoint);
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return base(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  return null;
+}
+
 export interface LoadedConfig {
   resolved: ResolvedConfig;
   /** The database: the configured one, or `<data dir>/warren.db`. */
@@ -28,6 +44,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
   const db = configuredDb ?? join(resolved.dataDir, 'warren.db');
   const nodeId = v<string | null>('nodeId') ?? deriveNodeId(resolved.dataDir, configuredDb);
   const tiers = effectiveTiers(resolved, syscallTable());
+  const traces = tracesUrl(v<string | null>('tracing.endpoint'), input.env);
   const kernel: Partial<KernelConfig> = {
     nodeId,
     limits: {
@@ -60,6 +77,16 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
         ...(v<string[] | null>('plugins.enable') ? { seed: v<string[]>('plugins.enable') } : {}),
         config: v<Record<string, unknown>>('plugins.settings'),
       },
+      logLevel: v('log.level'),
+      metrics: { enabled: v('metrics.enabled'), public: v('metrics.public') },
+      ...(traces
+        ? {
+            tracing: {
+              url: traces,
+              ...(input.env.OTEL_SERVICE_NAME ? { serviceName: input.env.OTEL_SERVICE_NAME } : {}),
+            },
+          }
+        : {}),
     },
   };
 }

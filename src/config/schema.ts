@@ -39,6 +39,10 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   sessionRetentionDays: z.number().positive().nullable(),
   'plugins.enable': names.nullable(),
   'plugins.settings': z.record(z.string().min(1), z.record(z.string(), z.unknown())),
+  'log.level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  'metrics.enabled': z.boolean(),
+  'metrics.public': z.boolean(),
+  'tracing.endpoint': z.url({ protocol: /^https?$/ }).nullable(),
 };
 
 export const leafSchema = (key: ConfigKey): z.ZodType => {
@@ -96,6 +100,8 @@ export function fromText(kind: KeyKind, text: string): unknown {
         .filter(Boolean);
     case 'counts':
       return countsFromText(t);
+    case 'bool':
+      return t === 'true' ? true : t === 'false' ? false : t;
     case 'json':
       try {
         return JSON.parse(t);

@@ -1,8 +1,10 @@
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
+import type { Log } from '../util/log.ts';
 import type { KernelConfig } from './config.ts';
 import type { FdTable } from './fdtable.ts';
+import type { KernelObserver } from './observer.ts';
 import type { SecretBox } from './secrets.ts';
 import type { ToolPolicy } from './types.ts';
 
@@ -31,4 +33,10 @@ export interface Core {
   toolPolicy: ToolPolicy;
   /** Seals and opens named secrets. */
   secretBox: SecretBox;
+  /** Where diagnostics go (the server's logger, or stderr). */
+  log: Log;
+  /** Watchers of the hot paths (metrics); usually empty. */
+  observers: KernelObserver[];
+  /** The W3C trace context of the current call, when tracing is on (an agent's TRACEPARENT). */
+  traceContext?: () => string | undefined;
 }

@@ -51,6 +51,18 @@ export class Delivery {
     this.pumps.delete(sessionId);
   }
 
+  /** Messages committed for this node's agents and not yet handed over, and the oldest one's commit time. */
+  backlog(): { messages: number; oldestTs: number | null } {
+    let messages = 0;
+    let oldestTs: number | null = null;
+    for (const pump of this.pumps.values()) {
+      const p = pump.backlogInfo();
+      messages += p.messages;
+      if (p.oldestTs !== null && (oldestTs === null || p.oldestTs < oldestTs)) oldestTs = p.oldestTs;
+    }
+    return { messages, oldestTs };
+  }
+
   /**
    * The agent says its turn is over. What it was handed up to now is what that turn took:
    * taken here, at the moment of the report, and acknowledged once the report is recorded
@@ -115,6 +127,13 @@ class Pump {
     private readonly handle: AgentHandle,
   ) {}
 
+  backlogInfo(): { messages: number; oldestTs: number | null } {
+    let oldestTs: number | null = null;
+    for (const { event } of this.pending.values())
+      if (oldestTs === null || event.ts < oldestTs) oldestTs = event.ts;
+    return { messages: this.pending.size, oldestTs };
+  }
+
   add(fd: FdsTable, event: LogEvent): void {
     if (event.seq <= this.core.fdTable.cursor(fd.id)) return;
     this.pending.set(event.seq, { fd, event });
@@ -162,6 +181,11 @@ class Pump {
     const messages: DeliveredMessage[] = batch.map(({ fd, event }) => toDelivered(fd, event, this.core));
     // Handed over now; acknowledged (and so persisted) when the turn that takes them ends.
     this.handle.deliver({ messages, text: renderInput(messages) });
+    if (this.core.observers.length > 0) {
+      const at = this.core.clock.now();
+      const events = batch.map((b) => b.event);
+      for (const o of this.core.observers) o.delivered?.(events, at);
+    }
     for (const { fd, event } of batch) {
       this.core.fdTable.advance(fd.id, event.seq);
       this.inflight.set(fd.id, Math.max(this.inflight.get(fd.id) ?? 0, event.seq));

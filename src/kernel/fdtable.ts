@@ -3,6 +3,7 @@ import type { LogEvent } from '../store/events.ts';
 import type { FdsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
+import { type Log, stderrLog } from '../util/log.ts';
 
 export interface StreamMeta {
   name: string;
@@ -33,6 +34,7 @@ export class FdTable {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly flushMs: number,
+    private readonly log: Log = stderrLog,
   ) {}
 
   async load(): Promise<void> {
@@ -140,7 +142,7 @@ export class FdTable {
       .catch((error) => {
         // Keep them dirty: the next flush tries again; delivery stays at-least-once.
         for (const u of updates) this.dirty.add(u.id);
-        console.error('warren: cursor flush failed:', (error as Error).message);
+        this.log.error({ err: error }, 'cursor flush failed');
       })
       .finally(() => {
         this.flushing = undefined;

@@ -7,6 +7,7 @@ import type { Store } from '../store/store.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
+import { type Log, stderrLog } from '../util/log.ts';
 import { endOrphans, recover } from './boot.ts';
 import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
@@ -16,8 +17,10 @@ import { forbidden } from './errors.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
+import { CommitWatch, countSessions, type KernelHealth, kernelHealth } from './health.ts';
 import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
+import type { KernelObserver } from './observer.ts';
 import {
   checkPersona,
   deletePersona,
@@ -61,6 +64,10 @@ export interface KernelOptions {
   mintToken?: (sessionId: string, gen: number) => string;
   /** The key named secrets are sealed with (secrets-key.ts); by default one that dies with this kernel. */
   secretsKey?: Uint8Array;
+  /** Where diagnostics go; default: errors on stderr. */
+  log?: Log;
+  /** The current call's W3C trace context, when tracing is on (agents get it as TRACEPARENT). */
+  traceContext?: () => string | undefined;
 }
 
 /**
@@ -82,6 +89,10 @@ export class Kernel {
   private started = false;
   /** Sessions that were live when the kernel last stopped, until resumed. */
   private lost: string[] = [];
+  private readonly commits: CommitWatch;
+  /** When `start` ran (the kernel's clock). */
+  private startedAt = 0;
+  private unwatch: (() => void) | undefined;
 
   constructor(opts: KernelOptions) {
     this.store = opts.store;
@@ -93,7 +104,7 @@ export class Kernel {
       clock: this.clock,
       ids: this.ids,
       config: this.config,
-      fdTable: new FdTable(this.store, this.clock, this.config.cursorFlushMs),
+      fdTable: new FdTable(this.store, this.clock, this.config.cursorFlushMs, opts.log),
       effects: {
         startAgent: (id, how) => void k.supervisor.start(id, how),
         stopAgent: (id) => void k.supervisor.stop(id),
@@ -103,7 +114,11 @@ export class Kernel {
       },
       toolPolicy: opts.toolPolicy ?? (() => null),
       secretBox: new SecretBox(opts.secretsKey ?? randomBytes(32)),
+      log: opts.log ?? stderrLog,
+      observers: [] as KernelObserver[],
+      ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
     } as KernelContext;
+    this.commits = new CommitWatch(() => this.clock.now());
     k.term = new TermTimers(k);
     k.wall = new WallTimers(k);
     k.delivery = new Delivery(k);
@@ -131,6 +146,8 @@ export class Kernel {
   async start(opts: { deferResume?: boolean } = {}): Promise<void> {
     if (this.started) return;
     this.started = true;
+    this.startedAt = this.clock.now();
+    this.unwatch = this.store.writer.onBatch(this.commits.observe);
     await this.store.writer.write(async (tx) => ensureZone(tx, DEFAULT_ZONE));
     await this.k.fdTable.load();
     this.unsubscribe = this.store.writer.onCommit((events) => {
@@ -161,7 +178,28 @@ export class Kernel {
     await this.k.fdTable.flush();
     await this.store.writer.drained();
     this.unsubscribe?.();
+    this.unwatch?.();
   }
+
+  /** Watch the hot paths (delivery, reconcile phases): metrics. Returns how to stop. */
+  observe(observer: KernelObserver): () => void {
+    this.k.observers.push(observer);
+    return () => {
+      const i = this.k.observers.indexOf(observer);
+      if (i >= 0) this.k.observers.splice(i, 1);
+    };
+  }
+
+  /** The kernel's own health (`warren status`): store, commits, delivery backlog, reconcile loop, agents. */
+  health(): Promise<KernelHealth> {
+    return kernelHealth(this.k, this.commits, this.reconciler.lastTick, this.startedAt);
+  }
+
+  /** Live sessions by zone, status and runtime (one grouped query). */
+  countSessions = () => countSessions(this.k);
+
+  /** This node's agent processes: running, and being started. */
+  agentCounts = () => this.k.supervisor.counts();
 
   /** A plugin's reconcile phase: runs after the kernel's own, each tick, errors isolated. */
   addReconcilePhase(phase: { name: string; run(): Promise<void> }): void {

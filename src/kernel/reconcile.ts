@@ -5,6 +5,7 @@ import type { Core } from './core.ts';
 import { DriftWatch } from './drift.ts';
 import { endSession, isHeld } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
+import type { TickReport } from './observer.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { retireRows } from './retire.ts';
 import { setStatus } from './status.ts';
@@ -37,6 +38,8 @@ export class Reconciler {
   /** Set at the start of each tick: whether the per-session phases look at every live session. */
   private full = true;
   readonly phases: Phase[];
+  /** The last finished tick (`warren status`). */
+  lastTick: TickReport | undefined;
 
   constructor(
     private readonly core: Core,
@@ -86,13 +89,23 @@ export class Reconciler {
 
   private async runPhases(): Promise<void> {
     this.full = this.drift.fullSweep();
+    const tick: TickReport = { at: this.core.clock.now(), ms: 0, errors: [] };
+    const started = performance.now();
     for (const phase of this.phases) {
+      const t0 = performance.now();
+      let failure: unknown;
       try {
         await phase.run();
       } catch (error) {
-        console.error(`warren: reconcile phase ${phase.name} failed:`, (error as Error).message);
+        failure = error;
+        const message = (error as Error)?.message ?? String(error);
+        tick.errors.push({ phase: phase.name, message });
+        this.core.log.error({ phase: phase.name, err: error }, `reconcile phase ${phase.name} failed`);
       }
+      for (const o of this.core.observers) o.reconcilePhase?.(phase.name, performance.now() - t0, failure);
     }
+    tick.ms = performance.now() - started;
+    this.lastTick = tick;
   }
 
   /** SIGTERM grace periods that ran out while no timer was armed (a restart). */

@@ -57,7 +57,7 @@ export class ReportQueue {
     });
     // Logged here; a caller that does not wait for the report (void) leaves nothing unhandled.
     done.catch((error) => {
-      console.error(`warren: recording a report of ${sessionId} failed:`, (error as Error).message);
+      this.core.log.error({ session: sessionId, err: error }, `recording a report of ${sessionId} failed`);
     });
     return done;
   }

@@ -34,6 +34,8 @@ export class Supervisor {
   private readonly reports: ReportQueue;
   private readonly hooks: SinkHooks;
   private closing = false;
+  /** The last `resumeAll`: how many of how many have been tried (`warren status`). */
+  resuming = { done: 0, total: 0 };
   invoke: SyscallInvoker = async () => {
     throw new WarrenError('unavailable', 'no syscall table is attached to this kernel');
   };
@@ -67,6 +69,11 @@ export class Supervisor {
     return this.handles.has(sessionId);
   }
 
+  /** Agent processes this node runs, and those being started. */
+  counts(): { alive: number; starting: number } {
+    return { alive: this.handles.size, starting: this.starting.size };
+  }
+
   /** Its agent is being started (or resumed) here right now. */
   isStarting(sessionId: string): boolean {
     return this.starting.has(sessionId);
@@ -97,6 +104,8 @@ export class Supervisor {
 
   private async doStart(sessionId: string, how: 'start' | 'resume'): Promise<void> {
     if (this.handles.has(sessionId)) return;
+    // Read before any await: the trace context is that of the call that asked for the start.
+    const traceparent = this.core.traceContext?.();
     const row = await sessionById(this.core.store.reader, sessionId);
     if (!row || row.status === 'stopped') return;
     let sink = this.sinkFor(row);
@@ -127,6 +136,7 @@ export class Supervisor {
         token: this.mintToken(sessionId, gen),
         url: this.core.config.publicUrl,
         mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
+        ...(traceparent ? { traceparent } : {}),
         tools: this.toolsOf(row),
         run: markPrefix(this.core.config.nodeId),
         resumeState:
@@ -166,10 +176,13 @@ export class Supervisor {
    */
   resumeAll(ids: readonly string[], inFlight = 8): Promise<void> {
     let next = 0;
+    this.resuming = { done: 0, total: ids.length };
+    const progress = this.resuming;
     const worker = async () => {
       while (next < ids.length && !this.closing) {
         const id = ids[next++] as string;
         await this.start(id, 'resume').catch(() => {});
+        progress.done++;
         // On SQLite every query resolves as a microtask: without this, thousands of resumes
         // run as one long turn of the event loop and nothing else (an HTTP request) gets in.
         await new Promise<void>((r) => setImmediate(r));

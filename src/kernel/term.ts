@@ -90,7 +90,7 @@ export class TermTimers {
         });
       })
       .catch((error) =>
-        console.error(`warren: escalating SIGTERM of ${id} failed:`, (error as Error).message),
+        this.core.log.error({ session: id, err: error }, `escalating SIGTERM of ${id} failed`),
       );
   }
 }

@@ -4,9 +4,10 @@ import type { Principal } from '../kernel/principal.ts';
 import type { Store } from '../store/store.ts';
 import { inputError, type SyscallTable, tableOf } from '../syscalls/dispatch.ts';
 import type { Syscall } from '../syscalls/types.ts';
+import { type Log, stderrLog } from '../util/log.ts';
 import { readEnablement, recordLoaded } from './enablement.ts';
 import { loadOrder } from './order.ts';
-import type { DurableAttachments, Plugin, PluginInstance } from './types.ts';
+import type { DurableAttachments, Plugin, PluginContext, PluginInstance } from './types.ts';
 
 /** What a host needs to know before the kernel exists: which plugins, with which config. */
 export interface PluginSelection {
@@ -40,6 +41,7 @@ export class PluginHost {
   private readonly instances = new Map<string, PluginInstance>();
   private readonly unsubscribe: Array<() => void> = [];
   private started: Plugin[] = [];
+  private log: Log = stderrLog;
 
   private constructor(
     readonly known: readonly Plugin[],
@@ -93,7 +95,10 @@ export class PluginHost {
     kernel: Kernel,
     store: Store,
     call: (p: Principal, name: string, input: unknown) => Promise<unknown>,
+    shared: Partial<Pick<PluginContext, 'metrics' | 'log'>> = {},
   ) {
+    const log = shared.log ?? stderrLog;
+    this.log = log;
     for (const p of this.loaded) {
       if (!p.start) continue;
       const instance = await p.start({
@@ -101,6 +106,8 @@ export class PluginHost {
         store,
         config: this.configs.get(p.name),
         call,
+        metrics: shared.metrics ?? null,
+        log,
         plugin: <T>(name: string) => {
           if (!(p.dependsOn ?? []).includes(name)) {
             throw new Error(`plugin ${p.name} reaches ${name} without depending on it`);
@@ -120,7 +127,7 @@ export class PluginHost {
             try {
               listener(events);
             } catch (error) {
-              console.error(`warren: plugin ${p.name} subscriber failed:`, (error as Error).message);
+              log.error({ plugin: p.name, err: error }, `plugin ${p.name} subscriber failed`);
             }
           }),
         );
@@ -199,7 +206,7 @@ export class PluginHost {
       try {
         await this.instances.get(p.name)?.stop?.();
       } catch (error) {
-        console.error(`warren: plugin ${p.name} failed to stop:`, (error as Error).message);
+        this.log.error({ plugin: p.name, err: error }, `plugin ${p.name} failed to stop`);
       }
     }
     this.instances.clear();

@@ -1,4 +1,5 @@
 import type { Migration } from 'kysely';
+import type { Registry } from 'prom-client';
 import type { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { Principal } from '../kernel/principal.ts';
@@ -7,6 +8,7 @@ import type { LogEvent } from '../store/events.ts';
 import type { DeliveryMode, Permission } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import type { Syscall } from '../syscalls/types.ts';
+import type { Log } from '../util/log.ts';
 
 /**
  * A plugin is a kernel module: policy on top of the mechanism. It declares what it adds
@@ -49,6 +51,14 @@ export interface PluginContext<C = unknown> {
   call(principal: Principal, name: string, input: unknown): Promise<unknown>;
   /** The instance of a plugin this one depends on. */
   plugin<T = PluginInstance>(name: string): T;
+  /**
+   * This warren's Prometheus registry (`GET /metrics`), to register the plugin's own metrics
+   * on (`new Gauge({ name: 'warren_outbox_backlog', …, registers: [metrics] })`, prom-client);
+   * null when metrics are off. Names start with `warren_<plugin>_`.
+   */
+  metrics: Registry | null;
+  /** Where the plugin's diagnostics go (the server's logger). */
+  log: Log;
 }
 
 /** A reconcile phase: repairs what the event path missed; must cost what changed. */

@@ -13,7 +13,8 @@ import type { AgentContext } from './types.ts';
  *  3. `settings`: the runtime's own fixed settings (no telemetry, no auto-update, …).
  *  4. `spec.env`: what the spawn (or its persona) gave.
  *  5. warren's own variables, last so a spawn cannot forge them: WARREN_SESSION_ID,
- *     WARREN_TOKEN, WARREN_URL, WARREN_MCP_URL, plus the runtime's `warren` extras.
+ *     WARREN_TOKEN, WARREN_URL, WARREN_MCP_URL, TRACEPARENT (when tracing: the call that
+ *     started the agent, so a CLI that reads it joins the trace), plus the runtime's `warren` extras.
  */
 export const SERVER_ALLOWLIST: readonly string[] = [
   'PATH',
@@ -42,7 +43,7 @@ export interface AgentEnvOptions {
   server?: NodeJS.ProcessEnv;
 }
 
-type EnvContext = Pick<AgentContext, 'sessionId' | 'token' | 'url' | 'mcpUrl' | 'spec'>;
+type EnvContext = Pick<AgentContext, 'sessionId' | 'token' | 'url' | 'mcpUrl' | 'spec' | 'traceparent'>;
 
 export function agentEnv(ctx: EnvContext, opts: AgentEnvOptions = {}): Record<string, string> {
   const server = opts.server ?? process.env;
@@ -61,6 +62,7 @@ export function agentEnv(ctx: EnvContext, opts: AgentEnvOptions = {}): Record<st
     WARREN_TOKEN: ctx.token,
     ...(ctx.url ? { WARREN_URL: ctx.url } : {}),
     ...(mcpUrl ? { WARREN_MCP_URL: mcpUrl } : {}),
+    ...(ctx.traceparent ? { TRACEPARENT: ctx.traceparent } : {}),
     ...opts.warren,
   });
   return env;

@@ -90,6 +90,8 @@ export interface AgentContext {
   url: string | null;
   /** The kernel's MCP endpoint (Streamable HTTP; send `Authorization: Bearer <token>`), when it listens. */
   mcpUrl: string | null;
+  /** W3C trace context of the call that started this agent (tracing on): its TRACEPARENT. */
+  traceparent?: string;
   /** The MCP tools (syscall names) this session may call; `tools/list` shows exactly these. */
   tools: readonly string[];
   /**

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, sql, Transaction } from 'kysely';
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
+import { type Log, stderrLog } from '../util/log.ts';
 import type { Connections, DialectKind } from './dialect.ts';
 import { EventRef, type LogEvent, type NewEvent } from './events.ts';
 import type { Database } from './schema.ts';
@@ -17,6 +18,21 @@ export interface WriteTx {
 }
 
 export type CommitListener = (events: readonly LogEvent[]) => void;
+
+/** One batch, as observers see it (metrics, `warren status`): how big, how long, whether it committed. */
+export interface BatchStats {
+  units: number;
+  /** Events it committed (0 when it failed). */
+  events: number;
+  /** From its first unit to its commit, in milliseconds. */
+  ms: number;
+  ok: boolean;
+}
+
+export type BatchObserver = (stats: BatchStats) => void;
+
+/** Wraps a function so it runs in the async context it was wrapped in (`AsyncResource.bind`). */
+export type ContextCarrier = <F extends (...args: never[]) => unknown>(fn: F) => F;
 
 interface Unit {
   fn: (tx: WriteTx) => Promise<unknown>;
@@ -85,7 +101,15 @@ export class GroupCommitWriter {
   private running = false;
   private closed = false;
   private listeners = new Set<CommitListener>();
+  private observers = new Set<BatchObserver>();
   private idle: Array<() => void> = [];
+  /** Where a failing commit listener is reported (set by the assembly). */
+  log: Log = stderrLog;
+  /**
+   * When set (tracing), each unit, and what it schedules after commit, runs in its writer's
+   * async context rather than the batch's: an agent started by a spawn belongs to that call.
+   */
+  carry: ContextCarrier | undefined;
 
   constructor(
     private readonly conn: Connections,
@@ -98,7 +122,7 @@ export class GroupCommitWriter {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     return new Promise<R>((resolve, reject) => {
       this.queue.push({
-        fn,
+        fn: this.carry ? this.carry(fn) : fn,
         appendOnly: opts.appendOnly ?? false,
         resolve: resolve as (v: unknown) => void,
         reject,
@@ -121,6 +145,12 @@ export class GroupCommitWriter {
     return () => this.listeners.delete(listener);
   }
 
+  /** Called after every batch, committed or not; must be cheap and must not throw. */
+  onBatch(observer: BatchObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
   /** Resolves when everything queued so far is committed (or failed). */
   drained(): Promise<void> {
     if (!this.running) return Promise.resolve();
@@ -135,13 +165,24 @@ export class GroupCommitWriter {
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
-      await this.runBatch(batch);
+      const started = this.observers.size > 0 ? performance.now() : 0;
+      const events = await this.runBatch(batch);
+      if (this.observers.size > 0) {
+        const stats = {
+          units: batch.length,
+          events: events ?? 0,
+          ms: performance.now() - started,
+          ok: events !== null,
+        };
+        for (const o of this.observers) this.runSafely(() => o(stats));
+      }
     }
     this.running = false;
     for (const r of this.idle.splice(0)) r();
   }
 
-  private async runBatch(batch: Unit[]): Promise<void> {
+  /** The number of events committed, or null when the batch failed. */
+  private async runBatch(batch: Unit[]): Promise<number | null> {
     const now = this.clock.now();
     const outcomes: Outcome[] = [];
     const pending: Pending[] = [];
@@ -199,6 +240,7 @@ export class GroupCommitWriter {
       await trx.commit().execute();
       trx = undefined;
       this.settle(batch, outcomes, committed, after);
+      return committed.length;
     } catch (error) {
       if (trx)
         await trx
@@ -206,6 +248,7 @@ export class GroupCommitWriter {
           .execute()
           .catch(() => {});
       for (const unit of batch) unit.reject(error);
+      return null;
     }
   }
 
@@ -215,7 +258,7 @@ export class GroupCommitWriter {
    * (begin, update, insert, commit). It is atomic and holds the `log_head` lock to its
    * commit like any transaction.
    */
-  private async runAppendBatch(batch: Unit[], now: number): Promise<void> {
+  private async runAppendBatch(batch: Unit[], now: number): Promise<number | null> {
     const outcomes: Outcome[] = [];
     const pending: Pending[] = [];
     const after: Array<() => void> = [];
@@ -235,9 +278,10 @@ export class GroupCommitWriter {
       committed = await this.sequence(this.conn.writer, pending, now);
     } catch (error) {
       for (const unit of batch) unit.reject(error);
-      return;
+      return null;
     }
     this.settle(batch, outcomes, committed, after);
+    return committed.length;
   }
 
   /** What one unit sees; its appends and after-commit hooks go to the batch's lists. */
@@ -264,14 +308,14 @@ export class GroupCommitWriter {
         pending.push({ event, ref, payload: JSON.stringify(event.payload ?? {}) });
         return ref;
       },
-      afterCommit: (fn) => after.push(fn),
+      afterCommit: (fn) => after.push(this.carry ? this.carry(fn) : fn),
     };
   }
 
   /** The batch is durable: listeners first (in seq order), then hooks, then callers. */
   private settle(batch: Unit[], outcomes: Outcome[], committed: LogEvent[], after: Array<() => void>): void {
     this.publish(committed);
-    for (const fn of after) runSafely(fn);
+    for (const fn of after) this.runSafely(fn);
     batch.forEach((unit, i) => {
       const o = outcomes[i]!;
       if (o.ok) unit.resolve(o.value);
@@ -413,15 +457,15 @@ export class GroupCommitWriter {
 
   private publish(events: LogEvent[]): void {
     if (events.length === 0) return;
-    for (const l of this.listeners) runSafely(() => l(events));
+    for (const l of this.listeners) this.runSafely(() => l(events));
   }
-}
 
-function runSafely(fn: () => void): void {
-  try {
-    fn();
-  } catch (error) {
-    // A listener's bug must not un-commit a batch or stall the writer.
-    console.error('warren: post-commit listener failed:', error);
+  private runSafely(fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      // A listener's bug must not un-commit a batch or stall the writer.
+      this.log.error({ err: error }, 'post-commit listener failed');
+    }
   }
 }

@@ -4,6 +4,7 @@ import { personaSyscalls } from './personas.ts';
 import { pluginSyscalls } from './plugins.ts';
 import { secretSyscalls } from './secrets.ts';
 import { sessionSyscalls } from './sessions.ts';
+import { statusSyscalls } from './status.ts';
 import { streamSyscalls } from './streams.ts';
 import type { Syscall } from './types.ts';
 import { zoneSyscalls } from './zones.ts';
@@ -18,4 +19,5 @@ export const coreSyscalls: readonly Syscall[] = [
   ...secretSyscalls,
   ...personaSyscalls,
   ...pluginSyscalls,
+  ...statusSyscalls,
 ] as unknown as readonly Syscall[];

@@ -40,6 +40,11 @@ export interface CliBinding {
   /** Short aliases: flag name -> input field (e.g. `perm` -> `permission`). */
   flags?: Record<string, string>;
   examples?: string[];
+  /**
+   * Exit codes for scripts: the output field whose value picks the code (values not listed
+   * exit 0), and the code when the server cannot be reached (default 1).
+   */
+  exit?: { field: string; codes: Record<string, number>; unreachable?: number };
 }
 
 /**

@@ -54,13 +54,20 @@ async function dispatchCommand(
 async function runSyscall(cmd: SyscallCommand, args: string[], io: CliIO): Promise<number> {
   const { input, globals } = parseCommandArgs(cmd, args, io.cwd ?? process.cwd());
   const endpoint = resolveEndpoint(globals, io);
+  const exit = cmd.exit;
   const output = await callSyscall(cmd, input, endpoint).catch((error: unknown) => {
+    if (error instanceof UnreachableError && exit?.unreachable !== undefined) {
+      // A command scripts branch on (`warren status`) says "unreachable" with its own code.
+      io.stderr.write(`warren: ${error.message}\n`);
+      return UNREACHABLE;
+    }
     throw (
       (error instanceof ApiError && error.code === 'invalid_input'
         ? inputProblem(cmd, input, issuesOf(error))
         : undefined) ?? error
     );
   });
+  if (output === UNREACHABLE) return exit?.unreachable ?? EXIT_FAILURE;
   if (globals.json) {
     io.stdout.write(`${visibleJson(JSON.stringify(output, null, 2))}\n`);
   } else {
@@ -68,8 +75,11 @@ async function runSyscall(cmd: SyscallCommand, args: string[], io: CliIO): Promi
     // Tables escape their cells; this catches what a view prints outside one (names in a sentence).
     io.stdout.write(visible(renderOutput(cmd.name, output, width ? { width } : {}), { keepNewlines: true }));
   }
+  if (exit) return exit.codes[String((output as Record<string, unknown> | null)?.[exit.field])] ?? EXIT_OK;
   return EXIT_OK;
 }
+
+const UNREACHABLE = Symbol('unreachable');
 
 /** The schema's own issues, as the server lists them in the error's details. */
 const issuesOf = (error: ApiError): InputIssue[] => {

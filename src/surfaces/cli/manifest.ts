@@ -61,6 +61,7 @@ function specOf(syscall: Syscall): SyscallSpec {
     ...(syscall.http ? { http: syscall.http } : {}),
     positional,
     flags,
+    ...(cli.exit ? { exit: cli.exit } : {}),
   };
 }
 

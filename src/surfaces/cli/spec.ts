@@ -14,6 +14,8 @@ export interface SyscallSpec {
   http?: HttpBinding;
   positional: FieldInfo[];
   flags: FlagSpec[];
+  /** Exit codes picked by an output field (CliBinding.exit). */
+  exit?: { field: string; codes: Record<string, number>; unreachable?: number };
 }
 
 export interface FlagSpec {

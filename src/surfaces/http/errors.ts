@@ -35,6 +35,7 @@ export const errorHandler =
       we = new WarrenError('internal', `internal error (request ${req.id})`);
     }
     const status = (error as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : we.status;
+    if (we.code !== 'internal') req.log.debug({ code: we.code, status }, we.message);
     return reply.status(status).send({ error: { ...we.toJSON(), requestId: req.id } });
   };
 

@@ -1,4 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { z } from 'zod';
 import { WarrenError } from '../../kernel/errors.ts';
 import { missingSyscall } from '../../syscalls/dispatch.ts';
@@ -10,10 +15,17 @@ import { type ErrorLog, stderrLog } from '../mcp/log.ts';
 import { principalOf, registerAuth } from './auth.ts';
 import { errorHandler, requestIdOf } from './errors.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
+import { QuietRequestLogs, registerMetrics } from './metrics.ts';
 import { streamEvents } from './sse.ts';
 
 export interface HttpOptions {
-  logger?: boolean;
+  /**
+   * The server's logger (pino): request lines at debug, internal errors at error, each with
+   * the request id (`reqId`) its error response carries. Without one, errors go to stderr.
+   */
+  logger?: FastifyBaseLogger;
+  /** `GET /metrics` answers without credentials (only ever set for a loopback-bound server). */
+  metricsPublic?: boolean;
   mcp?: McpHttpOptions;
   /** Largest request body accepted, in bytes (413 past it). */
   bodyLimit?: number;
@@ -30,8 +42,12 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
  */
 export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): Promise<FastifyInstance> {
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const app = Fastify({ logger: opts.logger ?? false, bodyLimit, genReqId: requestIdOf });
-  // Internal failures are always recorded somewhere: Fastify's logger if on, else stderr.
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger, logController: new QuietRequestLogs() } : {}),
+    bodyLimit,
+    genReqId: requestIdOf,
+  }) as unknown as FastifyInstance;
+  // Internal failures are always recorded somewhere: the server's logger if any, else stderr.
   const log: ErrorLog = opts.logger ? { error: (obj, msg) => app.log.error(obj, msg) } : stderrLog;
   app.setErrorHandler(errorHandler(bodyLimit, log));
   app.setNotFoundHandler((req, reply) =>
@@ -48,9 +64,15 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
   });
   registerAuth(app, warren);
   registerJsonParser(app, opts.maxJsonDepth ?? MAX_JSON_DEPTH);
+  registerMetrics(app, warren, opts.metricsPublic === true);
 
-  const invoke = (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) =>
-    warren.call(principalOf(req), syscall.name, input, { signal: abortedOnClose(reply) });
+  const invoke = (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) => {
+    const traceparent = req.headers.traceparent;
+    return warren.call(principalOf(req), syscall.name, input, {
+      signal: abortedOnClose(reply),
+      ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    });
+  };
 
   // A live stream never ends by itself: close() would wait for it forever. End them first.
   const liveStreams = new Set<() => void>();

@@ -71,13 +71,18 @@ export function createMcpServer(
       ? setInterval(() => progress(`${name}: still waiting`), catalog.progressEveryMs)
       : undefined;
     try {
+      // Over HTTP, a client's W3C traceparent makes the call's span join its trace.
+      const traceparent = extra.requestInfo?.headers.traceparent;
       const out = (await warren.call(principal, name, args ?? {}, {
         signal: extra.signal,
         ...(progress ? { progress } : {}),
+        ...(typeof traceparent === 'string' ? { traceparent } : {}),
       })) as Record<string, unknown>;
+      warren.metrics?.mcpCall(name, 'ok');
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const we = publicError(error, requestId, log);
+      warren.metrics?.mcpCall(name, we.code);
       const typed = { ...we.toJSON(), requestId };
       // Also as a log notification, filtered by the level the client set (logging/setLevel).
       void server

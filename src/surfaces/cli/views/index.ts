@@ -6,6 +6,7 @@ import { inboxViews } from './inbox.ts';
 import { personaViews } from './personas.ts';
 import { pluginViews } from './plugins.ts';
 import { sessionViews } from './sessions.ts';
+import { statusViews } from './status.ts';
 import { streamViews } from './streams.ts';
 import { taskViews } from './tasks.ts';
 
@@ -21,6 +22,7 @@ export const views: Readonly<Record<string, View>> = {
   ...pluginViews,
   ...personaViews,
   ...inboxViews,
+  ...statusViews,
 };
 
 /** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */

@@ -1,0 +1,118 @@
+import type { Registry } from 'prom-client';
+
+/**
+ * Metrics for the commit and delivery paths, kept as plain numbers: an observation is an
+ * array increment, no label hashing, no allocation. They are turned into Prometheus
+ * samples only when scraped, through prom-client's registry (which takes any object with
+ * `name`, `help`, `type` and `get()`), so they sit beside prom-client's own metrics.
+ */
+
+interface Value {
+  metricName?: string;
+  labels: Record<string, string | number>;
+  value: number;
+}
+
+class Series {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(private readonly bounds: readonly number[]) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(v: number): void {
+    const b = this.bounds;
+    let i = 0;
+    while (i < b.length && v > b[i]!) i++;
+    if (i < b.length) this.counts[i]!++;
+    this.sum += v;
+    this.count++;
+  }
+}
+
+/** A histogram with at most one label; `series(value)` is bound once and observed on the hot path. */
+export class HotHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly all = new Map<string, Series>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+    private readonly label?: string,
+  ) {}
+
+  series(labelValue = ''): Series {
+    let s = this.all.get(labelValue);
+    if (!s) {
+      s = new Series(this.bounds);
+      this.all.set(labelValue, s);
+    }
+    return s;
+  }
+
+  register(registry: Registry): this {
+    registry.registerMetric(this as never);
+    return this;
+  }
+
+  reset(): void {
+    this.all.clear();
+  }
+
+  async get() {
+    const values: Value[] = [];
+    for (const [lv, s] of this.all) {
+      const base = this.label ? { [this.label]: lv } : {};
+      let cumulative = 0;
+      this.bounds.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...base, le }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { ...base, le: '+Inf' }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: base, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels: base, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+}
+
+/** A counter with one label, its values kept in a map. */
+export class HotCounter {
+  readonly type = 'counter';
+  readonly aggregator = 'sum';
+  private readonly counts = new Map<string, { n: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly label: string,
+  ) {}
+
+  /** The cell for one label value: increment its `n`. */
+  cell(labelValue: string): { n: number } {
+    let c = this.counts.get(labelValue);
+    if (!c) {
+      c = { n: 0 };
+      this.counts.set(labelValue, c);
+    }
+    return c;
+  }
+
+  register(registry: Registry): this {
+    registry.registerMetric(this as never);
+    return this;
+  }
+
+  reset(): void {
+    this.counts.clear();
+  }
+
+  async get() {
+    const values: Value[] = [...this.counts].map(([lv, c]) => ({ labels: { [this.label]: lv }, value: c.n }));
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+}

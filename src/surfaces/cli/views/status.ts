@@ -1,0 +1,68 @@
+import { renderKeyValues } from '../table.ts';
+import { plural, type View, view } from './format.ts';
+
+/** `warren status`: the verdict first, then one line per part, then what is wrong. */
+
+interface Status {
+  status: 'healthy' | 'degraded';
+  problems: string[];
+  node: { id: string; uptimeMs: number };
+  store: { kind: string; head: number; readMs: number };
+  commits: { batches: number; failed: number; avgMs: number | null; maxMs: number | null };
+  delivery: { backlog: number; oldestMs: number | null };
+  reconcile: { intervalMs: number; lastTick: { at: number; ms: number; errors: unknown[] } | null };
+  agents: {
+    alive: number;
+    starting: number;
+    resuming: { done: number; total: number };
+    sessions: Array<{ status: string; runtime: string; count: number }>;
+  };
+  plugins: string[];
+}
+
+const duration = (ms: number): string => {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 120 ? `${m}m${s % 60}s` : `${Math.floor(m / 60)}h${m % 60}m`;
+};
+
+const render = view<Status>((out, ctx) => {
+  const head = `warren is ${out.status} (node ${out.node.id}, up ${duration(out.node.uptimeMs)})\n`;
+  const t = out.reconcile.lastTick;
+  const resuming = out.agents.resuming;
+  const byStatus = new Map<string, number>();
+  for (const s of out.agents.sessions) byStatus.set(s.status, (byStatus.get(s.status) ?? 0) + s.count);
+  const rows: Array<[string, string]> = [
+    ['store', `${out.store.kind}, log head ${out.store.head}, read ${out.store.readMs} ms`],
+    [
+      'commits',
+      out.commits.avgMs === null
+        ? 'none yet'
+        : `${out.commits.batches} batches, ${out.commits.failed} failed; last 64: avg ${out.commits.avgMs} ms, max ${out.commits.maxMs} ms`,
+    ],
+    [
+      'delivery',
+      out.delivery.backlog === 0
+        ? 'nothing pending'
+        : `${plural(out.delivery.backlog, 'message')} pending, oldest ${duration(out.delivery.oldestMs ?? 0)}`,
+    ],
+    [
+      'reconcile',
+      t
+        ? `every ${duration(out.reconcile.intervalMs)}; last tick ${new Date(t.at).toISOString()}, ${Math.round(t.ms)} ms, ${plural(t.errors.length, 'phase error')}`
+        : `every ${duration(out.reconcile.intervalMs)}; no tick yet`,
+    ],
+    [
+      'agents',
+      `${out.agents.alive} alive, ${out.agents.starting} starting${resuming.total > 0 && resuming.done < resuming.total ? `; resuming: ${resuming.done} of ${resuming.total}` : ''}`,
+    ],
+    ['sessions', [...byStatus].map(([s, n]) => `${n} ${s}`).join(', ') || 'none live'],
+    ['plugins', out.plugins.join(', ')],
+  ];
+  const problems = out.problems.length ? `problems:\n${out.problems.map((p) => `  - ${p}\n`).join('')}` : '';
+  return head + renderKeyValues(rows, ctx) + problems;
+});
+
+export const statusViews: Record<string, View> = { status: render };
