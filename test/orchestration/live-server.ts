@@ -33,9 +33,10 @@ export interface LiveServer {
   stop(): Promise<void>;
 }
 
-export async function liveServer(): Promise<LiveServer> {
+/** A server on a fresh data dir; `db` puts its store elsewhere (a PostgreSQL schema). */
+export async function liveServer(opts: { db?: string } = {}): Promise<LiveServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'warren-orch-'));
-  const server = await startServer({ dataDir });
+  const server = await startServer({ dataDir, ...(opts.db ? { db: opts.db } : {}) });
   const cli = (...args: string[]) =>
     new Promise<Run>((resolve, reject) => {
       execFile(
