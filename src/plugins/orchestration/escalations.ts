@@ -82,3 +82,37 @@ export async function escalate(
     return { escalation, task: task.id };
   });
 }
+
+/**
+ * Withdraw a task's open escalations (it completed, was cancelled or deleted: an answer
+ * would reach nothing), in the caller's transaction; each is logged. Returns their ids.
+ */
+export async function withdrawEscalations(
+  tx: WriteTx,
+  task: { id: string; zone: string },
+  actor: string,
+  reason: string,
+): Promise<string[]> {
+  const open = await odb(tx.db)
+    .selectFrom('escalations')
+    .select('id')
+    .where('task_id', '=', task.id)
+    .where('status', '=', 'open')
+    .execute();
+  if (open.length === 0) return [];
+  const ids = open.map((e) => e.id);
+  await odb(tx.db)
+    .updateTable('escalations')
+    .set({ status: 'withdrawn', answered_by: actor, answered_at: tx.now })
+    .where('id', 'in', ids)
+    .execute();
+  for (const id of ids) {
+    tx.append({
+      zone: task.zone,
+      type: 'escalation.withdrawn',
+      actor,
+      payload: { escalation: id, task: task.id, reason },
+    });
+  }
+  return ids;
+}

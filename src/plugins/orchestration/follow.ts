@@ -2,7 +2,7 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import type { SessionsTable } from '../../store/schema.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { adoptChildren } from './adopt.ts';
-import { openEscalation } from './escalations.ts';
+import { openEscalation, withdrawEscalations } from './escalations.ts';
 import { odb, type TaskStatus, type TasksTable } from './schema.ts';
 import { type Db, isDone, openChildren, transition } from './tasks.ts';
 
@@ -82,6 +82,7 @@ export async function finish(
     ...(how.result !== undefined ? { result: how.result } : {}),
   });
   if (!isDone(to)) return next;
+  if (to !== 'failed') await withdrawEscalations(tx, t, how.actor, `the task is ${to}`);
   if (to !== 'cancelled') await adoptChildren(tx, kernel, next, how.actor);
   if (next.session_id) await kernel.stopIn(tx, next.session_id, how.actor, true);
   if (to === 'failed' && t.on_failure === 'escalate') {

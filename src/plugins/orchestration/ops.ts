@@ -5,6 +5,7 @@ import type { Budget } from '../../kernel/types.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { ownTask, requireActOn } from './access.ts';
 import { checkDeps } from './dag.ts';
+import { withdrawEscalations } from './escalations.ts';
 import { finish } from './follow.ts';
 import { odb, TASK_DONE, type TasksTable } from './schema.ts';
 import { depsOf, ensureRoot, isDone, isRootId, rootIdOf, taskById, taskInZone, transition } from './tasks.ts';
@@ -316,6 +317,8 @@ export async function deleteTask(kernel: Kernel, p: Principal, ref: string): Pro
     if (waiting.length > 0) {
       throw conflict(`task ${t.id} is a dependency of ${waiting.map((w) => w.id).join(', ')}`);
     }
+    await withdrawEscalations(tx, t, principalId(p), 'the task was deleted');
+    await odb(tx.db).deleteFrom('task_attachments').where('task_id', '=', t.id).execute();
     await odb(tx.db).deleteFrom('task_deps').where('task_id', '=', t.id).execute();
     await odb(tx.db).deleteFrom('task_deps').where('depends_on', '=', t.id).execute();
     await odb(tx.db).deleteFrom('tasks').where('id', '=', t.id).execute();
