@@ -9,7 +9,6 @@ import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript } from '../helpers/warrens.ts';
 import { fillSessions } from '../store/fill-log.ts';
-import { orchestrationWithTasks } from './stub-plugins.ts';
 
 const SESSION = { type: 'ref/resource' as const, uri: 'warren://sessions/{id}' };
 const STREAM = { type: 'ref/resource' as const, uri: 'warren://streams/{name}/transcript{?before,limit}' };
@@ -131,7 +130,7 @@ forEachWarren('MCP completion', (t) => {
   });
 
   it('task ids when the orchestration plugin is loaded; persona names of the caller’s zone', async () => {
-    const h = await startHttp(t, { plugins: { known: [corePlugin, orchestrationWithTasks] } });
+    const h = await startHttp(t);
     try {
       const w = h.warren;
       const c = await connect(h, h.key);

@@ -2,11 +2,9 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { corePlugin } from '../../src/plugins/core.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
-import { orchestrationWithTasks } from './stub-plugins.ts';
 
 const textOf = (r: { messages: Array<{ content: { type: string; text?: string } }> }) =>
   r.messages
@@ -111,7 +109,7 @@ forEachWarren(
     });
 
     it('orchestrate mentions task_create when the orchestration plugin offers it', async () => {
-      const h = await startHttp(t, { plugins: { known: [corePlugin, orchestrationWithTasks] } });
+      const h = await startHttp(t);
       try {
         const c = await connect(h, h.key);
         const r = await c.getPrompt({ name: 'orchestrate', arguments: { goal: 'g', task: 'task_1' } });
