@@ -68,20 +68,7 @@ export async function listInbox(
     .limit(limit + 1)
     .execute();
   const now = kernel.clock.now();
-  const page = rows.slice(0, limit).map(
-    (r): InboxItem => ({
-      id: r.id,
-      task: r.task_id,
-      taskTitle: r.title,
-      session: r.session_id,
-      question: r.question,
-      status: r.status,
-      createdAt: Number(r.created_at),
-      ageMs: Math.max(0, now - Number(r.created_at)),
-      answeredBy: r.answered_by,
-      answeredAt: r.answered_at === null ? null : Number(r.answered_at),
-    }),
-  );
+  const page = rows.slice(0, limit).map((r) => itemOf(r, now));
   return { escalations: page, next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
 }
 
@@ -97,6 +84,20 @@ export async function showEscalation(kernel: Kernel, p: Principal, id: string): 
     .executeTakeFirst();
   if (!r) throw notFound('escalation', id);
   return {
+    ...itemOf(r, kernel.clock.now()),
+    context: parseJson<Record<string, unknown>>(r.context, {}),
+    answer: r.answer,
+    taskStatus: r.task_status,
+    taskSession: r.task_session,
+  };
+}
+
+/** An escalation row (with its task's title) as the inbox lists it, aged at `now`. */
+function itemOf(
+  r: Omit<EscalationsTable, 'zone' | 'context' | 'answer'> & { title: string | null },
+  now: number,
+): InboxItem {
+  return {
     id: r.id,
     task: r.task_id,
     taskTitle: r.title,
@@ -104,12 +105,8 @@ export async function showEscalation(kernel: Kernel, p: Principal, id: string): 
     question: r.question,
     status: r.status,
     createdAt: Number(r.created_at),
-    ageMs: Math.max(0, kernel.clock.now() - Number(r.created_at)),
+    ageMs: Math.max(0, now - Number(r.created_at)),
     answeredBy: r.answered_by,
     answeredAt: r.answered_at === null ? null : Number(r.answered_at),
-    context: parseJson<Record<string, unknown>>(r.context, {}),
-    answer: r.answer,
-    taskStatus: r.task_status,
-    taskSession: r.task_session,
   };
 }

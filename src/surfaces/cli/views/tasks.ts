@@ -1,32 +1,13 @@
+import type { TaskInfo, taskDetail } from '../../../plugins/orchestration/tasks.ts';
 import { renderKeyValues, renderTable } from '../table.ts';
 import { compactJson, iso, list, type Session, text, type View, view } from './format.ts';
 import { sessionDetails } from './sessions.ts';
 
 /** Tasks (the orchestration plugin): list, show, tree. */
 
-interface Task {
-  id: string;
-  parentId: string | null;
-  title: string;
-  status: string;
-  held: boolean;
-  review: boolean;
-  onFailure: string;
-  personaId: string | null;
-  environment: string;
-  sessionId: string | null;
-  result: string | null;
-  reason: string | null;
-  attempts: number;
-  createdBy: string;
-  createdAt: number;
-  updatedAt: number;
-  endedAt: number | null;
-  prompt?: string;
-  spawn?: Record<string, unknown>;
-  budget?: Record<string, unknown> | null;
-}
-
+/** A task as the syscalls give it: always its info, in full (`task show`) its prompt, spawn and budget too. */
+type Task = TaskInfo & Partial<Pick<ReturnType<typeof taskDetail>, 'prompt' | 'spawn' | 'budget'>>;
+/** The tree's nodes (views.ts TreeNode, with the task as above). */
 interface Node {
   task: Task;
   children: Node[];
