@@ -55,3 +55,19 @@ export class SocketClientTransport implements Transport {
     this.socket?.end();
   }
 }
+
+/** SDK clients a suite opens as it goes, closed together (`closeAll` in a `finally`). */
+export function mcpClients(): {
+  connect(h: { url: string }, bearer: string): Promise<Client>;
+  closeAll(): Promise<unknown>;
+} {
+  const clients: Client[] = [];
+  return {
+    async connect(h, bearer) {
+      const c = await mcpClient(h.url, bearer);
+      clients.push(c);
+      return c;
+    },
+    closeAll: () => Promise.allSettled(clients.splice(0).map((c) => c.close())),
+  };
+}

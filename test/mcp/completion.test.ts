@@ -5,8 +5,8 @@ import { CompiledQuery } from 'kysely';
 import { operator } from '../../src/kernel/principal.ts';
 import { corePlugin } from '../../src/plugins/core.ts';
 import type { Warren } from '../../src/warren.ts';
-import { type HttpWarren, startHttp } from '../helpers/http.ts';
-import { mcpClient } from '../helpers/mcp.ts';
+import { startHttp } from '../helpers/http.ts';
+import { mcpClients } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript } from '../helpers/warrens.ts';
 import { fillSessions } from '../store/fill-log.ts';
 
@@ -28,13 +28,7 @@ const raw = (w: Warren, sql: string, params: unknown[] = []) =>
  * on each database's own index and collation.
  */
 forEachWarren('MCP completion', (t) => {
-  const clients: Client[] = [];
-  const connect = async (h: HttpWarren, bearer: string) => {
-    const c = await mcpClient(h.url, bearer);
-    clients.push(c);
-    return c;
-  };
-  const closeAll = () => Promise.allSettled(clients.splice(0).map((c) => c.close()));
+  const { connect, closeAll } = mcpClients();
 
   it('session ids and stream names by prefix, at most 100, fast among 10,000 sessions', async () => {
     const h = await startHttp(t);

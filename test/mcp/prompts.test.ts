@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { type HttpWarren, startHttp } from '../helpers/http.ts';
-import { mcpClient } from '../helpers/mcp.ts';
+import { startHttp } from '../helpers/http.ts';
+import { mcpClients } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
 const textOf = (r: { messages: Array<{ content: { type: string; text?: string } }> }) =>
@@ -20,13 +19,7 @@ const textOf = (r: { messages: Array<{ content: { type: string; text?: string } 
 forEachWarren(
   'MCP prompts',
   (t) => {
-    const clients: Client[] = [];
-    const connect = async (h: HttpWarren, bearer: string) => {
-      const c = await mcpClient(h.url, bearer);
-      clients.push(c);
-      return c;
-    };
-    const closeAll = () => Promise.allSettled(clients.splice(0).map((c) => c.close()));
+    const { connect, closeAll } = mcpClients();
 
     it('each caller is offered the prompts whose tools it may call', async () => {
       const h = await startHttp(t);

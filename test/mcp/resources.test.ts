@@ -16,8 +16,8 @@ import type { LogEvent } from '../../src/store/events.ts';
 import { LIST_PAGE, MAX_READ_BYTES } from '../../src/surfaces/mcp/resources.ts';
 import { SubscriptionHub, Subscriptions } from '../../src/surfaces/mcp/subscriptions.ts';
 import type { Warren } from '../../src/warren.ts';
-import { type HttpWarren, startHttp } from '../helpers/http.ts';
-import { mcpClient, SocketClientTransport } from '../helpers/mcp.ts';
+import { startHttp } from '../helpers/http.ts';
+import { mcpClients, SocketClientTransport } from '../helpers/mcp.ts';
 import { WARREN_BIN } from '../helpers/server.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
@@ -102,13 +102,7 @@ async function notificationsFlow(c: Client, seen: string[], poke: () => Promise<
  * by each database's own collation.
  */
 forEachWarren('MCP resources', (t) => {
-  const clients: Client[] = [];
-  const connect = async (h: HttpWarren, bearer: string) => {
-    const c = await mcpClient(h.url, bearer);
-    clients.push(c);
-    return c;
-  };
-  const closeAll = () => Promise.allSettled(clients.splice(0).map((c) => c.close()));
+  const { connect, closeAll } = mcpClients();
 
   it('negotiates the newest protocol revision the SDK supports', async () => {
     const h = await startHttp(t);
