@@ -3,46 +3,20 @@
  * server process.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { binEnv, type ServerProcess, startServer, WARREN_BIN } from '../helpers/server.ts';
 import { until } from '../helpers/warrens.ts';
-
-const cleanEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith('WARREN_') && k !== 'COLUMNS'),
-);
+import { type LiveServer, liveServer } from './live-server.ts';
 
 describe('warren task … (CLI)', () => {
-  let dataDir: string;
-  let server: ServerProcess;
-  const warren = (...args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(
-        process.execPath,
-        [WARREN_BIN, ...args, '--url', server.url, '--data-dir', dataDir],
-        { env: { ...cleanEnv, ...binEnv(), COLUMNS: '400' }, timeout: 20_000 },
-        (error, stdout, stderr) => {
-          if (error && typeof error.code !== 'number') return reject(error);
-          resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr });
-        },
-      );
-    });
-  const ok = async (...args: string[]) => {
-    const r = await warren(...args);
-    assert.equal(r.code, 0, `warren ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
-    return r.stdout;
-  };
+  let live: LiveServer;
+  const warren = (...args: string[]) => live.cli(...args);
+  const ok = (...args: string[]) => live.ok(...args);
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'warren-task-cli-'));
-    server = await startServer({ dataDir });
+    live = await liveServer();
   });
   after(async () => {
-    await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await live?.stop();
   });
 
   it('create, list, tree, show, cancel, delete', async () => {
