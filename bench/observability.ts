@@ -6,30 +6,10 @@
  *   delivery hook, a scrape now and then) vs off (prom-client never loaded). Two warrens,
  *   measured in alternating blocks so drift on a shared machine hits both alike.
  */
-import { operator } from '../src/kernel/principal.ts';
-import { Warren } from '../src/warren.ts';
+import { roomWarren, writeBlock } from './lib/room.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';
-
-const op = operator('bench');
-const benchKernel = {
-  limits: { maxDepth: 10, maxChildren: 10_000, maxSessionsPerZone: 10_000 },
-  resumeOnStart: false,
-};
-
-/** A warren with a room, one listening script agent attached to it, and the operator's fd. */
-async function roomWarren(dir: string, metrics: boolean) {
-  const warren = await Warren.open({ dataDir: dir, kernel: benchKernel, metrics });
-  const { fd } = (await warren.call(op, 'streams_create', { name: 'bench-room' })) as { fd: number };
-  const { session } = (await warren.call(op, 'ipc_spawn', {
-    runtime: 'script',
-    script: { steps: [{ listen: {} }] },
-    pipe: 'detach',
-  })) as { session: { id: string } };
-  await warren.call(op, 'streams_attach', { session: session.id, stream: 'bench-room', mode: 'async' });
-  return { warren, fd };
-}
 
 export async function metricsOverhead(
   opts: { blocks?: number; perBlock?: number } = {},
@@ -46,20 +26,13 @@ export async function metricsOverhead(
   for (const onFirst of [false, true]) {
     using offDir = tempDir();
     using onDir = tempDir();
-    const first = await roomWarren(onFirst ? onDir.dir : offDir.dir, onFirst);
-    const second = await roomWarren(onFirst ? offDir.dir : onDir.dir, !onFirst);
+    const first = await roomWarren(onFirst ? onDir.dir : offDir.dir, { metrics: onFirst });
+    const second = await roomWarren(onFirst ? offDir.dir : onDir.dir, { metrics: !onFirst });
     const [on, off] = onFirst ? [first, second] : [second, first];
     try {
       if (!on.warren.metrics || off.warren.metrics)
         throw new Error('metrics should be on in one warren only');
-      const run = async (w: typeof off, into: number[], n: number) => {
-        for (let i = 0; i < n; i++) {
-          const t = performance.now();
-          await w.warren.call(op, 'ipc_write', { fd: w.fd, message: `m${i}` });
-          into.push(performance.now() - t);
-        }
-        await w.warren.store.writer.drained();
-      };
+      const run = writeBlock;
       await run(off, [], 100);
       await run(on, [], 100);
       for (let b = 0; b < blocks; b++) {

@@ -5,34 +5,10 @@
  *   trip through the syscall table, with every plugin loaded vs `core` only (two warrens,
  *   measured in alternating blocks so drift on a shared machine hits both alike).
  */
-import { operator } from '../src/kernel/principal.ts';
-import { Warren } from '../src/warren.ts';
+import { roomWarren, writeBlock } from './lib/room.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';
-
-const op = operator('bench');
-const benchKernel = {
-  limits: { maxDepth: 10, maxChildren: 10_000, maxSessionsPerZone: 10_000 },
-  resumeOnStart: false,
-};
-
-/** A warren with a room, one listening script agent attached to it, and the operator's fd. */
-async function roomWarren(dir: string, seed: string[] | undefined) {
-  const warren = await Warren.open({
-    dataDir: dir,
-    kernel: benchKernel,
-    ...(seed ? { plugins: { seed } } : {}),
-  });
-  const { fd } = (await warren.call(op, 'streams_create', { name: 'bench-room' })) as { fd: number };
-  const { session } = (await warren.call(op, 'ipc_spawn', {
-    runtime: 'script',
-    script: { steps: [{ listen: {} }] },
-    pipe: 'detach',
-  })) as { session: { id: string } };
-  await warren.call(op, 'streams_attach', { session: session.id, stream: 'bench-room', mode: 'async' });
-  return { warren, fd };
-}
 
 export async function pluginLayerCost(
   opts: { blocks?: number; perBlock?: number } = {},
@@ -41,20 +17,13 @@ export async function pluginLayerCost(
   const perBlock = opts.perBlock ?? 250;
   using coreDir = tempDir();
   using allDir = tempDir();
-  const core = await roomWarren(coreDir.dir, []);
-  const all = await roomWarren(allDir.dir, undefined);
+  const core = await roomWarren(coreDir.dir, { plugins: { seed: [] } });
+  const all = await roomWarren(allDir.dir);
   try {
     const loaded = all.warren.plugins.loaded.map((p) => p.name);
     if (core.warren.plugins.loaded.length !== 1) throw new Error('the core-only warren loaded plugins');
     const samples = { core: [] as number[], all: [] as number[] };
-    const run = async (w: typeof core, into: number[], n: number) => {
-      for (let i = 0; i < n; i++) {
-        const t = performance.now();
-        await w.warren.call(op, 'ipc_write', { fd: w.fd, message: `m${i}` });
-        into.push(performance.now() - t);
-      }
-      await w.warren.store.writer.drained();
-    };
+    const run = writeBlock;
     // Warm-up, untimed.
     await run(core, [], 100);
     await run(all, [], 100);
