@@ -1,5 +1,6 @@
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
+import type { Log } from '../../util/log.ts';
 import type { PluginInstance, ReconcilePhase } from '../types.ts';
 import { gate, spawnFor } from './dispatch.ts';
 import { follow, settleDone } from './follow.ts';
@@ -37,7 +38,10 @@ export class Engine implements PluginInstance {
     { name: 'orphan-reparent', run: () => this.orphanPhase() },
   ];
 
-  constructor(readonly kernel: Kernel) {}
+  constructor(
+    readonly kernel: Kernel,
+    private readonly log: Log,
+  ) {}
 
   async start(): Promise<void> {
     const rows = await odb(this.kernel.store.reader)
@@ -68,7 +72,7 @@ export class Engine implements PluginInstance {
           if (p.to === 'stopped' && this.blocked.has(e.zone)) {
             this.blocked.delete(e.zone);
             this.readyOf(e.zone).catch((error) => {
-              console.error('warren: orchestration: reading ready tasks failed:', (error as Error).message);
+              this.log.error({ err: error }, 'orchestration: reading ready tasks failed');
             });
           }
           break;
@@ -115,9 +119,7 @@ export class Engine implements PluginInstance {
   private kick(): void {
     if (this.running || this.stopped) return;
     this.running = this.drain()
-      .catch((error) =>
-        console.error('warren: orchestration: the task worker failed:', (error as Error).message),
-      )
+      .catch((error) => this.log.error({ err: error }, 'orchestration: the task worker failed'))
       .finally(() => {
         this.running = undefined;
         if (this.hasWork() && !this.stopped) this.kick();
@@ -141,7 +143,7 @@ export class Engine implements PluginInstance {
     while (this.hasWork() && !this.stopped) {
       const ids = await this.resolveQueued().catch((error) => {
         // What was queued is lost to the event path; the reconcile phases find it again.
-        console.error('warren: orchestration: reading the queue failed:', (error as Error).message);
+        this.log.error({ err: error }, 'orchestration: reading the queue failed');
         return new Set<string>();
       });
       const list = [...ids];
@@ -150,7 +152,7 @@ export class Engine implements PluginInstance {
         while (next < list.length && !this.stopped) {
           const id = list[next++] as string;
           await this.evaluate(id).catch((error) => {
-            console.error(`warren: orchestration: task ${id}:`, (error as Error).message);
+            this.log.error({ err: error }, `orchestration: task ${id}`);
           });
         }
       };

@@ -20,12 +20,12 @@ export const orchestrationPlugin = definePlugin({
   migrations: orchestrationMigrations,
   sessionTargets: 'a task id',
   syscalls: [...taskSyscalls, ...inboxSyscalls],
-  async start({ kernel }) {
+  async start({ kernel, log }) {
     // Tasks: dispatch, status following, adoption (engine.ts).
-    const engine = new Engine(kernel);
+    const engine = new Engine(kernel, log);
     await engine.start();
     // Task ids as room targets; durable attachments follow each new session (task-rooms.ts).
-    const rooms = new TaskRooms(kernel);
+    const rooms = new TaskRooms(kernel, log);
     return {
       phases: [...engine.phases, rooms.phase],
       onCommit: (events: readonly LogEvent[]) => {

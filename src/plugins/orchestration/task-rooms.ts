@@ -3,6 +3,7 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import { KERNEL_ACTOR, operator } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
 import { parseJson } from '../../util/json.ts';
+import type { Log } from '../../util/log.ts';
 import type { ReconcilePhase } from '../types.ts';
 import { odb, type TaskAttachmentsTable } from './schema.ts';
 import { forgetAttachment } from './task-targets.ts';
@@ -30,7 +31,10 @@ export class TaskRooms {
   /** The log position the phase has looked at; undefined until its first (full) run. */
   private cursor: number | undefined;
 
-  constructor(private readonly kernel: Kernel) {}
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly log: Log,
+  ) {}
 
   readonly phase: ReconcilePhase = { name: 'task-rooms', run: () => this.reconcile() };
 
@@ -70,7 +74,7 @@ export class TaskRooms {
         for (const row of rows) if (!(await this.apply(row, job.session))) break;
       } catch (error) {
         // The reconcile phase retries what this missed.
-        console.error(`warren: durable attachments of ${job.task}:`, (error as Error).message);
+        this.log.error({ err: error }, `durable attachments of ${job.task}`);
       }
     }
   }
@@ -154,7 +158,7 @@ export class TaskRooms {
       try {
         await this.apply(row, row.session as string);
       } catch (error) {
-        console.error(`warren: durable attachment of ${row.task_id}:`, (error as Error).message);
+        this.log.error({ err: error }, `durable attachment of ${row.task_id}`);
       }
     }
   }
