@@ -120,6 +120,10 @@ describe('help', () => {
     assert.equal(bare.code, 2);
     assert.match(bare.stderr, /'fds' needs a subcommand/);
     assert.ok(bare.stderr.includes('fds read <fd>'));
+    // A command that is a group too lists what lives under it.
+    const inbox = await cli(['inbox', '--help']);
+    assert.ok(inbox.stdout.startsWith('Usage: warren inbox'));
+    assert.match(inbox.stdout, /Commands:\n {2}inbox show <id>[^\n]*\n {2}inbox answer <id> <text>/);
   });
 
   it('runs local commands with their arguments and shows their usage', async () => {

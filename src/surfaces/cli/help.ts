@@ -61,7 +61,7 @@ export function groupHelp(prefix: readonly string[], members: readonly CommandEn
   return `${lines.join('\n')}\n`;
 }
 
-export function commandHelp(c: CommandEntry): string {
+export function commandHelp(c: CommandEntry, under: readonly CommandEntry[] = []): string {
   if (c.kind === 'local') return `${c.summary}\n\n${c.local.usage.trimEnd()}\n`;
   const lines = [`Usage: warren ${signature(c)}${c.flags.length ? ' [options]' : ''}`, '', c.summary];
   if (c.description) lines.push('', c.description);
@@ -73,6 +73,8 @@ export function commandHelp(c: CommandEntry): string {
     );
   }
   if (c.flags.length) lines.push('', 'Options:', ...indentList(optionRows(c)));
+  // A command that is also a group (`inbox`, `inbox answer`): say what lives under it.
+  if (under.length) lines.push('', 'Commands:', ...indentList(under.map((u) => [signature(u), u.summary])));
   lines.push('', 'Global options:', ...globalLines());
   const examples = c.examples;
   if (examples.length) lines.push('', 'Examples:', ...examples.map((e) => `  ${e}`));

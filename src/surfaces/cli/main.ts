@@ -44,7 +44,7 @@ async function dispatchCommand(
   const args = [...leading, ...words.slice(match.consumed), ...rest];
   const entry = match.entry;
   if (asksForHelp(args)) {
-    io.stdout.write(commandHelp(entry));
+    io.stdout.write(commandHelp(entry, commandsUnder(commands, entry.words)));
     return EXIT_OK;
   }
   if (entry.kind === 'local') return entry.local.run(args, io);
