@@ -85,10 +85,11 @@ async function migrate(conn: Connections, provider: MigrationProvider, table?: s
     ...(table ? { migrationTableName: table, migrationLockTableName: `${table}_lock` } : {}),
   });
   let { error, results } = await migrator.migrateToLatest();
-  // Kysely looks for its tables by introspecting every schema of the database; a schema that
-  // another node or test drops in that instant fails the look-up ("schema … does not exist"),
-  // though it says nothing about ours. Such a race is retried; anything else is not.
-  for (let retry = 0; retry < 5 && error && raceOnOtherSchema(error, migrationTableSchema); retry++) {
+  // Kysely looks for its tables by introspecting every schema of the database; a schema (or a
+  // table in one) that another node or test drops in that instant fails the look-up ("schema …
+  // does not exist", "column … of relation … does not exist"), though it says nothing about
+  // ours. Such a race — a failure before any migration ran — is retried; anything else is not.
+  for (let retry = 0; retry < 5 && error && catalogRace(error, results, migrationTableSchema); retry++) {
     ({ error, results } = await migrator.migrateToLatest());
   }
   if (error) {
@@ -97,9 +98,16 @@ async function migrate(conn: Connections, provider: MigrationProvider, table?: s
   }
 }
 
-function raceOnOtherSchema(error: unknown, ours: string | undefined): boolean {
-  const m = /schema "([^"]+)" does not exist/.exec((error as Error)?.message ?? '');
-  return m !== null && m[1] !== ours;
+function catalogRace(
+  error: unknown,
+  results: readonly { status: string }[] | undefined,
+  ours: string | undefined,
+): boolean {
+  const message = (error as Error)?.message ?? '';
+  const schema = /schema "([^"]+)" does not exist/.exec(message);
+  if (schema) return schema[1] !== ours;
+  const ranOne = results?.some((r) => r.status === 'Error') ?? false;
+  return !ranOne && / does not exist/.test(message);
 }
 
 /** Drop a PostgreSQL schema (tests). */
