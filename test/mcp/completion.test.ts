@@ -7,7 +7,7 @@ import { corePlugin } from '../../src/plugins/core.ts';
 import type { Warren } from '../../src/warren.ts';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClients } from '../helpers/mcp.ts';
-import { call, forEachWarren, idleScript } from '../helpers/warrens.ts';
+import { asSession, call, forEachWarren, idleScript } from '../helpers/warrens.ts';
 import { fillSessions } from '../store/fill-log.ts';
 
 const SESSION = { type: 'ref/resource' as const, uri: 'warren://sessions/{id}' };
@@ -79,7 +79,7 @@ forEachWarren('MCP completion', (t) => {
     try {
       const w = h.warren;
       const lead = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
-      const asLead = { kind: 'session' as const, sessionId: lead, zone: 'default', depth: 1 };
+      const asLead = asSession(lead);
       const child = (await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async' }, asLead)).session.id;
       const stranger = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
       await call(w, 'streams_create', { name: 'operators-only' });

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClients } from '../helpers/mcp.ts';
-import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
+import { asSession, call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
 
 const textOf = (r: { messages: Array<{ content: { type: string; text?: string } }> }) =>
   r.messages
@@ -34,7 +34,7 @@ forEachWarren(
         );
         const lead = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
         assert.deepEqual(await names(h.tokenOf(lead)), ['orchestrate', 'review', 'wrap-up']);
-        const asLead = { kind: 'session' as const, sessionId: lead, zone: 'default', depth: 1 };
+        const asLead = asSession(lead);
         const agent = (await call(w, 'ipc_spawn', { script: idleScript }, asLead)).session.id;
         assert.deepEqual(await names(h.tokenOf(agent)), ['wrap-up'], 'an agent spawns nothing');
 
@@ -120,7 +120,7 @@ forEachWarren(
       try {
         const w = h.warren;
         const lead = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
-        const asLead = { kind: 'session' as const, sessionId: lead, zone: 'default', depth: 1 };
+        const asLead = asSession(lead);
         const child = (
           await call(
             w,
@@ -161,7 +161,7 @@ forEachWarren(
       try {
         const w = h.warren;
         const lead = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
-        const asLead = { kind: 'session' as const, sessionId: lead, zone: 'default', depth: 1 };
+        const asLead = asSession(lead);
         const child = (await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async' }, asLead)).session.id;
         const c = await connect(h, h.tokenOf(lead));
         const text = textOf(

@@ -12,6 +12,14 @@ export const says = (text: string) => ({ script: { steps: [{ say: text }] } });
 export const saysThenIdles = (text: string) => ({ script: { steps: [{ say: text }, { wait: {} }] } });
 /** Idles until told, then says `text` and ends. */
 export const waitsThenSays = (text: string) => ({ script: { steps: [{ wait: {} }, { say: text }] } });
+/** A script step that creates a task running `steps`, its result kept as `$<title with _ for ->`. */
+export const createStep = (title: string, steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  call: {
+    syscall: 'task_create',
+    input: { title, prompt: `do ${title}`, spawn: { script: { steps } }, ...extra },
+    as: title.replaceAll('-', '_'),
+  },
+});
 /** Listens forever (a parent that stays). */
 export const listens = { script: { steps: [{ listen: {} }] } };
 

@@ -8,32 +8,25 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachWarren, until } from '../helpers/warrens.ts';
+import { createStep } from './helpers.ts';
 import { liveServer } from './live-server.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: CLI output is JSON checked by the assertions
 type Any = any;
 
-const child = (title: string, steps: unknown[], extra: Record<string, unknown> = {}) => ({
-  call: {
-    syscall: 'task_create',
-    input: { title, prompt: `do ${title}`, spawn: { script: { steps } }, ...extra },
-    as: title.replaceAll('-', '_'),
-  },
-});
-
 const orchestrator = {
   script: {
     steps: [
-      child('part-a', [{ say: 'a done' }]),
-      child('part-b', [{ say: 'b done' }]),
-      child('part-c', [{ say: 'c done' }]),
+      createStep('part-a', [{ say: 'a done' }]),
+      createStep('part-b', [{ say: 'b done' }]),
+      createStep('part-c', [{ say: 'c done' }]),
       // Asks a human, then waits for the answer (other input passes by).
-      child('needs-help', [
+      createStep('needs-help', [
         { call: { syscall: 'task_escalate', input: { question: 'Which database do I migrate?' } } },
         { wait: { match: '\\[ANSWER\\]', as: 'answer' } },
         { say: 'migrated: ${answer.text}' },
       ]),
-      child('flaky', [{ exit: 'crashed' }], { onFailure: 'escalate' }),
+      createStep('flaky', [{ exit: 'crashed' }], { onFailure: 'escalate' }),
       {
         call: {
           syscall: 'task_create',

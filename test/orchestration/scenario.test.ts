@@ -1,28 +1,21 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { eventsOf, forEachWarren, sessionOf } from '../helpers/warrens.ts';
-import { create, logOf, waitTask } from './helpers.ts';
+import { create, createStep, logOf, waitTask } from './helpers.ts';
 
 /**
  * The issue's scenario, as far as tasks go: a script orchestrator decomposes work into a
  * task DAG — a fan-out of three parts, a join that waits on all three, and one part that
  * fails and is escalated — and everything is asserted on the log.
  */
-const part = (title: string, steps: unknown[], extra: Record<string, unknown> = {}) => ({
-  call: {
-    syscall: 'task_create',
-    input: { title, prompt: `do ${title}`, spawn: { script: { steps } }, ...extra },
-    as: title.replace('-', '_'),
-  },
-});
 
 const orchestrator = {
   script: {
     steps: [
-      part('part-a', [{ say: 'a done' }]),
-      part('part-b', [{ say: 'b done' }]),
-      part('part-c', [{ sleep: 50 }, { say: 'c done' }]),
-      part('flaky', [{ exit: 'crashed' }], { onFailure: 'escalate' }),
+      createStep('part-a', [{ say: 'a done' }]),
+      createStep('part-b', [{ say: 'b done' }]),
+      createStep('part-c', [{ sleep: 50 }, { say: 'c done' }]),
+      createStep('flaky', [{ exit: 'crashed' }], { onFailure: 'escalate' }),
       {
         call: {
           syscall: 'task_create',
