@@ -1,0 +1,135 @@
+import { WarrenError } from '../../kernel/errors.ts';
+import type { Kernel } from '../../kernel/kernel.ts';
+import { type Principal, principalId } from '../../kernel/principal.ts';
+import { ownTask, requireActOn } from '../orchestration/access.ts';
+import { taskInZone } from '../orchestration/tasks.ts';
+import { type FindingsTable, kdb } from './schema.ts';
+import type { FindingRow, Hit } from './search.ts';
+
+export interface NewFinding {
+  title: string;
+  body: string;
+  tags?: string[] | undefined;
+  task?: string | undefined;
+}
+
+/** A finding as callers see it. */
+export interface FindingInfo {
+  id: string;
+  zone: string;
+  title: string;
+  body: string;
+  tags: string[];
+  task: string | null;
+  session: string | null;
+  createdBy: string;
+  createdAt: number;
+}
+
+export const findingInfo = (r: Omit<FindingsTable, 'n'>): FindingInfo => ({
+  id: r.id,
+  zone: r.zone,
+  title: r.title,
+  body: r.body,
+  tags: r.tags === '' ? [] : r.tags.split(' '),
+  task: r.task_id,
+  session: r.session_id,
+  createdBy: r.created_by,
+  createdAt: Number(r.created_at),
+});
+
+export const hitInfo = (h: Hit) => ({ ...findingInfo(h.row), score: h.score });
+
+/**
+ * Post a finding. Its session is the caller's own (a session cannot speak for another); its
+ * task is the one named — in the caller's task subtree — else the caller's own task.
+ */
+export async function postFinding(
+  kernel: Kernel,
+  p: Principal,
+  n: NewFinding,
+  maxBytes: number,
+): Promise<FindingInfo> {
+  const bytes = Buffer.byteLength(n.body);
+  if (bytes > maxBytes) {
+    throw new WarrenError('invalid_input', `body is ${bytes} bytes, over the cap of ${maxBytes}`, {
+      field: 'body',
+      bytes,
+      maxBytes,
+    });
+  }
+  const tags = [...new Set(n.tags ?? [])];
+  return kernel.store.writer.write(async (tx) => {
+    const db = kdb(tx.db);
+    let task: string | null = null;
+    if (n.task !== undefined) {
+      const t = await taskInZone(tx.db, p.zone, n.task);
+      await requireActOn(tx.db, p, t, 'post findings for');
+      task = t.id;
+    } else if (p.kind === 'session') {
+      const own = await ownTask(tx.db, p.sessionId);
+      task = own && own.zone === p.zone ? own.id : null;
+    }
+    const row: Omit<FindingsTable, 'n'> = {
+      id: kernel.ids.id('fnd'),
+      zone: p.zone,
+      title: n.title,
+      body: n.body,
+      tags: tags.join(' '),
+      task_id: task,
+      session_id: p.kind === 'session' ? p.sessionId : null,
+      created_by: principalId(p),
+      created_at: tx.now,
+    };
+    await db.insertInto('findings').values(row).execute();
+    if (tags.length > 0) {
+      await db
+        .insertInto('finding_tags')
+        .values(tags.map((tag) => ({ finding_id: row.id, zone: p.zone, tag })))
+        .execute();
+    }
+    tx.append({
+      zone: p.zone,
+      type: 'knowledge.posted',
+      actor: principalId(p),
+      session_id: row.session_id,
+      payload: { finding: row.id, title: row.title, task, tags, bytes },
+    });
+    return findingInfo(row);
+  });
+}
+
+/** A finding of `zone`, or `not_found`. */
+export async function showFinding(kernel: Kernel, zone: string, id: string): Promise<FindingInfo> {
+  const row = await kdb(kernel.store.reader)
+    .selectFrom('findings')
+    .selectAll()
+    .where('id', '=', id)
+    .where('zone', '=', zone)
+    .executeTakeFirst();
+  if (!row)
+    throw new WarrenError('not_found', `finding ${JSON.stringify(id)} does not exist`, {
+      what: 'finding',
+      id,
+    });
+  return findingInfo(row);
+}
+
+/** The newest findings of some tasks (start context: dependencies, ancestors). */
+export async function findingsOfTasks(
+  kernel: Kernel,
+  zone: string,
+  tasks: readonly string[],
+  limit: number,
+): Promise<FindingRow[]> {
+  if (tasks.length === 0) return [];
+  const rows = await kdb(kernel.store.reader)
+    .selectFrom('findings')
+    .selectAll()
+    .where('zone', '=', zone)
+    .where('task_id', 'in', tasks)
+    .orderBy('n', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, n: Number(r.n), created_at: Number(r.created_at) }));
+}

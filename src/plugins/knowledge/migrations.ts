@@ -1,0 +1,93 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+import type { DialectKind } from '../../store/dialect.ts';
+
+/**
+ * The knowledge plugin's tables: findings (with a full-text index kept by the database
+ * itself, so no write path can forget it), their tags, and task workpads.
+ */
+export function knowledgeMigrations(kind: DialectKind): Record<string, Migration> {
+  const big = kind === 'postgres' ? 'bigint' : 'integer';
+  return {
+    '001_knowledge': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable('findings')
+          .addColumn('n', kind === 'postgres' ? 'bigserial' : 'integer', (c) =>
+            kind === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+          )
+          .addColumn('id', 'text', (c) => c.notNull().unique())
+          .addColumn('zone', 'text', (c) => c.notNull())
+          .addColumn('title', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('tags', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('task_id', 'text')
+          .addColumn('session_id', 'text')
+          .addColumn('created_by', 'text', (c) => c.notNull())
+          .addColumn('created_at', big, (c) => c.notNull())
+          .execute();
+        // Start context reads a task's findings; listings page a zone's newest first.
+        await db.schema.createIndex('findings_task').on('findings').columns(['task_id', 'n']).execute();
+        await db.schema.createIndex('findings_zone').on('findings').columns(['zone', 'n']).execute();
+        await db.schema
+          .createTable('finding_tags')
+          .addColumn('finding_id', 'text', (c) => c.notNull())
+          .addColumn('zone', 'text', (c) => c.notNull())
+          .addColumn('tag', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('finding_tags_pk', ['finding_id', 'tag'])
+          .execute();
+        await db.schema
+          .createIndex('finding_tags_tag')
+          .on('finding_tags')
+          .columns(['zone', 'tag', 'finding_id'])
+          .execute();
+        await db.schema
+          .createTable('workpads')
+          .addColumn('task_id', 'text', (c) => c.primaryKey())
+          .addColumn('zone', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('updated_by', 'text', (c) => c.notNull())
+          .addColumn('updated_at', big, (c) => c.notNull())
+          .execute();
+        if (kind === 'postgres') await postgresIndex(db);
+        else await sqliteIndex(db);
+      },
+    },
+  };
+}
+
+/**
+ * PostgreSQL: a stored, generated tsvector (title weighted A, tags B, body D) and a GIN index
+ * on it. Generated: every insert and update keeps it, whoever writes the row.
+ */
+async function postgresIndex(db: Kysely<unknown>): Promise<void> {
+  await sql`alter table findings add column search tsvector generated always as (
+      setweight(to_tsvector('english', title), 'A') ||
+      setweight(to_tsvector('english', tags), 'B') ||
+      setweight(to_tsvector('english', body), 'D')
+    ) stored`.execute(db);
+  await sql`create index findings_search on findings using gin (search)`.execute(db);
+}
+
+/**
+ * SQLite: an external-content FTS5 table over findings (the text is stored once), kept in
+ * step by triggers in the writing transaction. Porter stemming over unicode61, like
+ * PostgreSQL's english configuration.
+ */
+async function sqliteIndex(db: Kysely<unknown>): Promise<void> {
+  await sql`create virtual table findings_fts using fts5(
+      title, body, tags, content='findings', content_rowid='n', tokenize='porter unicode61'
+    )`.execute(db);
+  await sql`create trigger findings_fts_insert after insert on findings begin
+      insert into findings_fts(rowid, title, body, tags) values (new.n, new.title, new.body, new.tags);
+    end`.execute(db);
+  await sql`create trigger findings_fts_delete after delete on findings begin
+      insert into findings_fts(findings_fts, rowid, title, body, tags)
+        values ('delete', old.n, old.title, old.body, old.tags);
+    end`.execute(db);
+  await sql`create trigger findings_fts_update after update on findings begin
+      insert into findings_fts(findings_fts, rowid, title, body, tags)
+        values ('delete', old.n, old.title, old.body, old.tags);
+      insert into findings_fts(rowid, title, body, tags) values (new.n, new.title, new.body, new.tags);
+    end`.execute(db);
+}

@@ -1,0 +1,31 @@
+import { definePlugin } from '../types.ts';
+import { type KnowledgeConfig, knowledgeConfig } from './config.ts';
+import { assemble } from './context.ts';
+import { knowledgeMigrations } from './migrations.ts';
+import { selective } from './search.ts';
+import { postgresSearch } from './search-postgres.ts';
+import { sqliteSearch } from './search-sqlite.ts';
+import { type KnowledgeInstance, knowledgeSyscalls } from './syscalls.ts';
+
+/**
+ * Knowledge: findings agents and operators post, found again by full-text search in the
+ * database itself (FTS5 on SQLite, tsvector + GIN on PostgreSQL); a workpad per task; and
+ * the start context each task session gets ahead of its first prompt. See docs/knowledge.md.
+ */
+export const knowledgePlugin = definePlugin<KnowledgeConfig>({
+  name: 'knowledge',
+  version: '0.1.0',
+  summary: 'findings and full-text search, task workpads, start context for task sessions',
+  dependsOn: ['orchestration'],
+  migrations: knowledgeMigrations,
+  config: knowledgeConfig,
+  syscalls: knowledgeSyscalls,
+  start({ kernel, store, config }): KnowledgeInstance {
+    const search = selective(store.kind === 'postgres' ? postgresSearch : sqliteSearch);
+    return {
+      config,
+      search,
+      startContext: (task) => assemble(kernel, search, config, task),
+    };
+  },
+});
