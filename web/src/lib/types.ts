@@ -1,0 +1,89 @@
+/** The shapes the UI reads from the REST API (docs/reference.md); only the fields it uses. */
+
+export interface LogEvent {
+  seq: number;
+  id: string;
+  zone: string;
+  ts: number;
+  type: string;
+  actor: string;
+  session_id: string | null;
+  stream_id: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  costUsd?: number;
+  turns?: number;
+}
+
+export interface Session {
+  id: string;
+  zone: string;
+  parentId: string | null;
+  depth: number;
+  status: string;
+  runtime: string;
+  title: string | null;
+  lastMessage: string | null;
+  turns: number;
+  usage: Usage;
+  subtreeUsage: Usage;
+  createdAt: number;
+  endedAt: number | null;
+}
+
+export interface Subscriber {
+  fd: number;
+  id: string;
+  holder: string;
+  permission: string;
+  deliveryMode: string;
+}
+
+export interface Stream {
+  id: string;
+  name: string;
+  kind: string;
+  owner: string;
+  sessionId: string | null;
+  createdAt: number;
+  closedAt: number | null;
+  subscribers: Subscriber[];
+}
+
+export interface Message {
+  seq: number;
+  ts: number;
+  from: string;
+  text: string;
+  kind?: string;
+}
+
+export interface Task {
+  id: string;
+  parentId: string | null;
+  title: string;
+  status: string;
+  sessionId: string | null;
+  result?: string | null;
+  reason?: string | null;
+  createdAt: number;
+}
+
+export interface Escalation {
+  id: string;
+  task: string;
+  taskTitle: string | null;
+  session: string | null;
+  question: string;
+  status: string;
+  createdAt: number;
+  answeredBy: string | null;
+}
+
+/** Plumbing streams, hidden unless "Show internals" (mirrors `streams list --internal`). */
+export const isInternal = (s: Pick<Stream, 'name' | 'kind'>) =>
+  s.kind !== 'named' || /^(lifecycle|pipe|stdin):/.test(s.name);

@@ -1,0 +1,98 @@
+import { lazy, Suspense } from 'react';
+import { ErrorBox } from '../components/ErrorBox.tsx';
+import { allPages } from '../lib/api.ts';
+import { useLiveRefetch } from '../lib/live.tsx';
+import { useRoute } from '../lib/router.tsx';
+import { isInternal, type Session, type Stream, type Task } from '../lib/types.ts';
+import { useFetch } from '../lib/useFetch.ts';
+import { groupStreams, type Inventory } from './coordination/model.ts';
+import { CreateRoom } from './coordination/RoomControls.tsx';
+import { StreamDrawer } from './coordination/StreamDrawer.tsx';
+import { StreamList } from './coordination/StreamList.tsx';
+
+const StreamGraph = lazy(() => import('./coordination/StreamGraph.tsx'));
+
+/** Tasks are the orchestration plugin's: without it, streams group by session. */
+const tasksOrNone = () => allPages<Task>('/v1/tasks', 'tasks').catch(() => [] as Task[]);
+
+async function loadInventory(): Promise<Inventory> {
+  const [streams, sessions, tasks] = await Promise.all([
+    allPages<Stream>('/v1/streams', 'streams', { internal: true }),
+    allPages<Session>('/v1/sessions', 'sessions'),
+    tasksOrNone(),
+  ]);
+  return { streams, sessions, tasks };
+}
+
+/** The inventory changes with these: rooms created/closed, members joining/leaving, sessions. */
+const ROSTER_EVENTS = /^(stream\.(created|closed)|fd\.|session\.(spawned|status|deleted)|task\.)/;
+
+export function Coordination() {
+  const { search, navigate } = useRoute();
+  const view = search.get('view') === 'graph' ? 'graph' : 'list';
+  const internals = search.get('internals') === '1';
+  const selected = search.get('stream');
+  const inv = useFetch(loadInventory, []);
+  useLiveRefetch((e) => ROSTER_EVENTS.test(e.type), inv.reload);
+  const set = (k: string, v: string | null) => {
+    const p = new URLSearchParams(search);
+    if (v === null) p.delete(k);
+    else p.set(k, v);
+    const q = p.toString();
+    navigate(`/coordination${q ? `?${q}` : ''}`, true);
+  };
+  const data = inv.data;
+  const visible = data ? data.streams.filter((s) => internals || !isInternal(s)) : [];
+  const open = data?.streams.find((s) => s.id === selected || s.name === selected) ?? null;
+  return (
+    <div className="coordination">
+      <div className="toolbar">
+        <fieldset aria-label="View" className="toggle">
+          <button type="button" aria-pressed={view === 'list'} onClick={() => set('view', null)}>
+            List
+          </button>
+          <button type="button" aria-pressed={view === 'graph'} onClick={() => set('view', 'graph')}>
+            Graph
+          </button>
+        </fieldset>
+        <label>
+          <input
+            type="checkbox"
+            checked={internals}
+            onChange={(e) => set('internals', e.target.checked ? '1' : null)}
+          />{' '}
+          Show internals
+        </label>
+        <button type="button" onClick={inv.reload}>
+          Refresh
+        </button>
+        <span className="muted">
+          {visible.length} streams ·{' '}
+          {data?.sessions.filter((s) => s.status !== 'stopped' && s.id !== 'init').length ?? 0} live sessions
+        </span>
+        <CreateRoom onCreated={(id) => set('stream', id)} />
+      </div>
+      <ErrorBox error={inv.error} />
+      <div className={`split${open ? ' with-drawer' : ''}`}>
+        <div className="pane">
+          {!data ? (
+            <p className="pad">Loading…</p>
+          ) : view === 'list' ? (
+            <StreamList
+              groups={groupStreams(data, visible)}
+              selected={open?.id ?? null}
+              onSelect={(id) => set('stream', id)}
+            />
+          ) : (
+            <Suspense fallback={<p className="pad">Loading graph…</p>}>
+              <StreamGraph streams={visible} sessions={data.sessions} onSelect={(id) => set('stream', id)} />
+            </Suspense>
+          )}
+        </div>
+        {open && data ? (
+          <StreamDrawer stream={open} sessions={data.sessions} onClose={() => set('stream', null)} />
+        ) : null}
+      </div>
+    </div>
+  );
+}

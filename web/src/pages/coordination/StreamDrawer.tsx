@@ -1,0 +1,157 @@
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { Confirm } from '../../components/Confirm.tsx';
+import { ErrorBox } from '../../components/ErrorBox.tsx';
+import { api } from '../../lib/api.ts';
+import { time } from '../../lib/format.ts';
+import { useMe } from '../../lib/me.ts';
+import type { Session, Stream } from '../../lib/types.ts';
+import { holderLabel } from './model.ts';
+import { useTranscript } from './useTranscript.ts';
+
+/** One stream: members (attach/detach), scrollback + live messages, and posting as the operator. */
+export function StreamDrawer({
+  stream,
+  sessions,
+  onClose,
+}: {
+  stream: Stream;
+  sessions: Session[];
+  onClose: () => void;
+}) {
+  const me = useMe();
+  const { messages, more, older, error } = useTranscript(stream.id);
+  const [actionError, setActionError] = useState<Error | null>(null);
+  const [text, setText] = useState('');
+  const [attachTo, setAttachTo] = useState('');
+  const [confirmClose, setConfirmClose] = useState(false);
+  const end = useRef<HTMLDivElement>(null);
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  const myFd = stream.subscribers.find((s) => s.holder === `operator:${me}` && s.permission.includes('w'));
+  const last = messages[messages.length - 1]?.seq;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: follow the newest message
+  useEffect(() => {
+    // In braces: newer browsers return a promise from scrollIntoView, and an effect may return only a cleanup.
+    end.current?.scrollIntoView({ block: 'end' });
+  }, [last]);
+  const act = (p: Promise<unknown>) =>
+    p.then(
+      () => setActionError(null),
+      (e: Error) => setActionError(e),
+    );
+  const post = (e: FormEvent) => {
+    e.preventDefault();
+    if (!myFd || !text.trim()) return;
+    act(api('POST', `/v1/fds/${myFd.fd}/write`, { message: text }).then(() => setText('')));
+  };
+  const attach = (e: FormEvent) => {
+    e.preventDefault();
+    if (!attachTo) return;
+    act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/attach`, { session: attachTo }));
+  };
+  const detach = (session: string) =>
+    act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/detach`, { session }));
+  const members = stream.subscribers;
+  const candidates = sessions.filter(
+    (s) => s.status !== 'stopped' && s.id !== 'init' && !members.some((m) => m.holder === s.id),
+  );
+  return (
+    <aside className="drawer" aria-label={`Stream ${stream.name}`} data-testid="drawer">
+      <header className="row">
+        <h2># {stream.name}</h2>
+        <span className="muted">{stream.kind}</span>
+        {stream.kind === 'named' && !stream.closedAt ? (
+          <button type="button" onClick={() => setConfirmClose(true)}>
+            Close room
+          </button>
+        ) : null}
+        <button type="button" onClick={onClose} aria-label="Close drawer">
+          ✕
+        </button>
+      </header>
+      <section aria-label="Roster" data-testid="roster">
+        <h3>Members ({members.length})</h3>
+        <ul className="roster">
+          {members.map((m) => (
+            <li key={m.id} data-holder={m.holder}>
+              {holderLabel(m.holder, byId)}{' '}
+              <span className="muted">
+                fd {m.fd} · {m.permission} · {m.deliveryMode}
+              </span>
+              {m.holder.startsWith('ses_') ? (
+                <button type="button" onClick={() => detach(m.holder)}>
+                  Detach
+                </button>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+        {stream.kind === 'named' ? (
+          <form className="inline" onSubmit={attach}>
+            <select
+              value={attachTo}
+              onChange={(e) => setAttachTo(e.target.value)}
+              aria-label="Session to attach"
+            >
+              <option value="">attach a session…</option>
+              {candidates.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.title ?? s.id} ({s.id})
+                </option>
+              ))}
+            </select>
+            <button type="submit" disabled={!attachTo}>
+              Attach
+            </button>
+          </form>
+        ) : null}
+      </section>
+      <section className="transcript" aria-label="Transcript" data-testid="transcript">
+        {more ? (
+          <button type="button" onClick={older}>
+            Load older
+          </button>
+        ) : (
+          <p className="muted">Start of the stream.</p>
+        )}
+        <ErrorBox error={error} />
+        {messages.map((m) => (
+          <div key={m.seq} className={`msg msg-${m.kind}`} data-seq={m.seq}>
+            <span className="muted">
+              {time(m.ts)} #{m.seq}
+            </span>{' '}
+            <strong>{holderLabel(m.from, byId)}</strong> <span className="text">{m.text}</span>
+          </div>
+        ))}
+        <div ref={end} />
+      </section>
+      {myFd ? (
+        <form className="inline" onSubmit={post}>
+          <input
+            aria-label="Message"
+            placeholder={`post to #${stream.name} as operator:${me}`}
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+          />
+          <button type="submit" disabled={!text.trim()}>
+            Post
+          </button>
+        </form>
+      ) : (
+        <p className="muted">
+          You hold no writable fd on this stream (rooms you create here are yours to post to).
+        </p>
+      )}
+      <ErrorBox error={actionError} />
+      {confirmClose ? (
+        <Confirm
+          text={`Close room #${stream.name}? Its members are detached.`}
+          onCancel={() => setConfirmClose(false)}
+          onConfirm={() => {
+            setConfirmClose(false);
+            act(api('DELETE', `/v1/streams/${encodeURIComponent(stream.id)}`));
+          }}
+        />
+      ) : null}
+    </aside>
+  );
+}
