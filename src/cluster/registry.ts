@@ -1,0 +1,98 @@
+import type { Store } from '../store/store.ts';
+
+/**
+ * The `nodes` table: who is on the database and until when. Every write here is conditional
+ * on the epoch, so a node whose lease was declared lost (and its sessions handed on) cannot
+ * renew it: it learns it was fenced and starts over as a new epoch.
+ */
+
+export interface NodeEntry {
+  id: string;
+  epoch: number;
+}
+
+/** Join (or rejoin) as a new epoch: the fencing token of everything this node owns from now on. */
+export async function join(
+  store: Store,
+  node: { id: string; address: string | null; runtimes: readonly string[] },
+  leaseMs: number,
+): Promise<number> {
+  return store.writer.write(async (tx) => {
+    const prev = await tx.db.selectFrom('nodes').select('epoch').where('id', '=', node.id).executeTakeFirst();
+    const epoch = Number(prev?.epoch ?? 0) + 1;
+    const row = {
+      address: node.address,
+      runtimes: JSON.stringify(node.runtimes),
+      epoch,
+      state: 'live',
+      heartbeat_at: tx.now,
+      lease_until: tx.now + leaseMs,
+    };
+    if (prev) await tx.db.updateTable('nodes').set(row).where('id', '=', node.id).execute();
+    else
+      await tx.db
+        .insertInto('nodes')
+        .values({ id: node.id, joined_at: tx.now, ...row })
+        .execute();
+    tx.append({
+      zone: 'default',
+      type: 'node.joined',
+      actor: 'kernel',
+      payload: { node: node.id, epoch, address: node.address, runtimes: node.runtimes },
+    });
+    return epoch;
+  });
+}
+
+/** Renew the lease; false when it was lost meanwhile (another epoch, or declared lost). */
+export async function renew(
+  store: Store,
+  me: NodeEntry,
+  now: number,
+  leaseMs: number,
+  address: string | null,
+): Promise<boolean> {
+  // Outside the writer: a lease must not wait behind a long batch of other work.
+  const r = await store.reader
+    .updateTable('nodes')
+    .set({ heartbeat_at: now, lease_until: now + leaseMs, address })
+    .where('id', '=', me.id)
+    .where('epoch', '=', me.epoch)
+    .where('state', '=', 'live')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Leave cleanly: the lease ends now, so the other nodes take this node's sessions at once. */
+export async function leave(store: Store, me: NodeEntry): Promise<void> {
+  await store.reader
+    .updateTable('nodes')
+    .set({ lease_until: 0 })
+    .where('id', '=', me.id)
+    .where('epoch', '=', me.epoch)
+    .execute();
+}
+
+export interface LiveNode {
+  id: string;
+  epoch: number;
+  runtimes: string[];
+  address: string | null;
+}
+
+/** Nodes holding a lease at `now`. */
+export async function liveNodes(store: Store, now: number): Promise<LiveNode[]> {
+  const rows = await store.reader
+    .selectFrom('nodes')
+    .selectAll()
+    .where('state', '=', 'live')
+    .where('lease_until', '>=', now)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    epoch: Number(r.epoch),
+    runtimes: JSON.parse(r.runtimes) as string[],
+    address: r.address,
+  }));
+}

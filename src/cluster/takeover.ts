@@ -1,0 +1,115 @@
+import { bootId, killRecordedGroup } from '../runtimes/process/identity.ts';
+import type { Store } from '../store/store.ts';
+import { type LiveNode, liveNodes } from './registry.ts';
+
+/** Why a taken-over session is suspended (and what the adopt phase looks for). */
+export const NODE_LOST = 'node lost';
+
+const LIVE = ['pending', 'running', 'idle'] as const;
+
+export interface TakeoverResult {
+  node: string;
+  /** Session id → the node it was handed to (null: no live node can run its runtime). */
+  moved: Record<string, string | null>;
+}
+
+/**
+ * Nodes whose lease ran out: each is declared lost and its live sessions are handed on, in
+ * one transaction per node, exactly once — the update that declares it lost is conditional on
+ * its epoch and expired lease, so of several nodes trying, one wins; the others change nothing.
+ * Sessions are suspended (seed 001: a drop suspends) and given to a live node that can run
+ * their runtime, round robin; that node resumes them (a `node.lost` event names it; its adopt
+ * phase is the backstop). The lost node, if it comes back, finds its lease gone and its
+ * sessions owned elsewhere: it is fenced, and ends its processes.
+ */
+export async function takeOverLost(store: Store, now: number, self: string): Promise<TakeoverResult[]> {
+  const lost = await store.reader
+    .selectFrom('nodes')
+    .select(['id', 'epoch'])
+    .where('state', '=', 'live')
+    .where('lease_until', '<', now)
+    .where('id', '!=', self)
+    .execute();
+  const out: TakeoverResult[] = [];
+  for (const dead of lost) {
+    const live = (await liveNodes(store, now)).filter((n) => n.id !== dead.id);
+    const r = await store.writer.write(async (tx) => {
+      const declared = await tx.db
+        .updateTable('nodes')
+        .set({ state: 'lost' })
+        .where('id', '=', dead.id)
+        .where('epoch', '=', dead.epoch)
+        .where('state', '=', 'live')
+        .where('lease_until', '<', now)
+        .executeTakeFirst();
+      if (Number(declared.numUpdatedRows) !== 1) return null;
+      const sessions = await tx.db
+        .selectFrom('sessions')
+        .select(['id', 'zone', 'status', 'runtime'])
+        .where('owner_node', '=', dead.id)
+        .where('status', 'in', LIVE)
+        .orderBy('id')
+        .execute();
+      const pick = picker(live);
+      const moved: Record<string, string | null> = {};
+      for (const s of sessions) {
+        const to = pick(s.runtime);
+        moved[s.id] = to?.id ?? null;
+        await tx.db
+          .updateTable('sessions')
+          .set({
+            status: 'suspended',
+            suspend_reason: NODE_LOST,
+            owner_node: to?.id ?? null,
+            owner_epoch: to?.epoch ?? null,
+            updated_at: tx.now,
+          })
+          .where('id', '=', s.id)
+          .execute();
+        // What setStatus writes for a move to suspended (which notifies nobody).
+        tx.append({
+          zone: s.zone,
+          type: 'session.status',
+          actor: 'kernel',
+          session_id: s.id,
+          payload: { from: s.status, to: 'suspended', reason: NODE_LOST },
+        });
+      }
+      // Its process records: ended here if they are on this machine (its agents would end by
+      // their lifeline anyway), so nothing of the lost node keeps running beside the new ones.
+      const procs = await tx.db
+        .selectFrom('agent_procs')
+        .selectAll()
+        .where('run_id', 'like', `${dead.id}.%`)
+        .execute();
+      const boot = bootId();
+      tx.afterCommit(() => {
+        for (const p of procs) {
+          if (p.start_time && p.boot_id === boot)
+            killRecordedGroup({ pid: p.pid, pgid: p.pgid, startTime: p.start_time, bootId: p.boot_id });
+        }
+      });
+      tx.append({
+        zone: 'default',
+        type: 'node.lost',
+        actor: 'kernel',
+        payload: { node: dead.id, epoch: Number(dead.epoch), moved },
+      });
+      return { node: dead.id, moved };
+    });
+    if (r) out.push(r);
+  }
+  return out;
+}
+
+/** Round robin over the live nodes that can run a runtime. */
+function picker(live: LiveNode[]): (runtime: string) => LiveNode | undefined {
+  const next = new Map<string, number>();
+  return (runtime) => {
+    const able = live.filter((n) => n.runtimes.includes(runtime));
+    if (able.length === 0) return undefined;
+    const i = next.get(runtime) ?? 0;
+    next.set(runtime, i + 1);
+    return able[i % able.length];
+  };
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { definePlugin } from '../types.ts';
+import { RunnerHub } from './hub.ts';
+import { runnersMigrations } from './schema.ts';
+import { type RunnersInstance, runnerSyscalls } from './syscalls.ts';
+import { RunnerTokens } from './tokens.ts';
+
+const config = z
+  .object({
+    /** Reanimate a dropped runner's sessions at once on another runner of the same name. */
+    failover: z.boolean().default(true),
+  })
+  .default({ failover: true });
+
+/**
+ * Remote runners: `warren runner` processes on other hosts connect out to this server over a
+ * WebSocket and run agents there; each runner name is the environment `runner:<name>`.
+ * See docs/runners.md.
+ */
+export const runnersPlugin = definePlugin({
+  name: 'runners',
+  version: '0.1.0',
+  summary: 'remote runners: environments runner:<name> that run agents on other hosts over a WebSocket',
+  migrations: runnersMigrations,
+  syscalls: runnerSyscalls,
+  config,
+  async start({ kernel, store, config, log }): Promise<RunnersInstance> {
+    const tokens = new RunnerTokens(store, kernel.ids);
+    const hub = new RunnerHub(kernel, tokens, log, { failover: config?.failover ?? true });
+    await hub.refresh();
+    kernel.provideEnvironments('runner', hub);
+    return {
+      hub,
+      tokens,
+      upgrades: {
+        handle: (req, socket, head) => hub.upgrade(req, socket, head),
+        close: () => void hub.stop(),
+      },
+      phases: [
+        {
+          // The backstop: sessions of an online runner left suspended by a missed reanimation.
+          name: 'reanimate',
+          run: async () => {
+            await hub.refresh();
+            for (const name of hub.names()) await hub.reanimate(name);
+          },
+        },
+      ],
+      stop: () => hub.stop(),
+    };
+  },
+});

@@ -1,0 +1,180 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { WarrenError } from '../../../kernel/errors.ts';
+import type {
+  AgentContext,
+  AgentHandle,
+  AgentInput,
+  AgentSink,
+  DeliveredMessage,
+  RuntimeRegistry,
+} from '../../../runtimes/types.ts';
+import { systemClock } from '../../../util/clock.ts';
+import type { StartContext } from '../wire.ts';
+
+/** What the agents of a runner need from its connection. */
+export interface Wire {
+  /** A request the server answers (a report, a syscall). */
+  request(frame: Record<string, unknown>): Promise<unknown>;
+  send(frame: Record<string, unknown>): void;
+  /** The runner's local endpoint agents reach warren through (the tunnel). */
+  url(): string;
+}
+
+/** How often queued input is offered again to an agent that was not at a safe point. */
+const RETRY_INPUT_MS = 20;
+
+/** One agent running here: its handle and the input waiting for its next safe point. */
+class Hosted {
+  queue: AgentInput[] = [];
+  timer: NodeJS.Timeout | undefined;
+  constructor(
+    readonly id: string,
+    readonly handle: AgentHandle,
+  ) {}
+
+  /** Hand over what is queued, merged into one batch, once the agent can take it. */
+  flush(): void {
+    if (this.queue.length === 0) return;
+    if (!this.handle.ready) {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.flush();
+      }, RETRY_INPUT_MS);
+      return;
+    }
+    const batch = this.queue.splice(0);
+    const messages: DeliveredMessage[] = batch.flatMap((b) => b.messages);
+    this.handle.deliver({ messages, text: batch.map((b) => b.text).join('\n') });
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.queue = [];
+  }
+}
+
+/**
+ * The agents of one runner: started with this host's runtimes (the same code as a server's
+ * local agents: process groups, lifelines, marks), reporting through the wire.
+ */
+export class RunnerAgents {
+  private readonly hosted = new Map<string, Hosted>();
+
+  constructor(
+    private readonly runtimes: RuntimeRegistry,
+    /** The mark prefix of this runner's agent processes. */
+    private readonly run: string,
+    /** Working directories must be under it; the default cwd. Null: anywhere. */
+    private readonly cwdRoot: string | null,
+    private readonly wire: Wire,
+  ) {}
+
+  get size(): number {
+    return this.hosted.size;
+  }
+
+  async start(runtime: string, sc: StartContext): Promise<{ acksOnDeliver: boolean }> {
+    const rt = this.runtimes.get(runtime);
+    if (!rt)
+      throw new WarrenError('runtime_unavailable', `this runner does not run ${JSON.stringify(runtime)}`);
+    if (this.hosted.has(sc.sessionId)) throw new WarrenError('conflict', `${sc.sessionId} already runs here`);
+    const spec = { ...sc.spec, cwd: this.cwdOf(sc.spec.cwd) };
+    rt.validate(spec);
+    const id = sc.sessionId;
+    const url = this.wire.url();
+    const ctx: AgentContext = {
+      sessionId: id,
+      zone: sc.zone,
+      depth: sc.depth,
+      title: sc.title,
+      spec,
+      token: sc.token,
+      url,
+      mcpUrl: `${url}/mcp`,
+      ...(sc.traceparent ? { traceparent: sc.traceparent } : {}),
+      tools: sc.tools,
+      run: this.run,
+      resumeState: sc.resumeState,
+      sink: this.sinkOf(id),
+      call: (name, input) => this.wire.request({ t: 'call', session: id, name, input }),
+      clock: systemClock,
+    };
+    const handle = await rt.start(ctx);
+    this.hosted.set(id, new Hosted(id, handle));
+    return { acksOnDeliver: handle.acksOnDeliver === true };
+  }
+
+  deliver(session: string, input: AgentInput): void {
+    const h = this.hosted.get(session);
+    if (!h) return;
+    h.queue.push(input);
+    h.flush();
+  }
+
+  finish(session: string): void {
+    this.hosted.get(session)?.handle.finish?.();
+  }
+
+  async stop(session: string): Promise<void> {
+    const h = this.hosted.get(session);
+    if (!h) return;
+    this.hosted.delete(session);
+    h.dispose();
+    await h.handle.stop().catch(() => {});
+  }
+
+  /** The connection dropped: the server has suspended these sessions; end their processes. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.hosted.keys()].map((id) => this.stop(id)));
+  }
+
+  private sinkOf(id: string): AgentSink {
+    const report = (method: string, ...args: unknown[]) => {
+      const done = this.wire.request({ t: 'sink', session: id, method, args }).then(() => {
+        // A report is often the agent reaching a safe point (idle): offer it what waits.
+        this.hosted.get(id)?.flush();
+      });
+      // Like the server's own report queue: a caller that does not wait leaves nothing unhandled.
+      done.catch(() => {});
+      return done;
+    };
+    return {
+      output: (text) => report('output', text),
+      event: (type, payload) => report('event', type, payload),
+      usage: (u) => report('usage', u),
+      busy: () => report('busy'),
+      idle: () => report('idle'),
+      saveState: (state) => report('saveState', state),
+      activity: (text) => report('activity', text),
+      exit: (result) => {
+        const h = this.hosted.get(id);
+        this.hosted.delete(id);
+        h?.dispose();
+        this.wire.send({ t: 'sink', session: id, method: 'exit', args: [result] });
+      },
+      // This runner holds its agents' process groups (lifelines, marks); the server records none.
+      spawned: () => {},
+      exited: () => {},
+    };
+  }
+
+  /** The agent's cwd: under the runner's root when it has one (default: the root itself). */
+  private cwdOf(cwd: string | null): string | null {
+    if (this.cwdRoot === null) return cwd;
+    const root = realpathSync(this.cwdRoot);
+    if (cwd === null) return root;
+    const target = resolve(root, cwd);
+    let real: string;
+    try {
+      real = realpathSync(target);
+    } catch {
+      throw new WarrenError('invalid_input', `cwd ${JSON.stringify(cwd)} does not exist on this runner`);
+    }
+    const rel = relative(root, real);
+    if (rel.startsWith('..') || isAbsolute(rel)) {
+      throw new WarrenError('forbidden', `cwd ${JSON.stringify(cwd)} is outside this runner's root ${root}`);
+    }
+    return real;
+  }
+}

@@ -1,0 +1,242 @@
+import { hostname } from 'node:os';
+import WebSocket from 'ws';
+import { WarrenError } from '../../../kernel/errors.ts';
+import type { RuntimeRegistry } from '../../../runtimes/types.ts';
+import {
+  CLOSE_REFUSED,
+  CONNECT_PATH,
+  type ErrorBody,
+  MAX_FRAME_BYTES,
+  type RunnerFrame,
+  type ServerFrame,
+} from '../wire.ts';
+import { RunnerAgents } from './agents.ts';
+import { TunnelProxy } from './proxy.ts';
+
+export interface RunnerOptions {
+  /** The server's URL (http(s)://…): the runner connects out to it. */
+  server: string;
+  token: string;
+  name: string;
+  runtimes: RuntimeRegistry;
+  cwdRoot: string | null;
+  /** Progress lines (connected, dropped). */
+  log: (line: string) => void;
+  /** Longest wait between reconnect attempts. */
+  maxBackoffMs?: number;
+}
+
+/** A runner's requests wait this long for the server. */
+const REQUEST_MS = 60_000;
+
+/**
+ * `warren runner`: connects out to a server over one WebSocket, says what it runs, and runs
+ * the agents the server starts here. If the connection drops it ends its agents (the server
+ * has suspended their sessions and will resume them) and connects again; a refused token
+ * ends it.
+ */
+export class Runner {
+  private ws: WebSocket | undefined;
+  private connected = false;
+  private stopped = false;
+  private nextId = 1;
+  private readonly pending = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: unknown) => void }
+  >();
+  private readonly agents: RunnerAgents;
+  private readonly proxy: TunnelProxy;
+  private backoff = 200;
+  private timer: NodeJS.Timeout | undefined;
+  /** Resolves when the runner ends for good (stopped, or its token refused): the exit code. */
+  readonly done: Promise<number>;
+  private finish: (code: number) => void = () => {};
+
+  constructor(private readonly opts: RunnerOptions) {
+    this.done = new Promise((r) => {
+      this.finish = r;
+    });
+    this.proxy = new TunnelProxy({
+      up: () => this.connected,
+      open: (req) => {
+        const id = this.nextId++;
+        this.send({ t: 'http', id, ...req });
+        return id;
+      },
+      abort: (id) => this.send({ t: 'http-abort', id }),
+    });
+    // Marks of this runner's agent processes: per runner process, so two runners of one name
+    // on a host never end each other's agents. Its agents die with it through their lifelines.
+    const run = `wr_${(opts.name || 'runner').replace(/[^A-Za-z0-9_-]/g, '_')}_${process.pid}`;
+    this.agents = new RunnerAgents(opts.runtimes, run, opts.cwdRoot, {
+      request: (frame) => this.request(frame),
+      send: (frame) => this.send(frame as RunnerFrame),
+      url: () => this.proxy.url(),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.proxy.listen();
+    this.connect();
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const url = new URL(CONNECT_PATH, this.opts.server);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${this.opts.token}` },
+      maxPayload: MAX_FRAME_BYTES,
+    });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.send({
+        t: 'hello',
+        name: this.opts.name,
+        runtimes: [...this.opts.runtimes.keys()],
+        cwdRoot: this.opts.cwdRoot,
+        hostname: hostname(),
+        pid: process.pid,
+      });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      if (res.statusCode === 401) {
+        this.opts.log(`runner ${this.opts.name}: the server refused the token`);
+        this.end(3);
+      }
+      ws.terminate();
+    });
+    ws.on('message', (data) => {
+      let f: ServerFrame;
+      try {
+        f = JSON.parse(String(data)) as ServerFrame;
+      } catch {
+        return;
+      }
+      void this.onFrame(f);
+    });
+    ws.on('error', () => {}); // 'close' follows
+    ws.on('close', (code, reason) => void this.dropped(code, String(reason)));
+  }
+
+  private async dropped(code: number, reason: string): Promise<void> {
+    const was = this.connected;
+    this.connected = false;
+    this.ws = undefined;
+    for (const p of this.pending.values())
+      p.reject(new WarrenError('unavailable', 'disconnected from the server'));
+    this.pending.clear();
+    this.proxy.failAll();
+    // The server has suspended the sessions of these agents: it resumes them on reconnect.
+    await this.agents.stopAll();
+    if (was) this.opts.log(`runner ${this.opts.name}: disconnected (${code}${reason ? ` ${reason}` : ''})`);
+    if (code === CLOSE_REFUSED) {
+      this.opts.log(`runner ${this.opts.name}: refused by the server: ${reason}`);
+      return this.end(3);
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.connect(), this.backoff);
+    this.backoff = Math.min(this.backoff * 2, this.opts.maxBackoffMs ?? 5_000);
+  }
+
+  private async onFrame(f: ServerFrame): Promise<void> {
+    switch (f.t) {
+      case 'welcome':
+        this.connected = true;
+        this.backoff = 200;
+        this.opts.log(`runner: connected as ${f.environment} (${f.connection}); tunnel ${this.proxy.url()}`);
+        return;
+      case 'result': {
+        const p = this.pending.get(f.id);
+        this.pending.delete(f.id);
+        if (!p) return;
+        if (f.ok) p.resolve(f.value);
+        else
+          p.reject(
+            new WarrenError(
+              (f.error.code as WarrenError['code']) ?? 'internal',
+              f.error.message,
+              f.error.details,
+            ),
+          );
+        return;
+      }
+      case 'start':
+        return this.answer(f.id, () => this.agents.start(f.runtime, f.ctx));
+      case 'stop':
+        return this.answer(f.id, () => this.agents.stop(f.session));
+      case 'finish':
+        return this.agents.finish(f.session);
+      case 'deliver':
+        return this.agents.deliver(f.session, f.input as never);
+      case 'http-head':
+        return this.proxy.head(f.id, f.status, f.headers);
+      case 'http-data':
+        return this.proxy.data(f.id, f.chunk);
+      case 'http-end':
+        return this.proxy.end(f.id, f.error);
+    }
+  }
+
+  private async answer(id: number, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      const value = await fn();
+      this.send({ t: 'result', id, ok: true, value });
+    } catch (error) {
+      this.send({ t: 'result', id, ok: false, error: errorBody(error) });
+    }
+  }
+
+  private request(frame: Record<string, unknown>): Promise<unknown> {
+    if (!this.connected)
+      return Promise.reject(new WarrenError('unavailable', 'disconnected from the server'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new WarrenError('unavailable', 'the server did not answer'));
+      }, REQUEST_MS);
+      this.pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      this.send({ ...frame, id } as RunnerFrame);
+    });
+  }
+
+  private send(frame: RunnerFrame): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  private end(code: number): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    void this.close().then(() => this.finish(code));
+  }
+
+  /** Stop: end the agents, close the connection and the local endpoint. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.close();
+    this.finish(0);
+  }
+
+  private async close(): Promise<void> {
+    await this.agents.stopAll();
+    this.ws?.close(1000, 'runner stopping');
+    await this.proxy.close();
+  }
+}
+
+function errorBody(error: unknown): ErrorBody {
+  if (error instanceof WarrenError)
+    return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  return { code: 'runtime_failed', message: (error as Error)?.message ?? String(error) };
+}

@@ -1,0 +1,87 @@
+/**
+ * The runner protocol: JSON text frames over one WebSocket the runner opens to the server
+ * (`GET /v1/runners/connect`, `Authorization: Bearer wrt_…`). The server never dials out, so
+ * a runner behind NAT works. Requests carry an `id`; their answer is a `result` with the same id.
+ */
+
+/** Where a runner connects. */
+export const CONNECT_PATH = '/v1/runners/connect';
+
+/** Close codes a runner acts on: a refused token is final, the rest are retried. */
+export const CLOSE_REFUSED = 4401;
+export const CLOSE_PROTOCOL = 4400;
+export const CLOSE_REPLACED = 4409;
+
+/** Largest frame either side accepts (a delivered batch, an HTTP body chunk). */
+export const MAX_FRAME_BYTES = 8 * 1024 * 1024;
+
+/** What an agent on a runner is started with: its AgentContext minus what cannot travel. */
+export interface StartContext {
+  sessionId: string;
+  zone: string;
+  depth: number;
+  title: string | null;
+  spec: {
+    prompt: string | null;
+    config: Record<string, unknown>;
+    cwd: string | null;
+    model: string | null;
+    env: Record<string, string>;
+    systemPrompt?: string;
+  };
+  token: string;
+  tools: readonly string[];
+  resumeState: Record<string, unknown> | null;
+  traceparent?: string;
+}
+
+export type ErrorBody = { code: string; message: string; details?: Record<string, unknown> };
+
+/** Runner → server. */
+export type RunnerFrame =
+  | {
+      t: 'hello';
+      name: string;
+      runtimes: string[];
+      cwdRoot: string | null;
+      hostname: string;
+      pid: number;
+    }
+  | { t: 'result'; id: number; ok: true; value?: unknown }
+  | { t: 'result'; id: number; ok: false; error: ErrorBody }
+  /** A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it. */
+  | { t: 'sink'; id?: number; session: string; method: string; args: unknown[] }
+  /** Whether the agent can take input now (AgentHandle.ready), sent when it changes. */
+  | { t: 'ready'; session: string; ready: boolean }
+  /** A syscall as the session (in-process agents such as `script`). */
+  | { t: 'call'; id: number; session: string; name: string; input: Record<string, unknown> }
+  /** The MCP/HTTP tunnel: a request an agent made to the runner's local endpoint. */
+  | {
+      t: 'http';
+      id: number;
+      method: string;
+      path: string;
+      headers: Record<string, string>;
+      body: string | null;
+    }
+  | { t: 'http-abort'; id: number };
+
+/** Server → runner. */
+export type ServerFrame =
+  | { t: 'welcome'; connection: string; environment: string }
+  | { t: 'result'; id: number; ok: true; value?: unknown }
+  | { t: 'result'; id: number; ok: false; error: ErrorBody }
+  | { t: 'start'; id: number; runtime: string; ctx: StartContext }
+  | { t: 'stop'; id: number; session: string }
+  | { t: 'finish'; session: string }
+  | { t: 'deliver'; session: string; input: { messages: unknown[]; text: string } }
+  | { t: 'http-head'; id: number; status: number; headers: Record<string, string> }
+  /** A chunk of the response body, base64. */
+  | { t: 'http-data'; id: number; chunk: string }
+  | { t: 'http-end'; id: number; error?: string };
+
+/** The environment a runner name serves. */
+export const environmentOf = (name: string) => `runner:${name}`;
+
+/** Runner names: what an environment id can carry and a person can type. */
+export const RUNNER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;

@@ -1,0 +1,150 @@
+/**
+ * Several real `warren serve` processes on one PostgreSQL schema (docs/scaling.md), each with
+ * its own data dir and node id, short leases so a lost node is noticed in about a second.
+ * Every server and agent process a test starts is killed by `cleanup()`, failed test or not.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { markPrefix } from '../../src/kernel/supervisor.ts';
+import { markedPids } from '../../src/runtimes/process/marks.ts';
+import type { StoreLocation } from '../../src/store/dialect.ts';
+import { Store } from '../../src/store/store.ts';
+import { systemClock } from '../../src/util/clock.ts';
+import { createIds } from '../../src/util/ids.ts';
+import { Server } from '../crash/harness.ts';
+import { binEnv } from '../helpers/server.ts';
+
+const ENTRY = fileURLToPath(new URL('../crash/serve-with.js', import.meta.url));
+export const ECHO_AGENT = fileURLToPath(new URL('./echo-agent.mjs', import.meta.url));
+
+export const FAST = {
+  // Short, yet long enough that a node stalled by a loaded machine is not declared lost.
+  cluster: { leaseMs: 3000, heartbeatMs: 250, pollMs: 200 },
+  kernel: { reconcileIntervalMs: 500 },
+};
+
+export class ClusterNode {
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'warren-cluster-'));
+  server: Server | undefined;
+  constructor(readonly nodeId: string) {}
+
+  get s(): Server {
+    if (!this.server) throw new Error(`node ${this.nodeId} is not running`);
+    return this.server;
+  }
+
+  marked(): Promise<number[]> {
+    return markedPids({ run: markPrefix(this.nodeId) });
+  }
+}
+
+/** N nodes on one schema; start them with `start(i)`. */
+export class Cluster {
+  readonly nodes: ClusterNode[];
+  readonly db: string;
+
+  constructor(
+    private readonly loc: StoreLocation,
+    n: number,
+    private readonly options: Record<string, unknown> = FAST,
+  ) {
+    const tag = Math.random().toString(36).slice(2, 8);
+    this.nodes = Array.from({ length: n }, (_, i) => new ClusterNode(`n${i}-${tag}`));
+    this.db = `${loc.url}?schema=${loc.schema}`;
+  }
+
+  /** Start node i (the first one started makes the operator key; the others get a copy). */
+  async start(i: number): Promise<Server> {
+    const node = this.nodes[i]!;
+    const first = this.nodes.find((n) => n !== node && n.server);
+    if (first) copyFileSync(join(first.dataDir, 'operator.key'), join(node.dataDir, 'operator.key'));
+    const opts = {
+      ...this.options,
+      kernel: { ...(this.options.kernel as object), nodeId: node.nodeId },
+    };
+    const child = spawn(
+      process.execPath,
+      [ENTRY, 'serve', '--port', '0', '--data-dir', node.dataDir, '--db', this.db],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...binEnv(), WARREN_TEST_OPTIONS: JSON.stringify(opts) },
+      },
+    );
+    const s = new Server(child, node.dataDir);
+    node.server = s;
+    await s.listening();
+    return s;
+  }
+
+  /** One after the other (the first makes the operator key): on a loaded machine, each start keeps its own bound. */
+  async startAll(): Promise<Server[]> {
+    const out: Server[] = [];
+    for (let i = 0; i < this.nodes.length; i++) out.push(await this.start(i));
+    return out;
+  }
+
+  /** The store, opened directly, closed after `fn`. */
+  async withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+    const store = await Store.open({ ...this.loc }, systemClock, createIds(systemClock));
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.allSettled(this.nodes.map((n) => n.server?.signal('SIGKILL', 1000)));
+    for (let i = 0; i < 3; i++) {
+      for (const n of this.nodes) {
+        for (const pid of await n.marked()) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {}
+        }
+      }
+    }
+    for (const n of this.nodes) rmSync(n.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Spawn an echo agent through `s` with a sync pipe: its id and the operator's pipe fd. */
+export async function spawnEcho(s: Server, title: string): Promise<{ id: string; pipeFd: number }> {
+  const r = await s.api<{ session: { id: string }; pipeFd: number }>('POST', '/v1/sessions', {
+    runtime: 'command',
+    command: `${process.execPath} ${ECHO_AGENT}`,
+    title,
+    pipe: 'sync',
+  });
+  return { id: r.session.id, pipeFd: r.pipeFd };
+}
+
+/** Read the operator's fd through `s` until a message with `text` arrives (bounded). */
+export async function readUntil(s: Server, fd: number, text: string, ms = 10_000): Promise<number> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    const r = await s.api<{ messages: Array<{ text: string; seq: number }> }>('POST', `/v1/fds/${fd}/read`, {
+      wait: true,
+      waitMs: 1000,
+    });
+    const hit = r.messages.find((m) => m.text === text);
+    if (hit) return Date.now() - t0;
+  }
+  throw new Error(`fd ${fd} never got ${JSON.stringify(text)} within ${ms} ms`);
+}
+
+/** How many of these processes are echo agents (not the lifeline watchers beside them). */
+export function echoes(pids: number[]): number {
+  let n = 0;
+  for (const pid of pids) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      // The agent itself: node running the script (its lifeline shell names it too).
+      if (argv[0] === process.execPath && argv[1]?.endsWith('echo-agent.mjs')) n++;
+    } catch {}
+  }
+  return n;
+}

@@ -1,0 +1,164 @@
+/**
+ * Real `warren runner` processes against a real `warren serve`: another process on this host
+ * stands for another host. Everything listens on loopback and is killed by the test.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { binEnv, type ServerProcess, WARREN_BIN } from '../helpers/server.ts';
+
+export const ECHO_AGENT = fileURLToPath(new URL('../fixtures/runner-echo.mjs', import.meta.url));
+
+// The runner must not pick up a developer's own settings.
+const cleanEnv = () =>
+  Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WARREN_')));
+
+export interface RunnerProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+  crash(): Promise<void>;
+}
+
+/** Start `warren runner`; with `connected` (default) wait until the server welcomed it. */
+export async function startRunner(opts: {
+  url: string;
+  token: string;
+  name?: string;
+  runtimes?: string;
+  cwdRoot?: string;
+  connected?: boolean;
+}): Promise<RunnerProcess> {
+  const args = [WARREN_BIN, 'runner', '--server', opts.url, '--token', opts.token];
+  if (opts.name) args.push('--name', opts.name);
+  if (opts.runtimes) args.push('--runtimes', opts.runtimes);
+  if (opts.cwdRoot) args.push('--cwd-root', opts.cwdRoot);
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...cleanEnv(), ...binEnv() },
+  });
+  let out = '';
+  for (const s of [child.stdout!, child.stderr!]) s.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const stopWith = async (sig: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(sig);
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  };
+  const proc = {
+    child,
+    output: () => out,
+    exited,
+    stop: () => stopWith('SIGTERM'),
+    crash: () => stopWith('SIGKILL'),
+  };
+  if (opts.connected !== false) {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`runner did not connect in 30 s:\n${out}`)), 30_000);
+      const check = () => {
+        if (/connected as runner:/.test(out)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stderr!.on('data', check);
+      check();
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`runner exited with ${code} before connecting:\n${out}`));
+      });
+    });
+  }
+  return proc;
+}
+
+/** Poll `fn` until it returns a value (not undefined) or `ms` pass. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The process group of a live process (field 5 of /proc/<pid>/stat). */
+export function pgidOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+/** Whether any process of group `pgid` is left (zombies waiting for a reaper count as gone). */
+export function groupAlive(pgid: number): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    } catch {} // gone meanwhile
+  }
+  return false;
+}
+
+/** A session's output lines, oldest first. */
+export async function outputs(server: ServerProcess, id: string): Promise<string[]> {
+  const r = await server.api<{ events: Array<{ type: string; payload: { text?: string } }> }>(
+    'GET',
+    `/v1/sessions/${id}/events?limit=1000`,
+  );
+  return r.json.events.filter((e) => e.type === 'session.output').map((e) => e.payload.text ?? '');
+}
+
+export async function statusOf(server: ServerProcess, id: string): Promise<string> {
+  const r = await server.api<{ status: string; session?: { status: string } }>('GET', `/v1/sessions/${id}`);
+  return r.json.session?.status ?? r.json.status;
+}
+
+/** Read an operator fd until a message ending with `text` arrives; every text read on the way. */
+export async function readUntil(
+  server: ServerProcess,
+  fd: number,
+  text: string,
+  ms = 30_000,
+): Promise<string[]> {
+  const seen: string[] = [];
+  await until(
+    `"${text}" on fd ${fd}`,
+    async () => {
+      const r = await server.api<{ messages: Array<{ text: string }> }>('POST', `/v1/fds/${fd}/read`, {
+        wait: true,
+        waitMs: 500,
+      });
+      for (const m of r.json.messages ?? []) seen.push(m.text);
+      return seen.some((t) => t.endsWith(text)) ? true : undefined;
+    },
+    ms,
+  );
+  return seen;
+}
+
+export interface Spawned {
+  session: { id: string; status: string };
+  pipeFd: number;
+}
+
+/** Spawn on an environment; the HTTP status and the answer. */
+export async function spawnOn(server: ServerProcess, environmentId: string, body: Record<string, unknown>) {
+  return server.api<Spawned & { error?: { code: string; message: string } }>('POST', '/v1/sessions', {
+    environmentId,
+    ...body,
+  });
+}
+
+export const echoCommand = () => ({ runtime: 'command', command: [process.execPath, ECHO_AGENT] });

@@ -1,0 +1,3 @@
+import { runnerScenario } from './scenario.ts';
+
+runnerScenario(['sqlite']);
