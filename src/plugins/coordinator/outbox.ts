@@ -1,0 +1,41 @@
+import type { WriteTx } from '../../store/writer.ts';
+import type { IdGenerator } from '../../util/ids.ts';
+import { cdb } from './schema.ts';
+
+/** An event bound for the outside (Redis, NATS, webhooks), written with the change it reports. */
+export interface OutboxEvent {
+  zone: string;
+  topic: string;
+  /** Events of one key are delivered in the order they were written. */
+  key: string;
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Write events to the outbox inside the caller's transaction: they exist if and only if
+ * the change that caused them committed. Ids are monotonic, so (created_at, id) is write order.
+ */
+export async function enqueue(
+  tx: WriteTx,
+  ids: IdGenerator,
+  events: readonly OutboxEvent[],
+): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((e) => ({
+    id: ids.id('evt'),
+    zone: e.zone,
+    topic: e.topic,
+    key: e.key,
+    type: e.type,
+    payload: JSON.stringify(e.payload),
+    status: 'pending' as const,
+    attempts: 0,
+    next_attempt_at: tx.now,
+    last_error: null,
+    created_at: tx.now,
+    delivered_at: null,
+  }));
+  await cdb(tx.db).insertInto('coord_outbox').values(rows).execute();
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import { invalid } from '../../kernel/errors.ts';
+import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
+import { allowMutation, namespace, nsOf, sessionId, turnId, turnOut, turnsOf } from './common.ts';
+import { bridgeSession, sendPrompt, turnOf } from './ops.ts';
+import { requireMutation } from './policy.ts';
+import { turnRecord } from './records.ts';
+import { isTerminal, tdb } from './schema.ts';
+import { paneAlive } from './tmux.ts';
+import { armCommit } from './wait.ts';
+
+/** Turns: the unit of work a coordinator hands a session. */
+
+const MAX_AWAIT_MS = 30_000;
+const MAX_PROMPT_BYTES = 256 * 1024;
+
+export const bridgeSendPrompt = defineSyscall({
+  name: 'bridge_send_prompt',
+  group: 'turns',
+  summary: 'Send a prompt to a coordinator session as a durable turn',
+  description:
+    'Creates a turn and delivers the prompt. One active turn per session: a second prompt is refused with active_turn_exists unless queue (it waits, promoted when the active one ends) or force (the active turn is superseded, recorded in the log). Mutation class: sessions.',
+  input: z.object({
+    session_id: sessionId,
+    prompt: z
+      .string()
+      .min(1)
+      .refine((t) => Buffer.byteLength(t) <= MAX_PROMPT_BYTES, `at most ${MAX_PROMPT_BYTES} bytes`),
+    queue: z.boolean().optional().describe('Queue behind the active turn instead of refusing'),
+    force: z.boolean().optional().describe('Supersede the active turn'),
+    allow_mutation: allowMutation,
+    ...namespace,
+  }),
+  output: z.object({ turn: turnOut, superseded_turn_id: z.string().nullable() }),
+  callers: ['operator'],
+  http: { method: 'POST', path: '/v1/bridge/sessions/:session_id/turns' },
+  handler: async (ctx, i) => {
+    const t = turnsOf(ctx);
+    requireMutation(t.policy, 'sessions', i.allow_mutation);
+    if (i.queue && i.force) throw invalid('queue and force exclude each other');
+    const r = await sendPrompt(ctx.kernel, ctx.principal, nsOf(ctx, i), i);
+    if (r.superseded) t.engine.forget(r.superseded);
+    if (r.turn.status === 'active') t.engine.watch(r.turn.id, r.turn.zone, r.turn.session_id);
+    return { turn: turnRecord(r.turn), superseded_turn_id: r.superseded };
+  },
+});
+
+/** Advisory: what the session is doing now (the turn's status is the authority). */
+async function liveStatus(ctx: SyscallContext, sessionIdValue: string) {
+  const s = await tdb(ctx.kernel.store.reader)
+    .selectFrom('coord_sessions')
+    .selectAll()
+    .where('session_id', '=', sessionIdValue)
+    .executeTakeFirst();
+  if (s?.mode === 'tmux') {
+    const alive = s.tmux_target ? await paneAlive(s.tmux_target) : false;
+    return { status: alive ? 'alive' : 'gone', activity: null, advisory: true as const };
+  }
+  try {
+    const info = await ctx.kernel.session(ctx.principal, sessionIdValue);
+    return { status: info.status, activity: info.activity, advisory: true as const };
+  } catch {
+    return { status: 'gone', activity: null, advisory: true as const };
+  }
+}
+
+const live = z.object({ status: z.string(), activity: z.string().nullable(), advisory: z.literal(true) });
+
+export const bridgeReadTurn = defineSyscall({
+  name: 'bridge_read_turn',
+  group: 'turns',
+  summary: 'A turn: its authoritative record and the advisory live status of its session',
+  input: z.object({ turn_id: turnId, session_id: sessionId.optional(), ...namespace }),
+  output: z.object({ turn: turnOut, live }),
+  callers: ['operator'],
+  http: { method: 'GET', path: '/v1/bridge/turns/:turn_id' },
+  cli: {
+    command: ['coordinator', 'read-turn'],
+    positional: ['turn_id'],
+    examples: ['warren coordinator read-turn turn_01j…'],
+  },
+  handler: async (ctx, i) => {
+    const t = await turnOf(
+      ctx.kernel.store.reader,
+      ctx.principal.zone,
+      nsOf(ctx, i),
+      i.turn_id,
+      i.session_id,
+    );
+    return { turn: turnRecord(t), live: await liveStatus(ctx, t.session_id) };
+  },
+});
+
+export const bridgeAwaitTurn = defineSyscall({
+  name: 'bridge_await_turn',
+  group: 'turns',
+  summary: 'Wait (bounded, at most 30 s) for a turn to reach a terminal status',
+  description:
+    'Returns at once when the turn is completed, failed, cancelled or superseded; else when it becomes so, or after timeout_ms (default and cap 30000) with timed_out: true — call again.',
+  input: z.object({
+    turn_id: turnId,
+    session_id: sessionId.optional(),
+    timeout_ms: z.number().int().nonnegative().optional().describe('At most 30000'),
+    ...namespace,
+  }),
+  output: z.object({ turn: turnOut, timed_out: z.boolean() }),
+  callers: ['operator'],
+  http: { method: 'POST', path: '/v1/bridge/turns/:turn_id/await' },
+  cli: {
+    command: ['coordinator', 'await-turn'],
+    positional: ['turn_id'],
+    examples: ['warren coordinator await-turn turn_01j… --timeout_ms 30000'],
+  },
+  handler: async (ctx, i) => {
+    const ns = nsOf(ctx, i);
+    const wait = Math.min(i.timeout_ms ?? MAX_AWAIT_MS, MAX_AWAIT_MS);
+    const deadline = ctx.kernel.clock.now() + wait;
+    for (;;) {
+      // Armed before reading, so an ending between the read and the wait is not missed.
+      const left = deadline - ctx.kernel.clock.now();
+      const armed = armCommit(
+        ctx.kernel,
+        (e) => e.type.startsWith('turn.') && e.payload.turn_id === i.turn_id,
+        Math.max(0, left),
+        ctx.signal,
+      );
+      const t = await turnOf(ctx.kernel.store.reader, ctx.principal.zone, ns, i.turn_id, i.session_id);
+      if (isTerminal(t.status) || left <= 0 || ctx.signal?.aborted) {
+        armed.cancel();
+        return { turn: turnRecord(t), timed_out: !isTerminal(t.status) };
+      }
+      await armed.fired;
+    }
+  },
+});
+
+export const bridgeReadStatus = defineSyscall({
+  name: 'bridge_read_status',
+  group: 'turns',
+  summary: "A coordinator session's status: its record, live state, active turn, queue and open questions",
+  input: z.object({ session_id: sessionId, ...namespace }),
+  output: z.object({
+    session: z.record(z.string(), z.unknown()),
+    live,
+    active_turn: turnOut.nullable(),
+    queued_turns: z.number(),
+    open_questions: z.number(),
+  }),
+  callers: ['operator'],
+  http: { method: 'GET', path: '/v1/bridge/sessions/:session_id' },
+  cli: {
+    command: ['coordinator', 'status'],
+    positional: ['session_id'],
+    examples: ['warren coordinator status ses_01j…'],
+  },
+  handler: async (ctx, i) => {
+    const db = ctx.kernel.store.reader;
+    const s = await bridgeSession(db, ctx.principal.zone, nsOf(ctx, i), i.session_id);
+    const turns = await tdb(db)
+      .selectFrom('turns')
+      .selectAll()
+      .where('session_id', '=', s.session_id)
+      .where('status', 'in', ['active', 'queued'])
+      .orderBy('id')
+      .limit(1000)
+      .execute();
+    const open = await tdb(db)
+      .selectFrom('turn_questions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('session_id', '=', s.session_id)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
+    const active = turns.find((t) => t.status === 'active');
+    return {
+      session: { ...s, created_at: Number(s.created_at) },
+      live: await liveStatus(ctx, s.session_id),
+      active_turn: active ? turnRecord(active) : null,
+      queued_turns: turns.filter((t) => t.status === 'queued').length,
+      open_questions: Number(open?.n ?? 0),
+    };
+  },
+});
+
+export { liveStatus };

@@ -1,0 +1,101 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CliIO, LocalCommand } from './types.ts';
+
+/**
+ * `warren setup hermes`: the setup adapter of the coordinator bridge. It renders (default:
+ * writes nothing) or installs an MCP config for a controller that takes Hermes-style
+ * `mcp_servers`, and `--smoke` checks the server and its tool contract over a real stdio
+ * MCP handshake — no model is called, no provider credential is checked.
+ */
+export const setupCommand: LocalCommand = {
+  command: ['setup'],
+  summary: 'Render or install a controller MCP config for the coordinator bridge (hermes)',
+  usage: [
+    'warren setup hermes --root <dir> [--root <dir> …] [--profile <p>] [--repo <r>] [--mutation sessions,questions,reports]',
+    '       [--worktree-name <name>] [--session-command <cmd>] [--url <warren url>] [--profile-dir <dir> --install] [--smoke] [--json]',
+    '',
+    'Default: print the config and write nothing. Sessions are worktree-isolated by default (WORKTREE=auto);',
+    '--worktree-name pins a name. --install writes <profile-dir>/warren-coordinator.mcp.json.',
+  ].join('\n'),
+  async run(args: string[], io: CliIO): Promise<number> {
+    const { values, positionals } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        root: { type: 'string', multiple: true },
+        profile: { type: 'string' },
+        repo: { type: 'string' },
+        mutation: { type: 'string' },
+        'worktree-name': { type: 'string' },
+        'session-command': { type: 'string' },
+        url: { type: 'string' },
+        'profile-dir': { type: 'string' },
+        install: { type: 'boolean' },
+        smoke: { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+    });
+    if (positionals[0] !== 'hermes') {
+      io.stderr.write('warren setup: the one target is `hermes`\n');
+      return 2;
+    }
+    const roots = (values.root ?? []).map((r) => resolve(r));
+    if (roots.length === 0) {
+      io.stderr.write('warren setup hermes: --root is required (the working-directory allowlist)\n');
+      return 2;
+    }
+    const env: Record<string, string> = {
+      SKC_COORDINATOR_MCP_WORKDIR_ROOTS: roots.join(delimiter),
+      SKC_COORDINATOR_MCP_WORKTREE: values['worktree-name'] ?? 'auto',
+      ...(values.mutation ? { SKC_COORDINATOR_MCP_MUTATIONS: values.mutation } : {}),
+      ...(values.profile ? { SKC_COORDINATOR_MCP_PROFILE: values.profile } : {}),
+      ...(values.repo ? { SKC_COORDINATOR_MCP_REPO: values.repo } : {}),
+      ...(values['session-command']
+        ? { SKC_COORDINATOR_MCP_SESSION_COMMAND: values['session-command'] }
+        : {}),
+      ...(values.url ? { WARREN_URL: values.url } : {}),
+    };
+    const { adapterEnv } = await import('../../plugins/turns/preset.ts');
+    try {
+      adapterEnv(env);
+    } catch (error) {
+      io.stderr.write(`warren setup hermes: ${(error as Error).message}\n`);
+      return 2;
+    }
+    const config = {
+      mcp_servers: { 'warren-coordinator': { command: 'warren', args: ['mcp-serve', 'coordinator'], env } },
+    };
+    const text = `${JSON.stringify(config, null, 2)}\n`;
+    let written: string | null = null;
+    if (values.install) {
+      const dir = values['profile-dir'];
+      if (!dir) {
+        io.stderr.write('warren setup hermes: --install needs --profile-dir\n');
+        return 2;
+      }
+      mkdirSync(dir, { recursive: true });
+      written = join(resolve(dir), 'warren-coordinator.mcp.json');
+      writeFileSync(written, text, { mode: 0o600 });
+    }
+    let smoke: { ok: boolean; server?: string; tools?: string[]; error?: string } | null = null;
+    if (values.smoke) {
+      const { smokeCheck } = await import('./setup-smoke.ts');
+      smoke = await smokeCheck(env, io.env);
+    }
+    if (values.json) io.stdout.write(`${JSON.stringify({ config, installed: written, smoke })}\n`);
+    else {
+      if (!values.install && !values.smoke) io.stdout.write(text);
+      if (written) io.stdout.write(`installed ${written}\n`);
+      if (smoke)
+        io.stdout.write(
+          smoke.ok
+            ? `smoke ok: ${smoke.server}, ${smoke.tools?.length} tools\n`
+            : `smoke failed: ${smoke.error}\n`,
+        );
+    }
+    return smoke && !smoke.ok ? 1 : 0;
+  },
+};

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { enqueue } from '../../src/plugins/coordinator/outbox.ts';
+import { forEachWarren, until } from '../helpers/warrens.ts';
+import { coordinatorWarren, rows, spawnBody } from './helpers.ts';
+import {
+  NATS_URL,
+  natsDelete,
+  natsMessages,
+  REDIS_URL,
+  redisDelete,
+  redisEntries,
+  unique,
+  webhookReceiver,
+} from './sinks.ts';
+
+const SECRET = 'a-webhook-secret-of-some-length';
+
+forEachWarren('coordinator outbox', (target) => {
+  const cleanups: Array<() => Promise<void>> = [];
+  after(async () => {
+    for (const c of cleanups.splice(0)) await c().catch(() => {});
+  });
+
+  describe('the publisher', () => {
+    it('delivers each event once to Redis, NATS JetStream and a signed webhook, with its stable id', async () => {
+      const prefix = `${unique('t')}.`;
+      const stream = unique('WT');
+      const hook = await webhookReceiver(SECRET);
+      cleanups.push(
+        () => hook.close(),
+        () => redisDelete(`${prefix}caracal.sessions.revoke`),
+        () => natsDelete(stream),
+      );
+      const h = await coordinatorWarren(target, {
+        outbox: {
+          intervalMs: 50,
+          topicPrefix: prefix,
+          sinks: [
+            { type: 'redis', url: REDIS_URL },
+            { type: 'nats', servers: NATS_URL, stream },
+            { type: 'webhook', url: hook.url, secret: SECRET },
+          ],
+        },
+      });
+      const root = (await h.api('POST', '/zones/default/agents', spawnBody())).json.agent;
+      const child = (await h.api('POST', '/zones/default/agents', spawnBody({ parent_id: root.id }))).json
+        .agent;
+      await h.api('DELETE', `/zones/default/agents/${root.id}`);
+      await until(
+        async () => (await rows(h, 'coord_outbox')).every((r) => r.status === 'delivered'),
+        10_000,
+        'the outbox to drain',
+      );
+      const ids = (await rows(h, 'coord_outbox')).map((r) => r.id).sort();
+      const redis = await redisEntries(`${prefix}caracal.sessions.revoke`);
+      assert.deepEqual(redis.map((e) => e.id).sort(), ids);
+      assert.deepEqual(redis.map((e) => e.payload.session_id).sort(), [root.id, child.id].sort());
+      const nats = await natsMessages(stream);
+      assert.deepEqual(nats.map((m) => m.id).sort(), ids);
+      assert.ok(nats.every((m) => m.subject === `${prefix}caracal.sessions.revoke`));
+      assert.deepEqual(hook.received.map((b) => b.id).sort(), ids);
+      assert.equal(hook.badSignatures, 0);
+    });
+
+    it('keeps order per key, backs off, and marks an event dead after its attempts (logged)', async () => {
+      const hook = await webhookReceiver(SECRET);
+      cleanups.push(() => hook.close());
+      const errors: string[] = [];
+      const log = {
+        error: (_o: Record<string, unknown>, m: string) => errors.push(m),
+        warn: () => {},
+        info: () => {},
+        debug: () => {},
+      };
+      const h = await coordinatorWarren(
+        target,
+        {
+          outbox: {
+            intervalMs: 30,
+            backoffMs: 20,
+            maxBackoffMs: 40,
+            maxAttempts: 3,
+            sinks: [{ type: 'webhook', url: hook.url, secret: SECRET }],
+          },
+        },
+        { log },
+      );
+      // Every attempt at event 1 of key k1 fails; its event 2 waits for it; key k2 goes through.
+      hook.answer = (b) => (b.payload.n === 1 ? 500 : 200);
+      const write = (key: string, n: number) =>
+        h.warren.store.writer.write((tx) =>
+          enqueue(tx, h.warren.kernel.ids, [
+            { zone: 'default', topic: 't', key, type: 'test', payload: { n } },
+          ]),
+        );
+      const [e1] = await write('k1', 1);
+      await write('k1', 2);
+      await write('k2', 3);
+      await until(async () => hook.received.some((x) => x.key === 'k2'), 5000, 'the other key');
+      assert.ok(!hook.received.some((x) => x.key === 'k1'), 'k1 event 2 must wait for event 1');
+      const dead = await until(
+        async () => (await rows(h, 'coord_outbox')).find((r) => r.status === 'dead'),
+        10_000,
+        'the poisoned event to die',
+      );
+      assert.equal(dead.id, e1);
+      assert.equal(dead.attempts, 3);
+      assert.match(dead.last_error, /500/);
+      assert.ok(errors.some((m) => m.includes(dead.id) && /dead/.test(m)));
+      await until(
+        async () => hook.received.some((x) => x.key === 'k1'),
+        5000,
+        'k1 event 2 after event 1 died',
+      );
+    });
+  });
+});
