@@ -3,21 +3,28 @@
  * cleans up after itself (temp dirs, PostgreSQL schemas, warrens closed, servers killed), so
  * the process exits on its own. A bench that throws becomes a FAILED row and the exit code is 1.
  *
- * A subset: `npm run bench -- scale load` runs the groups (store, kernel, mcp, plugins, observability, cli, scale, load, turns, tasks)
+ * A subset: `npm run bench -- scale load` runs the groups named (every key of `groups` below)
  * or single benches (e.g. `spawnOverhead`, `scaleLog`) named; `quick` is store, kernel and
  * mcp (under a minute; scale and load take several). No argument runs everything.
  */
 import { arch, cpus, loadavg, platform } from 'node:os';
 import { cliBenches } from './cli.ts';
+import { clusterBenches } from './cluster.ts';
+import { coordinatorBenches } from './coordinator.ts';
 import { kernelBenches } from './kernel.ts';
+import { knowledgeBenches } from './knowledge.ts';
 import { loadBenches } from './load.ts';
 import { mcpBenches } from './mcp.ts';
 import { observabilityBenches } from './observability.ts';
 import { pluginBenches } from './plugins.ts';
+import { runnerBenches } from './runners.ts';
 import { scaleBenches } from './scale.ts';
+import { scheduleBenches } from './schedules.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
 import { taskBenches } from './tasks.ts';
 import { turnBenches } from './turns.ts';
+import { uiBenches } from './ui.ts';
+import { watchBenches } from './watch.ts';
 
 type Bench = () => Promise<BenchRow[]>;
 
@@ -32,6 +39,13 @@ const groups: Record<string, Record<string, Bench>> = {
   load: loadBenches,
   turns: turnBenches,
   tasks: taskBenches,
+  ui: uiBenches,
+  knowledge: knowledgeBenches,
+  runners: runnerBenches,
+  cluster: clusterBenches,
+  schedules: scheduleBenches,
+  coordinator: coordinatorBenches,
+  watch: watchBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Level, pino } from 'pino';
 import type { GatingPolicy } from './auth/gating.ts';
+import type { JwtOptions } from './auth/jwt.ts';
 import { ensureOperatorKey } from './auth/keys.ts';
+import type { ClusterConfig } from './cluster/config.ts';
 import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
 import type { TracingOptions } from './observability/tracing.ts';
@@ -12,6 +14,13 @@ import { buildHttpServer } from './surfaces/http/server.ts';
 import { ToolCatalog } from './surfaces/mcp/catalog.ts';
 import { ZoneSockets } from './surfaces/mcp/socket.ts';
 import { Warren } from './warren.ts';
+
+/**
+ * The server's own Warren class. In the build, dist/server.js is a bundle with its own copy of
+ * every module, so code that wraps `Warren.open` for a served warren (test/crash/serve-with.js)
+ * must take it from here, not from dist/warren.js.
+ */
+export { Warren };
 
 /**
  * The composition root: one running warren is a store and kernel (`Warren`), the operator
@@ -28,6 +37,8 @@ export interface ServeOptions {
   demo: boolean;
   /** Kernel settings (limits, timers, retention); `nodeId` is derived from the data dir and db when unset. */
   kernel?: Partial<KernelConfig>;
+  /** Several nodes on one PostgreSQL (docs/scaling.md). */
+  cluster?: Partial<ClusterConfig>;
   /** The depth tiers' tool sets. */
   gating?: GatingPolicy;
   /** Which plugins a fresh database enables, and each plugin's settings. */
@@ -38,6 +49,8 @@ export interface ServeOptions {
   metrics?: { enabled?: boolean; public?: boolean };
   /** OpenTelemetry traces (OTLP/HTTP); off unless given. */
   tracing?: TracingOptions;
+  /** Bearer JWTs of an external issuer (the coordinator's callers); off unless given. */
+  jwt?: JwtOptions;
 }
 
 export interface Running {
@@ -75,7 +88,9 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     // and, on PostgreSQL, its host (src/config/node-id.ts), so nodes sharing a database differ.
     kernel: { ...opts.kernel, nodeId: opts.kernel?.nodeId ?? deriveNodeId(opts.dataDir, opts.db ?? null) },
     ...(opts.gating ? { gating: opts.gating } : {}),
+    ...(opts.cluster ? { cluster: opts.cluster } : {}),
     ...(opts.plugins ? { plugins: opts.plugins } : {}),
+    ...(opts.jwt ? { jwt: opts.jwt } : {}),
   });
   const key = await ensureOperatorKey(warren.store, warren.kernel.ids, opts.dataDir);
   const http = await buildHttpServer(warren, {
@@ -112,6 +127,8 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   if (key.created) {
     out.write(`operator API key (shown once; also saved to ${key.file}, mode 0600):\n  ${key.key}\n`);
   }
+  const login = await http.uiLoginUrl(url);
+  if (login) out.write(`web UI: ${url}/  (one-time login link: ${login})\n`);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {

@@ -1,10 +1,14 @@
 import { dirname, join } from 'node:path';
 import type { Authority } from './auth/authenticate.ts';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
+import { isJwtPrincipal, type JwtOptions, JwtVerifier } from './auth/jwt.ts';
 import { loadSecret } from './auth/secret.ts';
 import { TokenSigner } from './auth/tokens.ts';
+import { Cluster } from './cluster/cluster.ts';
+import { type ClusterConfig, defaultClusterConfig } from './cluster/config.ts';
 import { deriveNodeId } from './config/node-id.ts';
 import type { KernelConfig } from './kernel/config.ts';
+import { WarrenError } from './kernel/errors.ts';
 import { Kernel } from './kernel/kernel.ts';
 import type { Principal } from './kernel/principal.ts';
 import { loadSecretsKey } from './kernel/secrets-key.ts';
@@ -14,7 +18,7 @@ import { PluginHost, type PluginSelection } from './plugins/host.ts';
 import { builtinPlugins } from './plugins/registry.ts';
 import { builtinRuntimes } from './runtimes/registry.ts';
 import type { Runtime } from './runtimes/types.ts';
-import { type Durability, isPostgresUrl } from './store/dialect.ts';
+import { type Durability, isPostgresUrl, splitSchema } from './store/dialect.ts';
 import { Store } from './store/store.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './syscalls/dispatch.ts';
 import type { InputLimits, SyscallContext } from './syscalls/types.ts';
@@ -30,6 +34,8 @@ export interface WarrenOptions {
   /** PostgreSQL schema (tests). */
   schema?: string;
   kernel?: Partial<KernelConfig>;
+  /** Several nodes on one PostgreSQL database (docs/scaling.md); `mode: 'on'` on SQLite is an error. */
+  cluster?: Partial<ClusterConfig>;
   /** Do not resume sessions yet (a server calls `kernel.resumeLost()` once it listens). */
   deferResume?: boolean;
   runtimes?: Runtime[];
@@ -50,6 +56,8 @@ export interface WarrenOptions {
   log?: Log;
   /** OpenTelemetry traces, a span per syscall; off unless given. */
   tracing?: TracingOptions;
+  /** Accept bearer JWTs of this issuer as well (operators of the token's zone). */
+  jwt?: JwtOptions;
 }
 
 /** What a surface passes along with a call besides the input. */
@@ -60,6 +68,9 @@ export type CallExtra = Pick<SyscallContext, 'signal' | 'progress'> & {
 
 /** One warren: a store, a kernel over it and the syscall table every surface calls. */
 export class Warren implements Authority {
+  /** Verifies bearer JWTs of an external issuer, when one is configured (auth/jwt.ts). */
+  jwt: JwtVerifier | null = null;
+
   private constructor(
     readonly store: Store,
     readonly kernel: Kernel,
@@ -74,6 +85,8 @@ export class Warren implements Authority {
     readonly metrics: WarrenMetrics | null,
     readonly log: Log,
     private readonly tracer: SyscallTracer | null,
+    /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
+    readonly cluster: Cluster | null,
   ) {}
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
@@ -81,6 +94,12 @@ export class Warren implements Authority {
     const ids = opts.ids ?? createIds(clock);
     const log = opts.log ?? stderrLog;
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
+    const clusterConfig = { ...defaultClusterConfig(), ...opts.cluster };
+    if (clusterConfig.mode === 'on' && !isPostgresUrl(url)) {
+      throw new Error(
+        'several nodes need PostgreSQL (--db postgres://…): a SQLite file belongs to one node (docs/scaling.md)',
+      );
+    }
     const store = await Store.open(
       {
         url,
@@ -113,9 +132,10 @@ export class Warren implements Authority {
     }
     const table = plugins.table;
     const gate = new Gate(table, opts.gating);
+    const runtimes = builtinRuntimes(opts.runtimes);
     const kernel = new Kernel({
       store,
-      runtimes: builtinRuntimes(opts.runtimes),
+      runtimes,
       clock,
       ids,
       toolPolicy: (depth, parentTools, allowlist, grants) =>
@@ -133,15 +153,44 @@ export class Warren implements Authority {
         ? null
         : new (await import('./observability/metrics.ts')).WarrenMetrics(store, kernel);
     metrics?.attach();
-    const warren = new Warren(store, kernel, table, gate, tokens, limits, plugins, metrics, log, tracer);
+    const pg = store.kind === 'postgres' && clusterConfig.mode !== 'off' ? splitSchema(url) : null;
+    const cluster = pg
+      ? new Cluster({
+          store,
+          kernel,
+          clock,
+          log,
+          config: clusterConfig,
+          url: pg.url,
+          schema: opts.schema ?? pg.schema,
+          runtimes: [...runtimes.keys()],
+        })
+      : null;
+    const warren = new Warren(
+      store,
+      kernel,
+      table,
+      gate,
+      tokens,
+      limits,
+      plugins,
+      metrics,
+      log,
+      tracer,
+      cluster,
+    );
+    if (opts.jwt) warren.jwt = new JwtVerifier(opts.jwt);
     const call = (principal: Principal, name: string, input: unknown) => warren.call(principal, name, input);
     kernel.setInvoker(call);
     try {
+      await cluster?.join();
       await kernel.start({ deferResume: opts.deferResume ?? false });
+      await cluster?.start();
       await plugins.start(kernel, store, call, { metrics: metrics?.registry ?? null, log });
     } catch (error) {
       await plugins.stop();
       await kernel.shutdown();
+      await cluster?.stop();
       metrics?.close();
       await tracer?.shutdown();
       await store.close();
@@ -161,6 +210,13 @@ export class Warren implements Authority {
       // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
       const who =
         principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
+      // A JWT of an external issuer reaches the coordinator's API and nothing else.
+      if (isJwtPrincipal(who) && this.table.get(name)?.plugin !== 'coordinator') {
+        throw new WarrenError(
+          'forbidden',
+          `a bearer JWT may call the coordinator's operations only, not ${name}`,
+        );
+      }
       return dispatch(
         this.table,
         this.policy,
@@ -190,6 +246,8 @@ export class Warren implements Authority {
   async close(): Promise<void> {
     await this.plugins.stop();
     await this.kernel.shutdown();
+    // After its agents stopped: the lease ends now and the other nodes take its sessions.
+    await this.cluster?.stop();
     this.metrics?.close();
     // Finished spans are sent before the store closes; an exporter that cannot reach its
     // collector must not keep the server from stopping.

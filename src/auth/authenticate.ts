@@ -1,6 +1,7 @@
 import { WarrenError } from '../kernel/errors.ts';
 import { DEFAULT_ZONE, type Principal } from '../kernel/principal.ts';
 import type { Store } from '../store/store.ts';
+import { type JwtVerifier, looksLikeJwt } from './jwt.ts';
 import { verifyOperatorKey } from './keys.ts';
 import type { TokenSigner } from './tokens.ts';
 
@@ -9,6 +10,8 @@ export interface Authority {
   store: Store;
   tokens: TokenSigner;
   toolsOf(tools: string | null, depth: number): readonly string[];
+  /** Bearer JWTs of an external issuer, when configured. */
+  jwt?: JwtVerifier | null;
 }
 
 const unauthenticated = (message: string) => new WarrenError('unauthenticated', message);
@@ -24,6 +27,7 @@ export async function authenticate(
   zone?: string,
 ): Promise<Principal> {
   if (!bearer) throw unauthenticated('missing credentials: send "Authorization: Bearer <key or token>"');
+  if (auth.jwt && looksLikeJwt(bearer)) return auth.jwt.verify(bearer);
   if (!bearer.startsWith('wst_')) {
     const name = await verifyOperatorKey(auth.store, bearer);
     if (!name) throw unauthenticated('invalid API key');

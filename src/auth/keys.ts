@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WarrenError } from '../kernel/errors.ts';
 import type { Store } from '../store/store.ts';
 import type { IdGenerator } from '../util/ids.ts';
+import { OPERATOR_KEY_FILE } from './key-file.ts';
 
-export const OPERATOR_KEY_FILE = 'operator.key';
+export { OPERATOR_KEY_FILE };
 
 const hash = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -53,4 +55,57 @@ export async function verifyOperatorKey(store: Store, key: string): Promise<stri
     .executeTakeFirst();
   if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(h))) return null;
   return row.name;
+}
+
+/** A new operator key named `name`: the key is returned once, only its hash is kept. */
+export async function createOperatorKey(store: Store, ids: IdGenerator, name: string, by: string) {
+  const key = `wk_${ids.secret(32)}`;
+  const id = `key_${ids.secret(8)}`;
+  const createdAt = await store.writer.write(async (tx) => {
+    await tx.db
+      .insertInto('operator_keys')
+      .values({ id, name, hash: hash(key), created_at: tx.now, revoked_at: null })
+      .execute();
+    tx.append({ zone: 'default', type: 'operator.key_created', actor: by, payload: { name, id } });
+    return tx.now;
+  });
+  return { id, name, key, createdAt };
+}
+
+/** Every operator key (never the key itself), oldest first. */
+export async function listOperatorKeys(store: Store) {
+  const rows = await store.reader
+    .selectFrom('operator_keys')
+    .select(['id', 'name', 'created_at', 'revoked_at'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(10_000)
+    .execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, revokedAt: r.revoked_at }));
+}
+
+/**
+ * Revoke a key by id: it stops working at once. The last live key is kept (revoking it
+ * would lock every operator out); create another first.
+ */
+export async function revokeOperatorKey(store: Store, id: string, by: string) {
+  return store.writer.write(async (tx) => {
+    const row = await tx.db.selectFrom('operator_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw new WarrenError('not_found', `operator key ${id} does not exist`, { what: 'key', id });
+    if (row.revoked_at !== null) return { id, revoked: false };
+    const live = await tx.db
+      .selectFrom('operator_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    if (Number(live.n) <= 1) {
+      throw new WarrenError(
+        'conflict',
+        'this is the last live operator key; create another before revoking it',
+      );
+    }
+    await tx.db.updateTable('operator_keys').set({ revoked_at: tx.now }).where('id', '=', id).execute();
+    tx.append({ zone: 'default', type: 'operator.key_revoked', actor: by, payload: { name: row.name, id } });
+    return { id, revoked: true };
+  });
 }

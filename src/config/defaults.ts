@@ -1,3 +1,4 @@
+import { defaultClusterConfig } from '../cluster/config.ts';
 import { defaultKernelConfig } from '../kernel/config.ts';
 
 /**
@@ -8,6 +9,7 @@ import { defaultKernelConfig } from '../kernel/config.ts';
  */
 export function configDefaults(): Record<string, unknown> {
   const k = defaultKernelConfig();
+  const c = defaultClusterConfig();
   return {
     'server.host': '127.0.0.1',
     'server.port': 7700,
@@ -15,6 +17,10 @@ export function configDefaults(): Record<string, unknown> {
     'server.db': null,
     'server.durability': 'process',
     nodeId: null,
+    'cluster.mode': c.mode,
+    'cluster.leaseMs': c.leaseMs,
+    'cluster.heartbeatMs': c.heartbeatMs,
+    'cluster.pollMs': c.pollMs,
     'limits.maxDepth': k.limits.maxDepth,
     'limits.maxChildren': k.limits.maxChildren,
     'limits.maxSessionsPerZone': k.limits.maxSessionsPerZone,
@@ -33,6 +39,10 @@ export function configDefaults(): Record<string, unknown> {
     sessionRetentionDays: k.sessionRetentionDays,
     'plugins.enable': null,
     'plugins.settings': {},
+    'auth.issuerUrl': null,
+    'auth.scope': 'agent:lifecycle',
+    'auth.zoneClaim': 'zone_id',
+    'auth.jwksCacheMax': 256,
     'log.level': 'info',
     'metrics.enabled': true,
     'metrics.public': false,

@@ -72,11 +72,27 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       ...(configuredDb ? { db: configuredDb } : {}),
       durability: v('server.durability'),
       kernel,
+      cluster: {
+        mode: v('cluster.mode'),
+        leaseMs: v('cluster.leaseMs'),
+        heartbeatMs: v('cluster.heartbeatMs'),
+        pollMs: v('cluster.pollMs'),
+      },
       gating: { tiers },
       plugins: {
         ...(v<string[] | null>('plugins.enable') ? { seed: v<string[]>('plugins.enable') } : {}),
         config: v<Record<string, unknown>>('plugins.settings'),
       },
+      ...(v<string | null>('auth.issuerUrl')
+        ? {
+            jwt: {
+              issuer: v<string>('auth.issuerUrl'),
+              scope: v<string>('auth.scope'),
+              zoneClaim: v<string>('auth.zoneClaim'),
+              cacheMax: v<number>('auth.jwksCacheMax'),
+            },
+          }
+        : {}),
       logLevel: v('log.level'),
       metrics: { enabled: v('metrics.enabled'), public: v('metrics.public') },
       ...(traces

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { operator } from '../kernel/principal.ts';
+import { packageRoot } from '../util/package-root.ts';
 import type { Warren } from '../warren.ts';
 
-export const DEMO_SCRIPT = fileURLToPath(new URL('../../examples/demo.yaml', import.meta.url));
+export const DEMO_SCRIPT = join(packageRoot(import.meta.url), 'examples', 'demo.yaml');
 
 interface Spawned {
   session: { id: string };

@@ -1,5 +1,7 @@
+import type { ExpressionBuilder } from 'kysely';
 import { killRecordedGroup, killRun } from '../runtimes/process.ts';
 import { sweepRunDir } from '../runtimes/rundir.ts';
+import type { Database } from '../store/schema.ts';
 import type { KernelContext } from './context.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { markPrefix } from './supervisor.ts';
@@ -59,11 +61,15 @@ export async function endOrphans(
 export async function recover(k: KernelContext): Promise<string[]> {
   return k.store.writer.write(async (tx) => {
     const live = ['pending', 'running', 'idle'] as const;
+    // This node's sessions only: other nodes on the database run theirs (docs/scaling.md).
+    const mine = (eb: ExpressionBuilder<Database, 'sessions'>) =>
+      eb.or([eb('owner_node', '=', k.node.id), eb('owner_node', 'is', null)]);
     const rows = await tx.db
       .selectFrom('sessions')
       .select(['id', 'zone', 'status'])
       .where('status', 'in', live)
       .where('depth', '>', 0)
+      .where(mine)
       .execute();
     if (rows.length > 0) {
       const reason = 'kernel restart';
@@ -72,6 +78,7 @@ export async function recover(k: KernelContext): Promise<string[]> {
         .set({ status: 'suspended', suspend_reason: reason, updated_at: tx.now })
         .where('status', 'in', live)
         .where('depth', '>', 0)
+        .where(mine)
         .execute();
       for (const r of rows) {
         tx.append({

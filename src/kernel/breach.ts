@@ -12,6 +12,7 @@ import {
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById, sessionRow } from './lookup.ts';
+import { agentLive } from './ownership.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { logSignal, requestTerm } from './signals.ts';
 
@@ -77,7 +78,7 @@ export async function breach(tx: WriteTx, core: Core, id: string, spent: Breach,
   tx.afterCommit(() => core.effects.armBudgetDeadline(id, null));
   // A SIGTERM already running its grace period stands; it ends as budget_exceeded now.
   if (row.term_deadline !== null) return;
-  if (core.effects.hasAgent(id)) {
+  if (agentLive(core, row)) {
     await requestTerm(tx, core, row, KERNEL_ACTOR, { reason: breachText(spent), budget: spent });
     return;
   }

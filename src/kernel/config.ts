@@ -38,8 +38,6 @@ export interface KernelConfig {
    * what this node left behind. Derived from the data dir (or database) by the assembly.
    */
   nodeId: string;
-  /** Where agents may run: `local` (this node) until remote runners exist. */
-  runners: string[];
 }
 
 export const defaultKernelConfig = (): KernelConfig => ({
@@ -53,5 +51,4 @@ export const defaultKernelConfig = (): KernelConfig => ({
   sessionRetentionDays: 7,
   publicUrl: null,
   nodeId: 'local',
-  runners: ['local'],
 });

@@ -4,6 +4,7 @@ import type { IdGenerator } from '../util/ids.ts';
 import type { Log } from '../util/log.ts';
 import type { KernelConfig } from './config.ts';
 import type { FdTable } from './fdtable.ts';
+import type { NodeRole } from './node.ts';
 import type { KernelObserver } from './observer.ts';
 import type { SecretBox } from './secrets.ts';
 import type { ToolPolicy } from './types.ts';
@@ -35,6 +36,8 @@ export interface Core {
   secretBox: SecretBox;
   /** Where diagnostics go (the server's logger, or stderr). */
   log: Log;
+  /** This node among those sharing the database: ownership, fencing, cluster-wide phases. */
+  node: NodeRole;
   /** Watchers of the hot paths (metrics); usually empty. */
   observers: KernelObserver[];
   /** The W3C trace context of the current call, when tracing is on (an agent's TRACEPARENT). */

@@ -43,6 +43,7 @@ export class Delivery {
   async attach(sessionId: string, handle: AgentHandle): Promise<void> {
     const pump = new Pump(this.core, sessionId, handle);
     this.pumps.set(sessionId, pump);
+    if (this.core.node.clustered) await this.core.fdTable.refresh(sessionId);
     await pump.backlog();
     pump.kick();
   }

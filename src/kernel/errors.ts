@@ -15,8 +15,12 @@ export const ERROR_STATUS = {
   dependency_cycle: 409,
   has_children: 409,
   already_answered: 409,
+  /** A session's turn is still running: queue the prompt or force it (the turns plugin). */
+  active_turn_exists: 409,
   runtime_unavailable: 422,
   over_budget: 422,
+  /** A repeat of an idempotent request (same Idempotency-Key) with a different body. */
+  idempotency_mismatch: 422,
   runtime_failed: 502,
   unavailable: 503,
   peer_gone: 410,

@@ -52,6 +52,25 @@ export class FdTable {
     for (const s of streams) this.streams.set(s.id, { name: s.name, selfEcho: s.self_echo === 1 });
   }
 
+  /**
+   * Take up the persisted cursors of one holder's fds (only ever forward): another node may
+   * have acknowledged past what this one saw before the session came here (a takeover).
+   */
+  async refresh(holder: string): Promise<void> {
+    const ids = this.byHolder.get(holder);
+    if (!ids || ids.size === 0) return;
+    const rows = await this.store.reader
+      .selectFrom('fds')
+      .select(['id', 'cursor'])
+      .where('holder', '=', holder)
+      .where('closed_at', 'is', null)
+      .execute();
+    for (const r of rows) {
+      const row = this.byId.get(r.id);
+      if (row && Number(r.cursor) > row.cursor) row.cursor = Number(r.cursor);
+    }
+  }
+
   stream(id: string): StreamMeta | undefined {
     return this.streams.get(id);
   }

@@ -45,7 +45,7 @@ export async function* follow(
   // Set when live events were dropped: everything past the cursor must come from the log.
   let dropped = false;
   let wake: (() => void) | undefined;
-  const unsubscribe = store.writer.onCommit((events) => {
+  const unsubscribe = store.writer.onAnyCommit((events) => {
     if (dropped) return;
     buffered.push(...events);
     if (buffered.length > maxBuffered) {

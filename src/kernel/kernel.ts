@@ -13,6 +13,7 @@ import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
+import type { EnvironmentProvider } from './environments.ts';
 import { forbidden } from './errors.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
@@ -20,6 +21,7 @@ import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
 import { CommitWatch, countSessions, type KernelHealth, kernelHealth } from './health.ts';
 import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
+import { type NodeRole, soloNode } from './node.ts';
 import type { KernelObserver } from './observer.ts';
 import {
   checkPersona,
@@ -32,7 +34,7 @@ import {
 import { DEFAULT_ZONE, type Principal, principalId } from './principal.ts';
 import * as proc from './proc.ts';
 import { openSession } from './reanimate.ts';
-import { Reconciler } from './reconcile.ts';
+import { type PhaseScope, Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
@@ -87,6 +89,7 @@ export class Kernel {
   private readonly reconciler: Reconciler;
   private unsubscribe: (() => void) | undefined;
   private started = false;
+  private unremote: (() => void) | undefined;
   /** Sessions that were live when the kernel last stopped, until resumed. */
   private lost: string[] = [];
   private readonly commits: CommitWatch;
@@ -116,6 +119,7 @@ export class Kernel {
       secretBox: new SecretBox(opts.secretsKey ?? randomBytes(32)),
       log: opts.log ?? stderrLog,
       observers: [] as KernelObserver[],
+      node: soloNode(this.config.nodeId),
       ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
     } as KernelContext;
     this.commits = new CommitWatch(() => this.clock.now());
@@ -150,10 +154,11 @@ export class Kernel {
     this.unwatch = this.store.writer.onBatch(this.commits.observe);
     await this.store.writer.write(async (tx) => ensureZone(tx, DEFAULT_ZONE));
     await this.k.fdTable.load();
-    this.unsubscribe = this.store.writer.onCommit((events) => {
+    this.unsubscribe = this.store.writer.onAnyCommit((events) => {
       this.k.fdTable.apply(events);
       this.k.delivery.onCommit(events);
     });
+    this.unremote = this.store.writer.onRemoteCommit((events) => this.remoteEffects(events));
     await endOrphans(this.k, this.runId);
     this.lost = await recover(this.k);
     await this.k.wall.armAll();
@@ -178,8 +183,44 @@ export class Kernel {
     await this.k.fdTable.flush();
     await this.store.writer.drained();
     this.unsubscribe?.();
+    this.unremote?.();
     this.unwatch?.();
   }
+
+  /** This node among those sharing the database (src/cluster/ sets its epoch and lock). */
+  get node(): NodeRole {
+    return this.k.node;
+  }
+
+  /**
+   * What another node committed that concerns an agent running here: its session was stopped
+   * or suspended over there (kill, SIGSTOP, a takeover), so the process goes; or a lost
+   * node's session was handed to this one, so it starts here. Locally the writer's
+   * after-commit effects do both.
+   */
+  private remoteEffects(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.type === 'session.status' && e.session_id) {
+        const to = e.payload.to;
+        if ((to === 'stopped' || to === 'suspended') && this.k.supervisor.has(e.session_id))
+          void this.k.supervisor.stop(e.session_id);
+      } else if (e.type === 'node.lost') {
+        const moved = (e.payload.moved ?? {}) as Record<string, string>;
+        this.adopt(Object.keys(moved).filter((id) => moved[id] === this.k.node.id));
+      }
+    }
+  }
+
+  /** Resume sessions handed to this node (a lost node's), a few at a time. */
+  adopt(ids: readonly string[]): void {
+    if (ids.length > 0 && this.started) void this.k.supervisor.resumeAll(ids);
+  }
+
+  /** Whether this node runs (or is starting) the session's agent. */
+  runsHere = (id: string): boolean => this.k.supervisor.has(id) || this.k.supervisor.isStarting(id);
+
+  /** Fenced (this node lost its lease): end every agent process it runs, write nothing for them. */
+  stopAgents = (): Promise<void> => this.k.supervisor.stopRunning();
 
   /** Watch the hot paths (delivery, reconcile phases): metrics. Returns how to stop. */
   observe(observer: KernelObserver): () => void {
@@ -201,9 +242,31 @@ export class Kernel {
   /** This node's agent processes: running, and being started. */
   agentCounts = () => this.k.supervisor.counts();
 
-  /** A plugin's reconcile phase: runs after the kernel's own, each tick, errors isolated. */
-  addReconcilePhase(phase: { name: string; run(): Promise<void> }): void {
-    this.reconciler.phases.push(phase);
+  /**
+   * A plugin's reconcile phase: runs after the kernel's own, each tick, errors isolated.
+   * `scope: 'cluster'` runs it on one node at a time when several share the database (a
+   * PostgreSQL try-lock); `node` (the default) on every node.
+   */
+  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope }): void {
+    this.reconciler.phases.push({ scope: 'node', ...phase });
+  }
+
+  /**
+   * A plugin that runs agents elsewhere (remote runners) serves the environments `<kind>:<name>`:
+   * spawns naming one start their agents through it (environments.ts).
+   */
+  provideEnvironments(kind: string, provider: EnvironmentProvider): void {
+    this.k.supervisor.environments.provide(kind, provider);
+  }
+
+  /** Whether agents can be started in `environment` now (`local` always can). */
+  environmentOnline(environment: string): boolean {
+    return this.k.supervisor.environments.online(environment);
+  }
+
+  /** A typed `not_found` unless `environment` exists (offline is fine: a task waits for it). */
+  checkEnvironment(environment: string): void {
+    this.k.supervisor.environments.check(environment);
   }
 
   /** Run one reconciliation tick now (tests, operators). */
@@ -335,6 +398,7 @@ export class Kernel {
   personaCreate = (p: Principal, input: PersonaInput, replace = false) => {
     const zone = operatorOnly(p, 'personas are kept by operators');
     checkPersona(input, (runtime) => this.k.supervisor.runtime(runtime));
+    if (input.environmentId !== undefined) this.checkEnvironment(input.environmentId);
     return this.store.writer.write((tx) => putPersona(tx, zone, input, principalId(p), replace));
   };
   /** Operators and sessions read their zone's personas (an orchestrator picks one for a child). */

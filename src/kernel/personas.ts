@@ -40,6 +40,8 @@ export interface PersonaSettings {
   cwd?: string;
   /** Runtime-specific configuration (a script, a command line …), under the request's. */
   config?: Record<string, unknown>;
+  /** Where its sessions run (`local`, `runner:<name>`) unless the spawn names another. */
+  environmentId?: string;
 }
 
 export interface PersonaInput extends PersonaSettings {
@@ -248,6 +250,7 @@ export async function applyPersona(
   const budget = narrowBudget(p.budget, req.budget);
   const cwd = req.cwd ?? p.cwd ?? p.grants?.cwd?.[0];
   const model = req.model ?? p.model;
+  const runner = req.runner ?? p.environmentId;
   return {
     persona: p,
     req: {
@@ -262,6 +265,7 @@ export async function applyPersona(
       ...(budget ? { budget } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
       ...(model !== undefined ? { model } : {}),
+      ...(runner !== undefined ? { runner } : {}),
       ...(p.systemPrompt !== undefined ? { systemPrompt: p.systemPrompt } : {}),
       // The persona's own tool rules, applied before the request's (both only narrow).
       personaTools: { allowlist: p.tools, grants: p.grants },

@@ -34,17 +34,6 @@ export interface SpawnOptions {
 }
 
 export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
-  // Until remote runners exist, naming one that does not is an error, not a silent local run.
-  if (req.runner !== undefined && !k.config.runners.includes(req.runner)) {
-    throw new WarrenError(
-      'not_found',
-      `runner ${JSON.stringify(req.runner)} does not exist; known: ${k.config.runners.join(', ')}`,
-      {
-        what: 'runner',
-        id: req.runner,
-      },
-    );
-  }
   // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
   // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
   const db = k.store.reader;
@@ -52,7 +41,8 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, o
   const held = parent ? heldBy(k, p, parent) : { tools: null, grants: UNRESTRICTED };
   const { req: eff } = await applyPersona(db, p.zone, req, held);
   if (parent) childGrants(p, parent, eff);
-  k.supervisor.runtime(eff.runtime).validate({
+  // Where it runs: an unknown or offline environment is a typed error before anything is written.
+  k.supervisor.environments.runtime(eff.runner ?? 'local', eff.runtime).validate({
     prompt: eff.prompt ?? null,
     config: eff.config ?? {},
     cwd: eff.cwd ?? null,

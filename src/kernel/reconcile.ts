@@ -6,6 +6,7 @@ import { DriftWatch } from './drift.ts';
 import { endSession, isHeld } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { TickReport } from './observer.ts';
+import { ownedHere } from './ownership.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { retireRows } from './retire.ts';
 import { setStatus } from './status.ts';
@@ -17,9 +18,17 @@ export interface ReconcileHooks {
   isStarting?(sessionId: string): boolean;
 }
 
+/**
+ * Where a phase runs when several nodes share the database: `cluster` on one node at a time
+ * (a PostgreSQL try-lock; the others skip it that tick), `node` on each (what only that node
+ * can do: its own agents, its in-memory cursors). Alone, every phase runs.
+ */
+export type PhaseScope = 'cluster' | 'node';
+
 interface Phase {
   name: string;
   run(): Promise<void>;
+  scope: PhaseScope;
 }
 
 const BATCH = 500;
@@ -46,14 +55,18 @@ export class Reconciler {
     private readonly hooks: ReconcileHooks,
   ) {
     this.phases = [
-      { name: 'term-deadlines', run: () => this.termDeadlines() },
-      { name: 'ttl', run: () => this.ttl() },
-      { name: 'budget-wall', run: () => wallPhase(this.core, BATCH) },
-      { name: 'lost-agents', run: () => this.lostAgents() },
-      { name: 'unheld', run: () => this.unheld() },
-      { name: 'cursors', run: () => this.core.fdTable.flush() },
-      { name: 'retention', run: () => this.retention() },
-      { name: 'row-retention', run: () => retireRows(this.core, KERNEL_ACTOR).then(() => {}) },
+      { name: 'term-deadlines', run: () => this.termDeadlines(), scope: 'cluster' },
+      { name: 'ttl', run: () => this.ttl(), scope: 'cluster' },
+      { name: 'budget-wall', run: () => wallPhase(this.core, BATCH), scope: 'cluster' },
+      { name: 'lost-agents', run: () => this.lostAgents(), scope: 'node' },
+      { name: 'unheld', run: () => this.unheld(), scope: 'cluster' },
+      { name: 'cursors', run: () => this.core.fdTable.flush(), scope: 'node' },
+      { name: 'retention', run: () => this.retention(), scope: 'cluster' },
+      {
+        name: 'row-retention',
+        run: () => retireRows(this.core, KERNEL_ACTOR).then(() => {}),
+        scope: 'cluster',
+      },
     ];
   }
 
@@ -95,7 +108,8 @@ export class Reconciler {
       const t0 = performance.now();
       let failure: unknown;
       try {
-        await phase.run();
+        if (phase.scope === 'cluster') await this.core.node.once(phase.name, () => phase.run());
+        else await phase.run();
       } catch (error) {
         failure = error;
         const message = (error as Error)?.message ?? String(error);
@@ -139,11 +153,13 @@ export class Reconciler {
     let ids: string[];
     if (this.full) {
       this.drift.agents.clear();
+      // Only this node's: another node's agents run there (docs/scaling.md).
       const live = await this.core.store.reader
         .selectFrom('sessions')
         .select('id')
         .where('status', 'in', ['running', 'idle'])
         .where('depth', '>', 0)
+        .where((eb) => eb.or([eb('owner_node', '=', this.core.node.id), eb('owner_node', 'is', null)]))
         .execute();
       ids = live.map((r) => r.id);
     } else ids = await this.stillLive(DriftWatch.take(this.drift.agents).filter((id) => !here(id)));
@@ -153,7 +169,7 @@ export class Reconciler {
       for (const id of lost) {
         if (here(id)) continue;
         const row = await sessionById(tx.db, id);
-        if (row && (row.status === 'running' || row.status === 'idle')) {
+        if (row && ownedHere(this.core.node, row) && (row.status === 'running' || row.status === 'idle')) {
           await setStatus(tx, this.core, row, 'suspended', { reason: 'transport lost' });
         }
       }

@@ -8,6 +8,7 @@ import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
+import { holdsLease } from './ownership.ts';
 import { setStatus } from './status.ts';
 import { recordUsage } from './usage.ts';
 
@@ -138,6 +139,8 @@ export interface SinkHooks {
   forget(sessionId: string): void;
   /** A SIGTERMed session went idle: ask its agent to end. */
   finish(sessionId: string): void;
+  /** The session is another node's now: end this node's agent for it, record nothing. */
+  fenced(sessionId: string): void;
   /** This kernel run, recorded with every agent process it starts. */
   runId: string;
 }
@@ -152,7 +155,13 @@ export function agentSink(
 ): AgentSink {
   const id = row.id;
   const zone = row.zone;
-  const apply = (fn: (tx: WriteTx, r: SessionsTable) => Promise<void>) => reports.apply(id, fn);
+  // Fencing (ownership.ts): once another node owns the session, this node's agent for it
+  // writes nothing more (its exit included) and is ended here.
+  const apply = (fn: (tx: WriteTx, r: SessionsTable) => Promise<void>) =>
+    reports.apply(id, async (tx, r) => {
+      if (holdsLease(core.node, r)) return fn(tx, r);
+      hooks.fenced(id);
+    });
   const setActivity = async (tx: WriteTx, r: SessionsTable, text: string | null) => {
     if ((r.activity ?? null) === text) return;
     await tx.db.updateTable('sessions').set({ activity: text }).where('id', '=', id).execute();
@@ -172,7 +181,9 @@ export function agentSink(
     event: (type, payload) =>
       reports.apply(
         id,
-        async (tx) => {
+        async (tx, r) => {
+          // Alone, no row is read for it; in a cluster the row says whether this node still owns it.
+          if (core.node.clustered && !holdsLease(core.node, r)) return hooks.fenced(id);
           tx.append({
             zone,
             type: `session.${type}`,
@@ -182,7 +193,7 @@ export function agentSink(
             payload: redactCredentials(payload),
           });
         },
-        { needsRow: false },
+        { needsRow: core.node.clustered },
       ),
     usage: (u) =>
       apply(async (tx, r) => {
@@ -261,6 +272,10 @@ async function recordExit(tx: WriteTx, core: Core, r: SessionsTable, result: Age
   await tx.db.deleteFrom('agent_procs').where('session_id', '=', r.id).execute();
   if (r.status === 'stopped') return;
   if (r.status === 'suspended') return; // disposed on purpose (SIGSTOP, lost transport)
+  if (result.reason === 'lost') {
+    await setStatus(tx, core, r, 'suspended', { reason: result.error ?? 'transport lost' });
+    return;
+  }
   if (result.reason === 'crashed' && result.signal && LOST_BY.has(result.signal)) {
     await setStatus(tx, core, r, 'suspended', {
       reason: `agent process ended by ${result.signal} from outside warren`,

@@ -108,7 +108,7 @@ export async function spawnInTx(
   const ancestors = isInit(parent.id) ? [] : [parent.id, ...parseIds(parent.ancestors)];
   const ttlSeconds = req.ttlSeconds ?? core.config.defaultTtlSeconds ?? null;
   const spec = {
-    prompt: req.prompt ?? null,
+    prompt: withContext(req.context?.text, req.prompt),
     config: req.config ?? {},
     cwd: granted.cwd,
     model: req.model ?? null,
@@ -170,7 +170,8 @@ export async function spawnInTx(
       runtime: session.runtime,
       runner: session.runner,
       title: session.title,
-      prompt: spec.prompt,
+      prompt: req.prompt ?? null,
+      ...(req.context ? { context: req.context.digest } : {}),
       pipe: req.pipe ?? 'detach',
       parentClose: session.parent_close,
       ...(persona ? { persona: persona.name } : {}),
@@ -262,3 +263,7 @@ async function countLive(
   const row = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/** The first prompt a runtime gets: start context (when there is one) ahead of the prompt. */
+const withContext = (context: string | undefined, prompt: string | undefined): string | null =>
+  context ? (prompt ? `${context}\n\n${prompt}` : context) : (prompt ?? null);

@@ -6,9 +6,11 @@ import { parseJson } from '../util/json.ts';
 import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
+import { Environments } from './environments.ts';
 import { WarrenError } from './errors.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
+import { claim, claimable } from './ownership.ts';
 import type { Principal } from './principal.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
 import { resolveSecretEnv, scrubbingSink } from './secrets.ts';
@@ -34,6 +36,8 @@ export class Supervisor {
   private readonly reports: ReportQueue;
   private readonly hooks: SinkHooks;
   private closing = false;
+  /** Where agents run: this node's runtimes, and the environments plugins provide (runners). */
+  readonly environments: Environments;
   /** The last `resumeAll`: how many of how many have been tried (`warren status`). */
   resuming = { done: 0, total: 0 };
   invoke: SyscallInvoker = async () => {
@@ -42,7 +46,7 @@ export class Supervisor {
 
   constructor(
     private readonly core: Core,
-    private readonly runtimes: RuntimeRegistry,
+    runtimes: RuntimeRegistry,
     private readonly delivery: Delivery,
     runId: string,
     // Without the assembly's signer, tokens are signed with a key that dies with this kernel.
@@ -51,6 +55,7 @@ export class Supervisor {
       return (id: string, gen: number) => signer.mint(id, gen);
     })(),
   ) {
+    this.environments = new Environments(runtimes);
     this.reports = new ReportQueue(core);
     this.hooks = {
       runId,
@@ -59,6 +64,10 @@ export class Supervisor {
         this.delivery.detach(id);
       },
       finish: (id) => this.finish(id),
+      fenced: (id) => {
+        this.core.log.warn({ session: id }, 'session owned by another node now: ending its agent here');
+        void this.stop(id);
+      },
     };
   }
 
@@ -80,17 +89,7 @@ export class Supervisor {
   }
 
   runtime(name: string) {
-    const rt = this.runtimes.get(name);
-    if (!rt) {
-      throw new WarrenError(
-        'runtime_unavailable',
-        `unknown runtime ${JSON.stringify(name)}; known: ${[...this.runtimes.keys()].join(', ')}`,
-        {
-          runtime: name,
-        },
-      );
-    }
-    return rt;
+    return this.environments.localRuntime(name);
   }
 
   /** Start or resume a session's agent. Failure to start ends the session as crashed. */
@@ -108,12 +107,21 @@ export class Supervisor {
     const traceparent = this.core.traceContext?.();
     const row = await sessionById(this.core.store.reader, sessionId);
     if (!row || row.status === 'stopped') return;
+    // A session of an environment that is offline (its runner dropped) stays suspended: it
+    // is resumed when the environment comes back, not crashed for being unreachable.
+    if (how === 'resume' && !this.environments.online(row.runner)) return;
     let sink = this.sinkFor(row);
     try {
-      const rt = this.runtime(row.runtime);
+      const rt = this.environments.runtime(row.runner, row.runtime);
       // Running before the agent starts, so its first reports (idle, output) land after this.
       let gen = row.token_gen ?? 0;
+      let elsewhere = false;
       await this.reports.apply(sessionId, async (tx, r) => {
+        // Another node runs it (or is taking it over): one process per session, cluster-wide.
+        if (!claimable(this.core.node, r) || !(await claim(tx, this.core.node, r))) {
+          elsewhere = true;
+          return;
+        }
         gen = r.token_gen ?? 0;
         if (how === 'resume') {
           // A new token for the new process: whatever still holds the old one (an orphan of a
@@ -125,6 +133,7 @@ export class Supervisor {
           await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
         }
       });
+      if (elsewhere) return;
       const { spec, secrets } = await this.specOf(row);
       sink = scrubbingSink(sink, secrets);
       const ctx: AgentContext = {
@@ -189,6 +198,12 @@ export class Supervisor {
       }
     };
     return Promise.all(Array.from({ length: Math.min(inFlight, ids.length) }, worker)).then(() => {});
+  }
+
+  /** End every agent process this node runs, and keep taking starts (a fenced node's reset). */
+  async stopRunning(): Promise<void> {
+    await Promise.all([...this.starting.values()].map((p) => p.catch(() => {})));
+    await Promise.all([...this.handles.keys()].map((id) => this.stop(id)));
   }
 
   async stopAll(): Promise<void> {

@@ -5,6 +5,7 @@ import { parseJson } from '../util/json.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionRow } from './lookup.ts';
+import { agentLive } from './ownership.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { logSignal, requestTerm } from './signals.ts';
 
@@ -25,7 +26,7 @@ export async function termOrKill(
   actor: string,
   graceful: boolean,
 ): Promise<StopOutcome> {
-  if (graceful && core.effects.hasAgent(row.id)) {
+  if (graceful && agentLive(core, row)) {
     return { signal: 'SIGTERM', deadline: await requestTerm(tx, core, row, actor) };
   }
   logSignal(

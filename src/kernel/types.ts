@@ -39,6 +39,12 @@ export interface SpawnRequest {
   budget?: Budget;
   /** Who may wake it by writing to it while it is suspended (default: operators). */
   wakeOnInput?: 'operator' | 'any' | 'never';
+  /**
+   * Context put ahead of the first prompt (a plugin's start context: docs/plugins.md). Not a
+   * syscall input: only plugins set it. The runtime gets `text` before `prompt`; the log's
+   * `session.spawned` gets `digest` (a reference and a hash), never the text.
+   */
+  context?: { text: string; digest: Record<string, unknown> };
 }
 
 /** A request with its persona applied (personas.ts): what the one spawn path really runs. */

@@ -29,7 +29,7 @@ export async function waitChild(
   const mark = await k.store.log.head();
   const deadline = k.clock.now() + Math.min(opts.waitMs ?? k.config.maxWaitMs, k.config.maxWaitMs);
   let wake: () => void = () => {};
-  const unsubscribe = k.store.writer.onCommit((events) => {
+  const unsubscribe = k.store.writer.onAnyCommit((events) => {
     if (events.some((e) => e.session_id === id && e.type === 'session.status')) wake();
   });
   const unTurn = k.delivery.onTurnRecorded((sid) => {
@@ -57,9 +57,12 @@ export async function waitChild(
         };
       }
       let timer: TimerHandle | undefined;
+      // Another node runs it: the turn's acknowledgement reaches this node only as a flushed
+      // cursor (no event), so look again shortly rather than only on the next event.
+      const nap = elsewhere(k, id) ? Math.min(left, REMOTE_RECHECK_MS) : left;
       await Promise.race([
         changed,
-        new Promise<void>((r) => (timer = k.clock.setTimeout(r, left, { keepAlive: true }))),
+        new Promise<void>((r) => (timer = k.clock.setTimeout(r, nap, { keepAlive: true }))),
       ]);
       if (timer) k.clock.clearTimeout(timer);
     }
@@ -72,9 +75,10 @@ export async function waitChild(
 
 /** Whether input up to `mark` on a session's async fds is still unacknowledged (not yet taken by a finished turn). */
 export async function hasUntakenInput(k: KernelContext, id: string, mark: number): Promise<boolean> {
+  const persisted = await persistedCursors(k, id);
   for (const fd of k.fdTable.heldBy(id)) {
     if (fd.mode !== 'async' || !canRead(fd.perm)) continue;
-    const acked = k.fdTable.acked(fd.id);
+    const acked = Math.max(k.fdTable.acked(fd.id), persisted.get(fd.id) ?? 0);
     if (acked >= mark) continue;
     const selfEcho = k.fdTable.stream(fd.stream_id)?.selfEcho ?? false;
     let q = k.store.reader
@@ -88,4 +92,25 @@ export async function hasUntakenInput(k: KernelContext, id: string, mark: number
     if (await q.limit(1).executeTakeFirst()) return true;
   }
   return false;
+}
+
+/** How often a wait on a session another node runs looks at its cursors again. */
+const REMOTE_RECHECK_MS = 100;
+
+const elsewhere = (k: KernelContext, id: string) =>
+  k.node.clustered && !k.supervisor.has(id) && !k.supervisor.isStarting(id);
+
+/**
+ * The session's cursors as another node last flushed them: this node's fd index only knows
+ * the acknowledgements it made itself. Alone (or running it here), nothing to read.
+ */
+async function persistedCursors(k: KernelContext, id: string): Promise<Map<string, number>> {
+  if (!elsewhere(k, id)) return new Map();
+  const rows = await k.store.reader
+    .selectFrom('fds')
+    .select(['id', 'cursor'])
+    .where('holder', '=', id)
+    .where('closed_at', 'is', null)
+    .execute();
+  return new Map(rows.map((r) => [r.id, Number(r.cursor)]));
 }

@@ -33,10 +33,25 @@ export async function readEnablement(
   const rows = await store.reader.selectFrom('plugins').select(['name', 'enabled']).execute();
   const missing = optional.filter((p) => !rows.some((r) => r.name === p.name));
   if (missing.length > 0) {
+    // Enabled by default only when what it depends on is: a plugin new to a database whose
+    // operator disabled its dependency must not stop the server from starting.
+    const decided = new Map(rows.map((r) => [r.name, r.enabled === 1]));
+    const isOn = (name: string, path: readonly string[] = []): boolean => {
+      const p = known.find((k) => k.name === name);
+      // An unknown dependency or a cycle: left for the load order to name as the start-up error.
+      if (!p || path.includes(name)) return true;
+      if (p.required) return true;
+      const stored = decided.get(name);
+      if (stored !== undefined) return stored;
+      const on =
+        seed === undefined ? (p.dependsOn ?? []).every((d) => isOn(d, [...path, name])) : seed.includes(name);
+      decided.set(name, on);
+      return on;
+    };
     await store.writer.write(async (tx) => {
       for (const p of missing) {
         // Another node seeding the same database at the same moment wins: its row stands.
-        await writeRow(tx, p.name, seed === undefined || seed.includes(p.name), 'seed', false);
+        await writeRow(tx, p.name, isOn(p.name), 'seed', false);
       }
     });
   }

@@ -7,7 +7,14 @@ import type { Syscall } from '../syscalls/types.ts';
 import { type Log, stderrLog } from '../util/log.ts';
 import { readEnablement, recordLoaded } from './enablement.ts';
 import { loadOrder } from './order.ts';
-import type { DurableAttachments, Plugin, PluginContext, PluginInstance } from './types.ts';
+import type {
+  DurableAttachments,
+  Plugin,
+  PluginContext,
+  PluginInstance,
+  StartContextPart,
+  StartContextTask,
+} from './types.ts';
 
 /** What a host needs to know before the kernel exists: which plugins, with which config. */
 export interface PluginSelection {
@@ -108,6 +115,7 @@ export class PluginHost {
         call,
         metrics: shared.metrics ?? null,
         log,
+        startContext: (task) => this.startContext(task),
         plugin: <T>(name: string) => {
           if (!(p.dependsOn ?? []).includes(name)) {
             throw new Error(`plugin ${p.name} reaches ${name} without depending on it`);
@@ -118,7 +126,11 @@ export class PluginHost {
       this.instances.set(p.name, instance);
       this.started.push(p);
       for (const phase of instance.phases ?? []) {
-        kernel.addReconcilePhase({ name: `${p.name}:${phase.name}`, run: () => phase.run() });
+        kernel.addReconcilePhase({
+          name: `${p.name}:${phase.name}`,
+          run: () => phase.run(),
+          scope: phase.scope ?? 'node',
+        });
       }
       if (instance.onCommit) {
         const listener = instance.onCommit.bind(instance);
@@ -145,6 +157,27 @@ export class PluginHost {
       );
     }
     return instance as T;
+  }
+
+  /** Every loaded plugin's start context for `task`, in load order (plugins.md, start context). */
+  async startContext(task: StartContextTask): Promise<StartContextPart[]> {
+    const parts: StartContextPart[] = [];
+    for (const [plugin, instance] of this.instances) {
+      if (!instance.startContext) continue;
+      try {
+        const part = await instance.startContext(task);
+        if (part?.text) parts.push({ text: part.text, ref: { plugin, ...part.ref } });
+      } catch (error) {
+        // A session starts without a contribution rather than not at all.
+        this.log.error({ plugin, err: error, task: task.id }, `plugin ${plugin}: start context failed`);
+      }
+    }
+    return parts;
+  }
+
+  /** The loaded plugins' instances, in load order. */
+  instancesInOrder(): PluginInstance[] {
+    return [...this.instances.values()];
   }
 
   has(name: string): boolean {

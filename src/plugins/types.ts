@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Migration } from 'kysely';
 import type { Registry } from 'prom-client';
 import type { z } from 'zod';
@@ -59,12 +61,43 @@ export interface PluginContext<C = unknown> {
   metrics: Registry | null;
   /** Where the plugin's diagnostics go (the server's logger). */
   log: Log;
+  /**
+   * What the loaded plugins contribute to the start of a task's session (each instance's
+   * `startContext`), in load order; a contributor that fails is logged and left out. The
+   * plugin that spawns task sessions (orchestration) calls it before each spawn.
+   */
+  startContext(task: StartContextTask): Promise<StartContextPart[]>;
+}
+
+/** The task whose session is about to start, as a start-context contributor sees it. */
+export interface StartContextTask {
+  zone: string;
+  id: string;
+  title: string;
+  prompt: string;
+  /** Its session's attempt number (1 for the first). */
+  attempt: number;
+}
+
+/** One plugin's contribution to a session's start context. */
+export interface StartContextPart {
+  /** The text put ahead of the first prompt (the contributor keeps it within its own budget). */
+  text: string;
+  /** What the log records instead of the text: ids and versions of what was included. */
+  ref: Record<string, unknown>;
 }
 
 /** A reconcile phase: repairs what the event path missed; must cost what changed. */
 export interface ReconcilePhase {
   name: string;
   run(): Promise<void>;
+  /**
+   * With several nodes on one database (docs/scaling.md): `cluster` runs the phase on one
+   * node at a time (a PostgreSQL try-lock; the others skip that tick) — for work that must
+   * happen once (deadlines, retention, dispatch, schedules); `node` (the default) on every
+   * node — for what concerns that node's own agents or memory. Alone, both simply run.
+   */
+  scope?: 'cluster' | 'node';
 }
 
 /**
@@ -120,7 +153,22 @@ export interface PluginInstance {
    */
   onCommit?(events: readonly LogEvent[]): void;
   targets?: SessionTargets;
+  /**
+   * Context for a task's session before it starts (prompt prefix): null when it has nothing.
+   * Called by the spawning plugin through `PluginContext.startContext`.
+   */
+  startContext?(task: StartContextTask): Promise<StartContextPart | null>;
+  /** HTTP upgrades on the server's port it serves (a runner's WebSocket). */
+  upgrades?: Upgrades;
   stop?(): Promise<void>;
+}
+
+/** A plugin's WebSocket endpoint on the server's port. */
+export interface Upgrades {
+  /** True when the plugin took the socket (it authenticates it itself), false to leave it. */
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** The HTTP server is closing: end the upgraded connections (they would hold it open). */
+  close(): void;
 }
 
 /** Keeps a plugin's config type while collecting plugins in one list. */

@@ -60,7 +60,11 @@ export interface AgentProcess {
 }
 
 export interface AgentExit {
-  reason: 'completed' | 'crashed';
+  /**
+   * `lost`: the wire to the agent broke (its runner disconnected), the process is not known to
+   * have ended: the session is suspended, not ended (seed 001: drops suspend), `error` says why.
+   */
+  reason: 'completed' | 'crashed' | 'lost';
   error?: string;
   code?: number | null;
   /** The signal that ended the process, when warren did not send it: the agent was lost, not failed. */

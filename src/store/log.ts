@@ -11,12 +11,18 @@ export const MAX_READ_LIMIT = 10_000;
 export interface EventQuery {
   zone?: string;
   type?: string;
+  /** Only this session's events (`session_id`). */
+  session?: string;
+  /** Only this stream's events (`stream_id`). */
+  stream?: string;
   /** Epoch ms, inclusive. */
   since?: number;
   /** Epoch ms, inclusive. */
   until?: number;
   /** Only events with a smaller seq: pages backwards. */
   before?: number;
+  /** Only events with a larger seq, oldest first: a forward cursor (resume from the last seq seen). */
+  after?: number;
   limit?: number;
 }
 
@@ -57,11 +63,14 @@ export class LogReader {
     let query = this.db.selectFrom('events').selectAll();
     if (q.zone !== undefined) query = query.where('zone', '=', q.zone);
     if (q.type !== undefined) query = query.where('type', '=', q.type);
+    if (q.session !== undefined) query = query.where('session_id', '=', q.session);
+    if (q.stream !== undefined) query = query.where('stream_id', '=', q.stream);
     if (q.since !== undefined) query = query.where('ts', '>=', q.since);
     if (q.until !== undefined) query = query.where('ts', '<=', q.until);
     if (q.before !== undefined) query = query.where('seq', '<', q.before);
+    if (q.after !== undefined) query = query.where('seq', '>', q.after);
     const rows = await query
-      .orderBy('seq', 'desc')
+      .orderBy('seq', q.after !== undefined ? 'asc' : 'desc')
       .limit(clampLimit(q.limit, DEFAULT_EVENTS_LIMIT))
       .execute();
     return rows.map(toLogEvent);

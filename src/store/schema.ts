@@ -85,6 +85,10 @@ export interface SessionsTable {
   subtree_output_tokens: number;
   subtree_cost_usd: number;
   subtree_turns: number;
+  /** The node that owns its agent process (docs/scaling.md); null until one started it. */
+  owner_node?: string | null;
+  /** That node's epoch when it took the session: its fencing token. */
+  owner_epoch?: number | null;
 }
 
 export interface StreamsTable {
@@ -146,6 +150,14 @@ export interface OperatorKeysTable {
   revoked_at: number | null;
 }
 
+/** A browser login (the web UI's cookie session): only a hash of the cookie's token is kept. */
+export interface UiSessionsTable {
+  token_hash: string;
+  operator: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -162,6 +174,22 @@ export interface AgentProcsTable {
   /** The kernel run that started it. */
   run_id: string;
   started_at: number;
+}
+
+/** A server process on this database (docs/scaling.md): its lease and fencing epoch. */
+export interface NodesTable {
+  id: string;
+  /** Its public URL, once it listens. */
+  address: string | null;
+  /** JSON array of the runtimes it can run. */
+  runtimes: string;
+  /** Bumped at every join: a node that lost its lease and comes back is a new epoch. */
+  epoch: number;
+  /** `live`, `left` (stopped cleanly) or `lost` (its lease ran out and others took over). */
+  state: string;
+  joined_at: number;
+  heartbeat_at: number;
+  lease_until: number;
 }
 
 /** A named secret of a zone; the value is sealed (secrets.ts), never stored in clear. */
@@ -184,9 +212,11 @@ export interface Database {
   operator_keys: OperatorKeysTable;
   settings: SettingsTable;
   agent_procs: AgentProcsTable;
+  nodes: NodesTable;
   secrets: SecretsTable;
   plugins: PluginsTable;
   personas: PersonasTable;
+  ui_sessions: UiSessionsTable;
 }
 
 /** A named agent configuration of a zone (personas.ts); spawns start from it by name. */

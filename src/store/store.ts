@@ -89,7 +89,9 @@ async function migrate(conn: Connections, provider: MigrationProvider, table?: s
   // table in one) that another node or test drops in that instant fails the look-up ("schema …
   // does not exist", "column … of relation … does not exist"), though it says nothing about
   // ours. Such a race — a failure before any migration ran — is retried; anything else is not.
-  for (let retry = 0; retry < 5 && error && catalogRace(error, results, migrationTableSchema); retry++) {
+  // With a pause that grows: on a loaded machine several schemas go in one burst of drops.
+  for (let retry = 0; retry < 8 && error && catalogRace(error, results, migrationTableSchema); retry++) {
+    await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** retry));
     ({ error, results } = await migrator.migrateToLatest());
   }
   if (error) {

@@ -74,6 +74,15 @@ ins as (insert into events (seq, id, zone, ts, type, actor, session_id, stream_i
     with ordinality as v(id, zone, type, actor, session_id, stream_id, payload, n))
 select seq from h`;
 
+/**
+ * The same, announcing the batch's last seq on a channel as it commits (NOTIFY is
+ * transactional): other nodes on the database wake up and read the log from their cursor.
+ */
+const PG_SEQUENCE_NOTIFY_SQL = PG_SEQUENCE_SQL.replace(
+  'select seq from h',
+  'select seq, pg_notify($10, seq::text) from h',
+);
+
 /** Rows per multi-row insert on PostgreSQL (x 9 parameters, well under its 65 535). */
 const PG_INSERT_CHUNK = 500;
 
@@ -101,6 +110,21 @@ export class GroupCommitWriter {
   private running = false;
   private closed = false;
   private listeners = new Set<CommitListener>();
+  /** Listeners of every node's commits, in seq order (see `onAnyCommit`). */
+  private anyListeners = new Set<CommitListener>();
+  /** Listeners of other nodes' commits only. */
+  private remoteListeners = new Set<CommitListener>();
+  /**
+   * Set by the cluster assembly: `onAnyCommit` listeners then hear this node's commits too
+   * from the cluster's ordered feed (`publishOrdered`), interleaved with the other nodes' in
+   * seq order, instead of straight from the commit path.
+   */
+  orderedFanOut = false;
+  /**
+   * PostgreSQL with several nodes: the channel each commit is announced on (set by the
+   * cluster assembly; unset, a commit notifies nobody and pays nothing for it).
+   */
+  notifyChannel: string | undefined;
   private observers = new Set<BatchObserver>();
   private idle: Array<() => void> = [];
   /** Where a failing commit listener is reported (set by the assembly). */
@@ -143,6 +167,31 @@ export class GroupCommitWriter {
   onCommit(listener: CommitListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Every committed batch, this node's and (when several nodes share the database) the
+   * others', each in seq order: for what only fans out (wake-ups, subscriptions, the fd
+   * index), never for reactions that write, which the committing node makes once.
+   */
+  onAnyCommit(listener: CommitListener): () => void {
+    this.anyListeners.add(listener);
+    return () => this.anyListeners.delete(listener);
+  }
+
+  /** Only the batches other nodes committed. */
+  onRemoteCommit(listener: CommitListener): () => void {
+    this.remoteListeners.add(listener);
+    return () => this.remoteListeners.delete(listener);
+  }
+
+  /**
+   * The cluster's ordered feed (cluster/tail.ts): every node's events in seq order, gap-free
+   * from this node's point of view; `remote` are those another node committed.
+   */
+  publishOrdered(events: readonly LogEvent[], remote: readonly LogEvent[]): void {
+    if (events.length > 0) for (const l of this.anyListeners) this.runSafely(() => l(events));
+    if (remote.length > 0) for (const l of this.remoteListeners) this.runSafely(() => l(remote));
   }
 
   /** Called after every batch, committed or not; must be cheap and must not throw. */
@@ -336,9 +385,16 @@ export class GroupCommitWriter {
     if (this.conn.kind === 'postgres' && !(db instanceof Transaction)) {
       return this.sequencePostgres(db, pending, now);
     }
-    const head = await sql<{
-      seq: number;
-    }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq`.execute(db);
+    const head =
+      this.notifyChannel === undefined
+        ? await sql<{
+            seq: number;
+          }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq`.execute(db)
+        : await sql<{
+            seq: number;
+          }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq, pg_notify(${this.notifyChannel}, seq::text)`.execute(
+            db,
+          );
     const last = Number(head.rows[0]!.seq);
     let seq = last - pending.length;
     const events: LogEvent[] = new Array(pending.length);
@@ -418,8 +474,11 @@ export class GroupCommitWriter {
       streams[i] = e.stream_id ?? null;
       payloads[i] = payload;
     }
+    const params = [n, now, ids, zones, types, actors, sessions, streams, payloads];
     const head = await db.executeQuery<{ seq: number }>(
-      CompiledQuery.raw(PG_SEQUENCE_SQL, [n, now, ids, zones, types, actors, sessions, streams, payloads]),
+      this.notifyChannel === undefined
+        ? CompiledQuery.raw(PG_SEQUENCE_SQL, params)
+        : CompiledQuery.raw(PG_SEQUENCE_NOTIFY_SQL, [...params, this.notifyChannel]),
     );
     const first = Number(head.rows[0]!.seq) - n + 1;
     const events: LogEvent[] = new Array(n);
@@ -458,6 +517,7 @@ export class GroupCommitWriter {
   private publish(events: LogEvent[]): void {
     if (events.length === 0) return;
     for (const l of this.listeners) this.runSafely(() => l(events));
+    if (!this.orderedFanOut) for (const l of this.anyListeners) this.runSafely(() => l(events));
   }
 
   private runSafely(fn: () => void): void {

@@ -1,5 +1,6 @@
 import { eventSyscalls } from './events.ts';
 import { ipcSyscalls } from './ipc.ts';
+import { keySyscalls } from './keys.ts';
 import { personaSyscalls } from './personas.ts';
 import { pluginSyscalls } from './plugins.ts';
 import { secretSyscalls } from './secrets.ts';
@@ -20,4 +21,5 @@ export const coreSyscalls: readonly Syscall[] = [
   ...personaSyscalls,
   ...pluginSyscalls,
   ...statusSyscalls,
+  ...keySyscalls,
 ] as unknown as readonly Syscall[];

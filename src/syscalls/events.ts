@@ -33,12 +33,17 @@ export const sessionEvents = defineSyscall({
 export const events = defineSyscall({
   name: 'events',
   group: 'events',
-  summary: 'The action log, most recent first',
+  summary: 'The action log, most recent first (oldest first after a cursor)',
   input: z.object({
     type: z.string().optional().describe('Exact event type, e.g. session.spawned'),
+    session: s.sessionId.optional().describe("Only this session's events"),
+    stream: z.string().min(1).max(200).optional().describe("Only this stream's events (a stream id)"),
     since: s.isoTime.optional().describe('ISO 8601: at or after'),
     until: s.isoTime.optional().describe('ISO 8601: at or before'),
     before: s.seq.optional().describe('Only events with a smaller seq (page into history)'),
+    after: s.seq
+      .optional()
+      .describe('Only events with a larger seq, oldest first (resume from the last seq seen)'),
     limit: s.limit,
   }),
   output: z.object({ events: z.array(s.event) }),
@@ -49,16 +54,21 @@ export const events = defineSyscall({
     examples: [
       'warren events',
       'warren events --type session.spawned',
+      'warren events --session ses_01j… --stream str_01j…',
       'warren events --since 2026-05-01T00:00:00Z --until 2026-05-02T00:00:00Z',
       'warren events --before 500 --limit 50',
+      'warren events --after 500 --limit 100',
     ],
   },
   handler: async ({ kernel, principal }, i) => ({
     events: await kernel.events(principal, {
       ...(i.type !== undefined ? { type: i.type } : {}),
+      ...(i.session !== undefined ? { session: i.session } : {}),
+      ...(i.stream !== undefined ? { stream: i.stream } : {}),
       ...(i.since !== undefined ? { since: i.since } : {}),
       ...(i.until !== undefined ? { until: i.until } : {}),
       ...(i.before !== undefined ? { before: i.before } : {}),
+      ...(i.after !== undefined ? { after: i.after } : {}),
       ...(i.limit !== undefined ? { limit: i.limit } : {}),
     }),
   }),

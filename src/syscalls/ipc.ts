@@ -283,8 +283,16 @@ export const ipcListStreams = defineSyscall({
   http: { method: 'GET', path: '/v1/streams' },
   cli: { command: ['streams', 'list'], examples: ['warren streams list', 'warren streams list --internal'] },
   handler: async ({ kernel, principal }, i) => {
-    const { items, next } = s.page(await kernel.listStreams(principal, { internal: i.internal ?? false }), i);
-    return { streams: items, next };
+    // The page is cut in the database (one more row says whether another page follows): the
+    // kernel's own default cap would otherwise end the list at 500 streams with no cursor.
+    const limit = i.limit ?? s.DEFAULT_PAGE;
+    const rows = await kernel.listStreams(principal, {
+      internal: i.internal ?? false,
+      limit: limit + 1,
+      ...(i.after !== undefined ? { after: i.after } : {}),
+    });
+    const streams = rows.slice(0, limit);
+    return { streams, next: rows.length > limit ? (streams.at(-1)?.id ?? null) : null };
   },
 });
 

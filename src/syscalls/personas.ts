@@ -58,6 +58,12 @@ const personaFields = {
   secretEnv: secretEnv.optional(),
   cwd: z.string().min(1).max(4096).optional().describe('Default working directory (absolute)'),
   config: z.record(z.string(), z.unknown()).optional().describe('Runtime-specific configuration'),
+  environmentId: z
+    .string()
+    .min(1)
+    .max(80)
+    .optional()
+    .describe('Where its sessions run: local or runner:<name> (a spawn may name another)'),
 };
 
 const persona = z.object({

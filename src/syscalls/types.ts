@@ -26,9 +26,11 @@ export interface InputLimits {
 
 /** How REST exposes a syscall. Path params, query and body are merged into one input. */
 export interface HttpBinding {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Fastify-style path, e.g. `/v1/sessions/:id/events`. */
   path: string;
+  /** Request headers that become input fields: header name (lowercase) -> input field. */
+  headers?: Record<string, string>;
 }
 
 /** How the CLI exposes a syscall. Other input fields become `--flags`. */
@@ -53,7 +55,20 @@ export interface CliBinding {
  */
 export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   name: string;
-  group: 'sessions' | 'streams' | 'ipc' | 'events' | 'operator' | 'plugins' | 'tasks' | 'inbox' | 'personas';
+  group:
+    | 'sessions'
+    | 'streams'
+    | 'ipc'
+    | 'events'
+    | 'operator'
+    | 'plugins'
+    | 'tasks'
+    | 'inbox'
+    | 'personas'
+    | 'knowledge'
+    | 'schedules'
+    | 'coordinator'
+    | 'turns';
   /** The plugin that defines it (set when the table is assembled; `core` for the kernel's own). */
   plugin?: string;
   summary: string;

@@ -54,9 +54,12 @@ describe('commands from the syscall table', () => {
     assert.deepEqual(kinds('ps'), { all: 'boolean', limit: 'number', after: 'string' });
     assert.deepEqual(kinds('events'), {
       type: 'string',
+      session: 'string',
+      stream: 'string',
       since: 'string',
       until: 'string',
       before: 'number',
+      after: 'number',
       limit: 'number',
     });
     assert.equal(kinds('ipc_spawn').script, 'json');

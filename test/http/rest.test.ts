@@ -166,6 +166,26 @@ forEachWarren('HTTP REST shapes', (t) => {
     );
   });
 
+  it('GET /v1/events?after=&limit= : a cursor, oldest first, walks the log once', async () => {
+    const h = await startHttp(t);
+    const room = (await h.api('POST', '/v1/streams', { name: 'after-room' })).json;
+    for (let i = 0; i < 5; i++) await h.api('POST', `/v1/fds/${room.fd}/write`, { message: `a${i}` });
+    await h.warren.store.writer.drained();
+    const all = ((await h.api('GET', '/v1/events?limit=10000')).json.events as Ev[])
+      .map((e) => e.seq)
+      .reverse();
+    const walked: number[] = [];
+    let after = 0;
+    for (;;) {
+      const page = (await h.api('GET', `/v1/events?after=${after}&limit=4`)).json.events as Ev[];
+      if (page.length === 0) break;
+      assert.ok(isAsc(page.map((e) => e.seq)), 'oldest first after a cursor');
+      walked.push(...page.map((e) => e.seq));
+      after = page.at(-1)!.seq;
+    }
+    assert.deepEqual(walked, all);
+  });
+
   it('GET /v1/events?type=&since=&until=&before=&limit= : most recent first, ISO times', async () => {
     const h = await startHttp(t);
     const room = (await h.api('POST', '/v1/streams', { name: 'ev-room' })).json;

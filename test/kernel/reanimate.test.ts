@@ -136,7 +136,7 @@ forEachWarren('reanimate', (t) => {
       call(w, 'ipc_spawn', { script: idleScript, runner: 'gpu-box' }),
       (e: Error & { code: string }) => {
         assert.equal(e.code, 'not_found');
-        assert.match(e.message, /runner "gpu-box" does not exist/);
+        assert.match(e.message, /environment "gpu-box" does not exist/);
         return true;
       },
     );

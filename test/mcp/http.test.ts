@@ -81,6 +81,12 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
     const agentClient = await connect(h.url, h.tokenOf(agent.session.id));
     const agentTools = (await agentClient.listTools()).tools.map((x) => x.name).sort();
     assert.deepEqual(agentTools, [
+      // The coordinator plugin's: an agent offers services and serves (and makes) invocations.
+      'invocation_cancel',
+      'invocation_complete',
+      'invocation_enqueue',
+      'invocation_get',
+      'invocation_list',
       'ipc_attach',
       'ipc_close',
       'ipc_create_stream',
@@ -89,8 +95,17 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
       'ipc_read',
       'ipc_share_stream',
       'ipc_write',
+      'knowledge_post',
+      'knowledge_search',
+      'knowledge_show',
+      'service_heartbeat',
+      'service_list',
+      'service_register',
+      'service_update',
       'streams_transcript',
       'task_escalate',
+      'workpad_read',
+      'workpad_write',
     ]);
     const denied = (await agentClient.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } })) as {
       isError: boolean;

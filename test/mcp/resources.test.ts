@@ -60,9 +60,11 @@ const rejectsWith = async (p: Promise<unknown>, code: number, data: Record<strin
   });
 };
 
-/** The store writer's commit listeners: subscriptions must not leave any behind. */
-const commitListeners = (w: Warren) =>
-  (w.store.writer as unknown as { listeners: Set<unknown> }).listeners.size;
+/** This node's commit listeners and every node's (`onAnyCommit`, which MCP subscriptions use). */
+const commitListeners = (w: Warren) => {
+  const writer = w.store.writer as unknown as { listeners: Set<unknown>; anyListeners: Set<unknown> };
+  return writer.listeners.size + writer.anyListeners.size;
+};
 
 /** A client that records `notifications/resources/updated`. */
 function recordUpdates(c: Client): string[] {

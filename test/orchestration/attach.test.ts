@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { operator } from '../../src/kernel/principal.ts';
 import type { Warren } from '../../src/warren.ts';
+import { disableWithDependants } from '../helpers/plugins.ts';
 import { call, eventsOf, forEachWarren, idleScript, outputs, until } from '../helpers/warrens.ts';
 import { type LiveServer, liveServer } from './live-server.ts';
 import { insertTask, simulateDispatch } from './task-rows.ts';
@@ -150,13 +151,13 @@ forEachWarren('task-keyed room attachment', (t) => {
     const task = await insertTask(w);
     await call(w, 'streams_attach', { session: task, stream: 'ops', durable: true });
     // The plugin is off for one run: a dispatch happens with nobody there to apply it.
-    await call(w, 'plugin_disable', { name: 'orchestration' });
+    const disabled = await disableWithDependants(w, 'orchestration');
     await w.close();
     const off = await t.open({ location });
     assert.equal(off.plugins.has('orchestration'), false);
     const session = await spawn(off);
     await simulateDispatch(off, task, session);
-    await call(off, 'plugin_enable', { name: 'orchestration' });
+    for (const name of disabled.reverse()) await call(off, 'plugin_enable', { name });
     await off.close();
 
     const on = await t.open({ location });

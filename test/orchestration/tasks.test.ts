@@ -63,6 +63,19 @@ forEachWarren('tasks: creation and bad input', (t) => {
       (await call(w, 'task_depend', { id: c.id, dependsOn: [d.id] })).dependsOn.sort(),
       [b.id, d.id].sort(),
     );
+    // task_list carries each task's dependencies, so a DAG needs no task_show per task.
+    const listed = new Map(
+      (await call(w, 'task_list', {})).tasks.map((x: { id: string; dependsOn: string[] }) => [
+        x.id,
+        x.dependsOn,
+      ]),
+    );
+    assert.deepEqual(listed.get(a.id), []);
+    assert.deepEqual(listed.get(b.id), [a.id]);
+    assert.deepEqual(listed.get(c.id), [b.id, d.id].sort());
+    const paged = await call(w, 'task_list', { limit: 1, after: b.id });
+    assert.equal(paged.tasks.length, 1);
+    assert.deepEqual(paged.tasks[0].dependsOn, listed.get(paged.tasks[0].id));
   });
 
   it('caps sizes: title, dependencies, prompt; refuses waiting on an ancestor', async () => {
@@ -95,8 +108,11 @@ forEachWarren('tasks: creation and bad input', (t) => {
 
   it('a task in an environment that is not connected stays pending and says why', async () => {
     const w = await t.open();
-    const a = await create(w, { title: 'remote', environment: 'gpu-box', spawn: says('hi') });
-    await until(async () => (await task(w, a.id)).reason === 'environment gpu-box is not connected');
+    // One that does not exist is refused; one that exists but has no runner connected waits.
+    await fails(create(w, { title: 'nowhere', environment: 'gpu-box' }), 'not_found', /gpu-box/);
+    await call(w, 'runner_token_create', { name: 'gpu-box' });
+    const a = await create(w, { title: 'remote', environment: 'runner:gpu-box', spawn: says('hi') });
+    await until(async () => (await task(w, a.id)).reason === 'environment runner:gpu-box is not connected');
     assert.equal((await task(w, a.id)).status, 'pending');
     assert.equal((await task(w, a.id)).sessionId, null);
   });

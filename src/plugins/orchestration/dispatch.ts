@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { isOperatorId, type Principal } from '../../kernel/principal.ts';
 import type { Budget, SpawnRequest } from '../../kernel/types.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { parseJson } from '../../util/json.ts';
+import type { PluginContext, StartContextPart } from '../types.ts';
 import { ACTOR, finish, sessionOf } from './follow.ts';
 import { odb, type TasksTable } from './schema.ts';
 import { taskById, transition } from './tasks.ts';
@@ -35,8 +37,7 @@ export async function gate(tx: WriteTx, kernel: Kernel, t: TasksTable): Promise<
     return null;
   };
   if (t.held === 1) return wait('held: task start releases it');
-  if (!kernel.config.runners.includes(t.environment))
-    return wait(`environment ${t.environment} is not connected`);
+  if (!kernel.environmentOnline(t.environment)) return wait(`environment ${t.environment} is not connected`);
   const deps = await odb(tx.db)
     .selectFrom('task_deps')
     .innerJoin('tasks', 'tasks.id', 'task_deps.depends_on')
@@ -72,10 +73,17 @@ export type DispatchOutcome = 'dispatched' | 'superseded' | 'deferred' | 'failed
  * transaction, under the idempotency key `task:<id>:<attempt>`: a dispatch repeated (by the
  * backstop, another node, a restart) finds the same session and changes nothing.
  */
-export async function spawnFor(kernel: Kernel, t: TasksTable): Promise<DispatchOutcome> {
+export async function spawnFor(
+  kernel: Kernel,
+  t: TasksTable,
+  startContext: PluginContext['startContext'] = async () => [],
+): Promise<DispatchOutcome> {
   const attempt = Number(t.attempts) + 1;
   try {
     const { spawner, pipe } = await spawnerOf(kernel, t);
+    const context = contextOf(
+      await startContext({ zone: t.zone, id: t.id, title: t.title, prompt: t.prompt, attempt }),
+    );
     const req: SpawnRequest = {
       ...spawnRequestOf(parseJson<SpawnTemplate>(t.spawn, {})),
       title: t.title,
@@ -85,6 +93,7 @@ export async function spawnFor(kernel: Kernel, t: TasksTable): Promise<DispatchO
       idempotencyKey: `task:${t.id}:${attempt}`,
       ...(t.persona_id ? { personaId: t.persona_id } : {}),
       ...(t.budget ? { budget: parseJson<Budget>(t.budget, {}) } : {}),
+      ...(context ? { context } : {}),
     };
     await kernel.spawn(spawner, req, {
       also: async (tx, r) => {
@@ -126,6 +135,23 @@ export async function spawnFor(kernel: Kernel, t: TasksTable): Promise<DispatchO
       return 'failed';
     });
   }
+}
+
+/**
+ * The plugins' start context as one prompt prefix, and what the log keeps of it: a digest
+ * (sha256 and byte length of the text) and each part's reference, never the text itself.
+ */
+function contextOf(parts: StartContextPart[]): SpawnRequest['context'] | undefined {
+  if (parts.length === 0) return undefined;
+  const text = parts.map((p) => p.text).join('\n\n');
+  return {
+    text,
+    digest: {
+      sha256: createHash('sha256').update(text).digest('hex'),
+      bytes: Buffer.byteLength(text),
+      parts: parts.map((p) => p.ref),
+    },
+  };
 }
 
 /**

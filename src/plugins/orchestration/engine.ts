@@ -1,7 +1,7 @@
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
 import type { Log } from '../../util/log.ts';
-import type { PluginInstance, ReconcilePhase } from '../types.ts';
+import type { PluginContext, PluginInstance, ReconcilePhase } from '../types.ts';
 import { gate, spawnFor } from './dispatch.ts';
 import { follow, settleDone } from './follow.ts';
 import { odb, TASK_DONE } from './schema.ts';
@@ -33,14 +33,16 @@ export class Engine implements PluginInstance {
   private stopped = false;
 
   readonly phases: readonly ReconcilePhase[] = [
-    { name: 'dispatch', run: () => this.dispatchPhase() },
-    { name: 'follow', run: () => this.followPhase() },
-    { name: 'orphan-reparent', run: () => this.orphanPhase() },
+    { name: 'dispatch', run: () => this.dispatchPhase(), scope: 'cluster' },
+    { name: 'follow', run: () => this.followPhase(), scope: 'cluster' },
+    { name: 'orphan-reparent', run: () => this.orphanPhase(), scope: 'cluster' },
   ];
 
   constructor(
     readonly kernel: Kernel,
     private readonly log: Log,
+    /** What the loaded plugins put ahead of a task session's first prompt. */
+    private readonly contextOf: PluginContext['startContext'] = async () => [],
   ) {}
 
   async start(): Promise<void> {
@@ -252,7 +254,7 @@ export class Engine implements PluginInstance {
       return null;
     });
     if (!ready) return;
-    const outcome = await spawnFor(this.kernel, ready);
+    const outcome = await spawnFor(this.kernel, ready, this.contextOf);
     if (outcome === 'deferred') this.blocked.add(ready.zone);
   }
 

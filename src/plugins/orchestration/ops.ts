@@ -54,6 +54,18 @@ export async function createTask(
       `spawn is ${spawn.length} bytes; the limit is ${MAX_TEMPLATE_BYTES}`,
     );
   }
+  // Without an environment of its own, a task runs where its persona says (else locally).
+  const environment =
+    n.environment ??
+    (n.personaId !== undefined
+      ? await kernel
+          .personaShow(p, n.personaId)
+          .then((persona) => persona.environmentId)
+          .catch(() => undefined)
+      : undefined) ??
+    'local';
+  // An environment that does not exist is an error now; one that is offline is waited for.
+  kernel.checkEnvironment(environment);
   return kernel.store.writer.write(async (tx) => {
     await ensureRoot(tx, p.zone);
     const actor = principalId(p);
@@ -82,7 +94,7 @@ export async function createTask(
       title: n.title,
       prompt: n.prompt,
       persona_id: n.personaId ?? null,
-      environment: n.environment ?? 'local',
+      environment,
       spawn,
       budget: n.budget ? JSON.stringify(n.budget) : null,
       review: n.review ? 1 : 0,

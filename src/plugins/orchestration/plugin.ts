@@ -20,9 +20,10 @@ export const orchestrationPlugin = definePlugin({
   migrations: orchestrationMigrations,
   sessionTargets: 'a task id',
   syscalls: [...taskSyscalls, ...inboxSyscalls],
-  async start({ kernel, log }) {
-    // Tasks: dispatch, status following, adoption (engine.ts).
-    const engine = new Engine(kernel, log);
+  async start({ kernel, log, startContext }) {
+    // Tasks: dispatch, status following, adoption (engine.ts); other plugins' start context
+    // goes ahead of each session's first prompt.
+    const engine = new Engine(kernel, log, startContext);
     await engine.start();
     // Task ids as room targets; durable attachments follow each new session (task-rooms.ts).
     const rooms = new TaskRooms(kernel, log);

@@ -121,9 +121,12 @@ export const taskDepend = defineSyscall({
 export const taskList = defineSyscall({
   name: 'task_list',
   group: 'tasks',
-  summary: 'List tasks (operators: the zone; sessions: their own subtree)',
+  summary: 'List tasks with their dependencies (operators: the zone; sessions: their own subtree)',
   input: z.object({ status: status.optional(), parent: taskId.optional(), ...s.pageInput }),
-  output: z.object({ tasks: z.array(info), next: s.nextCursor }),
+  output: z.object({
+    tasks: z.array(info.extend({ dependsOn: z.array(z.string()).describe('The tasks this one waits for') })),
+    next: s.nextCursor,
+  }),
   callers: ['session', 'operator'],
   tier: 1,
   http: { method: 'GET', path: '/v1/tasks' },

@@ -36,7 +36,7 @@ export class TaskRooms {
     private readonly log: Log,
   ) {}
 
-  readonly phase: ReconcilePhase = { name: 'task-rooms', run: () => this.reconcile() };
+  readonly phase: ReconcilePhase = { name: 'task-rooms', run: () => this.reconcile(), scope: 'cluster' };
 
   onCommit(events: readonly LogEvent[]): void {
     for (const e of events) {

@@ -58,7 +58,26 @@ export async function listTasks(kernel: Kernel, p: Principal, q: ListQuery) {
     .limit(limit + 1)
     .execute();
   const page = rows.slice(0, limit);
-  return { tasks: page.map(taskInfo), next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+  // Each task's dependencies in one read for the page, so a DAG view needs no call per task.
+  const deps = new Map<string, string[]>();
+  if (page.length > 0) {
+    const edges = await odb(db)
+      .selectFrom('task_deps')
+      .select(['task_id', 'depends_on'])
+      .where(
+        'task_id',
+        'in',
+        page.map((t) => t.id),
+      )
+      .orderBy('task_id')
+      .orderBy('depends_on')
+      .execute();
+    for (const e of edges) deps.set(e.task_id, [...(deps.get(e.task_id) ?? []), e.depends_on]);
+  }
+  return {
+    tasks: page.map((t) => ({ ...taskInfo(t), dependsOn: deps.get(t.id) ?? [] })),
+    next: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
+  };
 }
 
 /** One task in full: its dependencies, its children, its latest session. */

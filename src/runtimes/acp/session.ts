@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type {
   ClientConnection,
   InitializeResponse,
@@ -6,6 +6,7 @@ import type {
   SessionConfigOption,
   SessionModeState,
 } from '@agentclientprotocol/sdk';
+import { packageRoot } from '../../util/package-root.ts';
 import type { AgentContext } from '../types.ts';
 import type { AcpConfig } from './config.ts';
 import { selectValues } from './render.ts';
@@ -14,7 +15,7 @@ import { fire } from './stream.ts';
 /** Opening an ACP session: new, loaded or resumed, with warren as its MCP server and the spawn's model and mode. */
 
 /** `bin/warren.js`, for agents that only take stdio MCP servers (`warren mcp` is the shim). */
-const WARREN_BIN = fileURLToPath(new URL('../../../bin/warren.js', import.meta.url));
+const WARREN_BIN = join(packageRoot(import.meta.url), 'bin', 'warren.js');
 
 /** What opening a session needs of the agent: its connection, a bounded step, whether it exited. */
 export interface SessionIo {

@@ -11,6 +11,8 @@ import { plugins } from './008_plugins.ts';
 import { personas } from './009_personas.ts';
 import { budgets } from './010_budgets.ts';
 import { sessionListing } from './011_session_listing.ts';
+import { uiSessions } from './012_ui_sessions.ts';
+import { clusterNodes } from './013_cluster_nodes.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -28,6 +30,8 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '009_personas': personas(kind),
         '011_session_listing': sessionListing,
         '010_budgets': budgets(kind),
+        '012_ui_sessions': uiSessions(kind),
+        '013_cluster_nodes': clusterNodes(kind),
       };
     },
   };

@@ -79,7 +79,7 @@ export function buildRequest(
     accept: 'application/json',
   };
   if (endpoint.zone) headers['x-warren-zone'] = endpoint.zone;
-  if (method === 'POST') {
+  if (method === 'POST' || method === 'PATCH') {
     headers['content-type'] = 'application/json';
     return { method, url: url.toString(), headers, body: JSON.stringify(dropUndefined(rest)) };
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { OPERATOR_KEY_FILE } from '../../auth/key-file.ts';
 import { CliError } from './errors.ts';
 import type { CliIO } from './types.ts';
 
@@ -46,7 +47,7 @@ export function resolveEndpoint(globals: Globals, io: CliIO): Endpoint {
 
 function readKeyFile(globals: Globals, io: CliIO): string {
   const dataDir = globals['data-dir'] ?? io.env.WARREN_DATA_DIR ?? '.warren';
-  const file = resolve(io.cwd ?? process.cwd(), dataDir, 'operator.key');
+  const file = resolve(io.cwd ?? process.cwd(), dataDir, OPERATOR_KEY_FILE);
   let key = '';
   try {
     key = readFileSync(file, 'utf8').trim();

@@ -69,6 +69,9 @@ function groupOf(syscall: Syscall): string {
   const [first] = syscall.cli!.command;
   if (first === 'fds' || first === 'streams' || first === 'zones') return first;
   if (syscall.group === 'events') return 'events';
-  if (['plugins', 'tasks', 'inbox', 'personas'].includes(syscall.group)) return syscall.group;
+  if (
+    ['plugins', 'tasks', 'inbox', 'personas', 'knowledge', 'schedules', 'coordinator'].includes(syscall.group)
+  )
+    return syscall.group;
   return 'sessions';
 }

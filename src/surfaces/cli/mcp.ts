@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { OPERATOR_KEY_FILE } from '../../auth/keys.ts';
+import { readOperatorKey } from '../../auth/key-file.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 /**
@@ -36,15 +34,14 @@ export const mcpCommand: LocalCommand = {
     const url = values.url ?? env.WARREN_URL ?? 'http://127.0.0.1:7700';
     let credential = values.token ?? env.WARREN_TOKEN ?? values.key ?? env.WARREN_API_KEY;
     if (!credential) {
-      const file = join(values['data-dir'] ?? env.WARREN_DATA_DIR ?? '.warren', OPERATOR_KEY_FILE);
-      try {
-        credential = readFileSync(file, 'utf8').trim();
-      } catch {
+      const saved = readOperatorKey(values['data-dir'], env);
+      if ('missing' in saved) {
         io.stderr.write(
-          `warren mcp: no credentials: set WARREN_TOKEN, pass --key, or create ${file} (warren serve does)\n`,
+          `warren mcp: no credentials: set WARREN_TOKEN, pass --key, or create ${saved.missing} (warren serve does)\n`,
         );
         return 1;
       }
+      credential = saved.key;
     }
     const zone = values.zone ?? env.WARREN_ZONE;
     const headers = { authorization: `Bearer ${credential}`, ...(zone ? { 'x-warren-zone': zone } : {}) };

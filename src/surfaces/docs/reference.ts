@@ -15,6 +15,10 @@ const GROUP_TITLES: Record<Syscall['group'], string> = {
   tasks: 'tasks — the orchestration plugin',
   inbox: 'inbox — escalations to an operator',
   personas: 'personas — stored agent configurations',
+  knowledge: 'knowledge — findings, search and task workpads',
+  schedules: 'schedules — the scheduling plugin',
+  coordinator: 'coordinator — zoned agent sessions, services, invocations, delegations, the outbox',
+  turns: 'turns — the coordinator bridge (durable turns, questions, reports, artifacts, watch)',
 };
 
 /** docs/reference.md, rendered from the syscall table: the one source of every surface. */

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, bearerOf } from '../../auth/authenticate.ts';
 import { WarrenError } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
+import { DEFAULT_ZONE, type Principal } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
+import { type CookieSessions, cookieOf, SESSION_COOKIE } from './cookie-sessions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,21 +23,66 @@ const ZONE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  * gets its whole principal in an `onRequest` hook, before its body is read or validated, so
  * a caller without credentials learns nothing but 401.
  */
-export function registerAuth(app: FastifyInstance, warren: Warren): void {
+export function registerAuth(app: FastifyInstance, warren: Warren, cookies: CookieSessions): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config?.public) return;
     const zone = req.headers['x-warren-zone'];
-    const principal = await authenticate(
-      warren,
-      bearerOf(req.headers.authorization),
-      zone as string | undefined,
-    );
+    const bearer = bearerOf(req.headers.authorization);
+    const cookie = bearer ? undefined : cookieOf(req.headers.cookie, SESSION_COOKIE);
+    const principal = cookie
+      ? await cookiePrincipal(warren, cookies, req, cookie, zone as string | undefined)
+      : await authenticate(warren, bearer, zone as string | undefined);
     if (zone !== undefined && (typeof zone !== 'string' || !ZONE.test(zone))) {
       throw new WarrenError('invalid_input', 'X-Warren-Zone must be lowercase letters, digits, - or _');
     }
     req.principal = principal;
   });
+}
+
+/** Methods that change nothing: a cross-site page may cause these, and learns nothing from them. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser's cookie session as the operator principal its key gives. A state-changing request
+ * carrying the cookie must come from a page of this server (`Origin` equal to its own): a page of
+ * another origin cannot drive warren, even where a browser would send the cookie.
+ */
+async function cookiePrincipal(
+  warren: Warren,
+  cookies: CookieSessions,
+  req: FastifyRequest,
+  cookie: string,
+  zone: string | undefined,
+): Promise<Principal> {
+  if (!SAFE_METHODS.has(req.method) && !sameOrigin(req)) {
+    throw new WarrenError(
+      'forbidden',
+      "cross-origin request refused: the session cookie works only from warren's own pages",
+    );
+  }
+  const name = await cookies.operatorOf(cookie);
+  if (!name) throw new WarrenError('unauthenticated', 'the browser session has ended: log in again');
+  // A revoked key ends its browser sessions too: the name must still hold a live key.
+  const key = await warren.store.reader
+    .selectFrom('operator_keys')
+    .select('id')
+    .where('name', '=', name)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!key) {
+    await cookies.close(cookie);
+    throw new WarrenError('unauthenticated', `operator ${name} holds no key any more: log in again`);
+  }
+  return { kind: 'operator', name, zone: zone || DEFAULT_ZONE };
+}
+
+/** The request's Origin is this server's own (scheme and the Host it was reached by). */
+export function sameOrigin(req: FastifyRequest): boolean {
+  const origin = req.headers.origin;
+  const host = req.headers.host;
+  if (typeof origin !== 'string' || !host) return false;
+  return origin === `http://${host}` || origin === `https://${host}`;
 }
 
 /** The principal the hook built; a route that runs without one is a wiring bug. */

@@ -13,10 +13,22 @@ import { ToolCatalog } from '../mcp/catalog.ts';
 import { type McpHttpOptions, registerMcpHttp } from '../mcp/http.ts';
 import { type ErrorLog, stderrLog } from '../mcp/log.ts';
 import { principalOf, registerAuth } from './auth.ts';
+import { CookieSessions } from './cookie-sessions.ts';
 import { errorHandler, requestIdOf } from './errors.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
 import { QuietRequestLogs, registerMetrics } from './metrics.ts';
 import { streamEvents } from './sse.ts';
+import { loginOperator, registerUi, webRoot } from './ui.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * A one-time link that logs a browser into the web UI as the first operator (what
+     * `warren serve` prints), or null when no operator key exists.
+     */
+    uiLoginUrl(base: string): Promise<string | null>;
+  }
+}
 
 export interface HttpOptions {
   /**
@@ -31,6 +43,8 @@ export interface HttpOptions {
   bodyLimit?: number;
   /** Deepest JSON nesting accepted in a body. */
   maxJsonDepth?: number;
+  /** Where the built web UI is (default: dist/web, found from this module); null serves none. */
+  webRoot?: string | null;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -62,9 +76,15 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
-  registerAuth(app, warren);
+  const cookies = new CookieSessions(warren.store, warren.kernel.clock, warren.kernel.ids);
+  registerAuth(app, warren, cookies);
   registerJsonParser(app, opts.maxJsonDepth ?? MAX_JSON_DEPTH);
   registerMetrics(app, warren, opts.metricsPublic === true);
+  registerUi(app, warren, cookies, opts.webRoot === undefined ? webRoot() : opts.webRoot);
+  app.decorate('uiLoginUrl', async (base: string) => {
+    const name = await loginOperator(warren);
+    return name ? `${base}/login#token=${cookies.mintLoginToken(name)}` : null;
+  });
 
   const invoke = (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) => {
     const traceparent = req.headers.traceparent;
@@ -124,7 +144,15 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
         if (req.body !== undefined && req.body !== null && body !== req.body) {
           throw new WarrenError('invalid_input', 'the body must be a JSON object');
         }
-        const input = { ...(req.query as object), ...body, ...(req.params as object) };
+        const input: Record<string, unknown> = {
+          ...(req.query as object),
+          ...body,
+          ...(req.params as object),
+        };
+        for (const [header, field] of Object.entries(syscall.http?.headers ?? {})) {
+          const v = req.headers[header];
+          if (typeof v === 'string') input[field] = v;
+        }
         return invoke(syscall, req, reply, input);
       },
     });
@@ -141,6 +169,14 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     });
   }
   registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), log, opts.mcp);
+  // Upgrades (a runner's WebSocket) go to the plugin that takes them; nothing else upgrades.
+  const upgrades = warren.plugins.instancesInOrder().flatMap((p) => (p.upgrades ? [p.upgrades] : []));
+  app.server.on('upgrade', (req, socket, head) => {
+    if (!upgrades.some((u) => u.handle(req, socket, head))) socket.destroy();
+  });
+  app.addHook('preClose', async () => {
+    for (const u of upgrades) u.close();
+  });
   return app;
 }
 

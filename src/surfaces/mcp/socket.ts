@@ -31,7 +31,7 @@ export class ZoneSockets {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const zones = await this.warren.store.reader.selectFrom('zones').select('id').execute();
     for (const z of zones) await this.listen(z.id);
-    this.unsubscribe = this.warren.store.writer.onCommit((events) => {
+    this.unsubscribe = this.warren.store.writer.onAnyCommit((events) => {
       for (const e of events) if (e.type === 'zone.created') void this.listen(e.zone);
     });
   }
