@@ -162,6 +162,21 @@ describe('web UI, inbox and quality', { timeout: 120_000 }, () => {
     });
   });
 
+  test("the theme follows the system's until chosen, and the choice survives a reload", async () => {
+    await withPage(async (page) => {
+      const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.reload();
+      await page.getByRole('button', { name: 'Toggle dark mode' }).waitFor();
+      assert.equal(await theme(), 'dark', 'a dark system starts dark');
+      await page.getByRole('button', { name: 'Toggle dark mode' }).click();
+      assert.equal(await theme(), 'light', 'one click turns it light');
+      await page.reload();
+      await page.getByRole('button', { name: 'Toggle dark mode' }).waitFor();
+      assert.equal(await theme(), 'light', 'the choice outlives the reload on a dark system');
+    });
+  });
+
   test('at 1280×800 no page overflows horizontally', async () => {
     await rig.server.api('POST', '/v1/streams', {
       name: 'a-rather-long-room-name-that-should-not-push-the-layout-sideways-at-all',

@@ -5,6 +5,7 @@ import { ApiError, api } from './lib/api.ts';
 import { LiveProvider, useLiveStatus } from './lib/live.tsx';
 import { MeContext } from './lib/me.ts';
 import { Link, useRoute } from './lib/router.tsx';
+import { saveTheme } from './lib/theme.ts';
 import { Coordination } from './pages/Coordination.tsx';
 import { Login } from './pages/Login.tsx';
 import { Sessions } from './pages/Sessions.tsx';
@@ -58,7 +59,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
   const toggleTheme = () => {
     const next = !dark;
     setDark(next);
-    document.documentElement.dataset.theme = next ? 'dark' : 'light';
+    saveTheme(next ? 'dark' : 'light');
   };
   const logout = () => api('POST', '/v1/ui/logout').finally(onLogout);
   return (

@@ -1,16 +1,7 @@
 /** The shapes the UI reads from the REST API (docs/reference.md); only the fields it uses. */
 
-export interface LogEvent {
-  seq: number;
-  id: string;
-  zone: string;
-  ts: number;
-  type: string;
-  actor: string;
-  session_id: string | null;
-  stream_id: string | null;
-  payload: Record<string, unknown>;
-}
+// The log's event shape is the server's own (a type-only import: nothing of the server is bundled).
+export type { LogEvent } from '../../../src/store/events.ts';
 
 export interface Usage {
   inputTokens?: number;
