@@ -2,6 +2,7 @@
  * A real browser (Debian's chromium, driven by playwright-core) against a real `warren serve`,
  * for the UI tests and the UI bench. Everything started here is stopped by `close()`.
  */
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,9 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { type ServerProcess, startServer } from '../helpers/server.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
+
+/** A script agent that answers every message it reads. */
+export const LISTENER = { steps: [{ listen: { say: 'heard ${input.text}' } }] };
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The flags that keep chromium from reaching for the network (there is none) and stalling. */
@@ -53,6 +57,10 @@ export interface UiRig {
   browser: Browser;
   /** A logged-in browser context (cookie set through the login form). */
   login(): Promise<{ context: BrowserContext; page: Page }>;
+  /** Run `fn` on a logged-in page; its context is closed whatever `fn` does. */
+  withPage(fn: (page: Page) => Promise<void>): Promise<void>;
+  /** Spawn a script session that answers every message; its id. */
+  spawnListener(title: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -81,19 +89,34 @@ export async function uiRig(): Promise<UiRig> {
   }
   const s = server;
   const b = browser;
+  const login = async () => {
+    const context = await b.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    // Generous: CI runs two test files at once on two cores, one of them may be a browser.
+    page.setDefaultTimeout(20_000);
+    await page.goto(`${s.url}/coordination`);
+    await page.getByLabel('Operator key').fill(s.key);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    return { context, page };
+  };
   return {
     server: s,
     dataDir,
     browser: b,
-    async login() {
-      const context = await b.newContext({ viewport: { width: 1280, height: 800 } });
-      const page = await context.newPage();
-      page.setDefaultTimeout(10_000);
-      await page.goto(`${s.url}/coordination`);
-      await page.getByLabel('Operator key').fill(s.key);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-      return { context, page };
+    login,
+    async withPage(fn) {
+      const { context, page } = await login();
+      try {
+        await fn(page);
+      } finally {
+        await context.close();
+      }
+    },
+    async spawnListener(title) {
+      const r = await s.api<{ session: { id: string } }>('POST', '/v1/sessions', { title, script: LISTENER });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      return r.json.session.id;
     },
     close,
   };

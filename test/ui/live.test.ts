@@ -8,26 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { type UiRig, uiRig } from './browser.ts';
 
-const LISTENER = { steps: [{ listen: { say: 'heard ${input.text}' } }] };
-
 describe('web UI, live', { timeout: 120_000 }, () => {
   let rig: UiRig;
-  const withPage = async (fn: (page: Page) => Promise<void>) => {
-    const { context, page } = await rig.login();
-    try {
-      await fn(page);
-    } finally {
-      await context.close();
-    }
-  };
-  const spawn = async (title: string) => {
-    const r = await rig.server.api<{ session: { id: string } }>('POST', '/v1/sessions', {
-      title,
-      script: LISTENER,
-    });
-    assert.equal(r.status, 200, JSON.stringify(r.json));
-    return r.json.session.id;
-  };
+  const withPage = (fn: (page: Page) => Promise<void>) => rig.withPage(fn);
+  const spawn = (title: string) => rig.spawnListener(title);
 
   before(async () => {
     rig = await uiRig();

@@ -7,9 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { type UiRig, uiRig } from './browser.ts';
-
-const LISTENER = { steps: [{ listen: { say: 'heard ${input.text}' } }] };
+import { LISTENER, type UiRig, uiRig } from './browser.ts';
 
 /**
  * WCAG contrast of an element's text against the first opaque background behind it. Plain
@@ -45,14 +43,7 @@ function contrastOf(page: Page, selector: string): Promise<{ fg: string; bg: str
 
 describe('web UI, inbox and quality', { timeout: 120_000 }, () => {
   let rig: UiRig;
-  const withPage = async (fn: (page: Page) => Promise<void>) => {
-    const { context, page } = await rig.login();
-    try {
-      await fn(page);
-    } finally {
-      await context.close();
-    }
-  };
+  const withPage = (fn: (page: Page) => Promise<void>) => rig.withPage(fn);
 
   before(async () => {
     rig = await uiRig();

@@ -3,10 +3,9 @@
  * server with a small scene (rooms, listening sessions, a task, messages). Not a test.
  */
 import { fileURLToPath } from 'node:url';
-import { uiRig } from './browser.ts';
+import { LISTENER, uiRig } from './browser.ts';
 
 const OUT = fileURLToPath(new URL('../../docs/ui/', import.meta.url));
-const LISTENER = { steps: [{ listen: { say: 'heard ${input.text}' } }] };
 
 const rig = await uiRig();
 try {

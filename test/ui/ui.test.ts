@@ -10,8 +10,6 @@ import type { Page } from 'playwright-core';
 import { binEnv, WARREN_BIN } from '../helpers/server.ts';
 import { type UiRig, uiRig } from './browser.ts';
 
-const LISTENER = { steps: [{ listen: { say: 'heard ${input.text}' } }] };
-
 describe('web UI', { timeout: 120_000 }, () => {
   let rig: UiRig;
   const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WARREN_')));
@@ -25,22 +23,8 @@ describe('web UI', { timeout: 120_000 }, () => {
           error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
       );
     });
-  const spawn = async (title: string) => {
-    const r = await rig.server.api<{ session: { id: string } }>('POST', '/v1/sessions', {
-      title,
-      script: LISTENER,
-    });
-    assert.equal(r.status, 200, JSON.stringify(r.json));
-    return r.json.session.id;
-  };
-  const withPage = async (fn: (page: Page) => Promise<void>) => {
-    const { context, page } = await rig.login();
-    try {
-      await fn(page);
-    } finally {
-      await context.close();
-    }
-  };
+  const spawn = (title: string) => rig.spawnListener(title);
+  const withPage = (fn: (page: Page) => Promise<void>) => rig.withPage(fn);
 
   before(async () => {
     rig = await uiRig();
