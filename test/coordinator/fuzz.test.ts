@@ -40,8 +40,7 @@ forEachWarren('coordinator route fuzz', (target) => {
       const h = await coordinatorWarren(target, {
         limits: { maxDepth: 3, maxChildren: 3, maxPerZone: 8, maxPerApplication: 6 },
       });
-      // Path ids longer than 100 characters get Fastify's own untyped 414 (noted, not the plugin's).
-      const ids: string[] = ['ses_nope', 'x'.repeat(99), '../../etc', '%00', ''];
+      const ids: string[] = ['ses_nope', 'x'.repeat(99), 'x'.repeat(3000), '../../etc', '%00', ''];
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
       const junk = (): Any =>
         pick([

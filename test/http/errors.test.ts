@@ -118,6 +118,33 @@ forEachWarren('HTTP typed errors', (t) => {
     );
   });
 
+  it('path parameters: a name as long as the schema allows routes; past the router cap, a typed 414', async () => {
+    const h = await startHttp(t);
+    // 200 characters, each three bytes in UTF-8: 1,800 characters once percent-encoded.
+    const name = 'ж'.repeat(100) + '€'.repeat(100);
+    assert.equal((await h.api('POST', '/v1/streams', { name })).status, 200);
+    const path = `/v1/streams/${encodeURIComponent(name)}/transcript`;
+    const r = await h.api('GET', path);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.deepEqual(r.json.messages, []);
+    const long = await refused(
+      h,
+      () => h.api('GET', `/v1/streams/${'x'.repeat(3000)}/transcript`),
+      414,
+      'invalid_input',
+      'a path parameter past the cap',
+    );
+    assert.equal(long.json.error.details.maxChars, 2048);
+    assert.match(long.json.error.requestId, /^req_/);
+    await refused(
+      h,
+      () => h.api('GET', '/v1/sessions/%E0%A4%A'),
+      400,
+      'invalid_input',
+      'bad percent-encoding',
+    );
+  });
+
   it('schema violations: 400 invalid_input with details.issues naming the field', async () => {
     const h = await startHttp(t);
     const issuesOf = (r: ApiResponse): Array<{ path: string; message: string }> => {

@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { LogEvent } from '../../src/store/events.ts';
 import { startHttp } from '../helpers/http.ts';
 import { forEachWarren, idleScript, until, waitStatus } from '../helpers/warrens.ts';
 
-interface Ev {
-  seq: number;
-  id: string;
-  zone: string;
-  ts: number;
-  type: string;
-  actor: string;
-  session_id: string | null;
-  stream_id: string | null;
-  payload: Record<string, unknown>;
-}
+type Ev = LogEvent;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -2,6 +2,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { WarrenError } from '../../kernel/errors.ts';
 import type { ErrorLog } from '../mcp/log.ts';
 
+/**
+ * The router's cap on one path parameter, as sent (percent-encoded). Far above any id or name
+ * the schemas accept (a 200-character stream name of 3-byte characters, encoded, is 1,800),
+ * so the schema, not the router, says what is too long.
+ */
+export const MAX_PATH_PARAM = 2048;
+
 /** A thrown thing as the typed error a client sees; anything unexpected is `internal`, no details. */
 export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {
   if (error instanceof WarrenError) return error;
@@ -16,10 +23,22 @@ export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {
     });
   if (fe?.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH')
     return new WarrenError('invalid_input', 'the content-length does not match the body');
+  if (fe?.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new WarrenError('invalid_input', `a path parameter is longer than ${MAX_PATH_PARAM} characters`, {
+      maxChars: MAX_PATH_PARAM,
+    });
+  if (fe?.code === 'FST_ERR_BAD_URL')
+    return new WarrenError('invalid_input', 'a path parameter is not valid URL encoding');
   if (error instanceof SyntaxError) return new WarrenError('invalid_input', 'malformed JSON body');
   if (fe?.statusCode === 400) return new WarrenError('invalid_input', 'malformed request');
   return new WarrenError('internal', 'internal error');
 }
+
+/** Framework failures whose HTTP status says more than their code's. */
+const HTTP_STATUS_OF: Record<string, number> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 413,
+  FST_ERR_MAX_PARAM_LENGTH: 414,
+};
 
 /**
  * Every failure leaves as `{ error: { code, message, details?, requestId } }` with the status
@@ -34,7 +53,7 @@ export const errorHandler =
       log.error({ err: error, reqId: req.id }, 'unhandled error');
       we = new WarrenError('internal', `internal error (request ${req.id})`);
     }
-    const status = (error as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : we.status;
+    const status = HTTP_STATUS_OF[(error as FastifyError)?.code ?? ''] ?? we.status;
     if (we.code !== 'internal') req.log.debug({ code: we.code, status }, we.message);
     return reply.status(status).send({ error: { ...we.toJSON(), requestId: req.id } });
   };

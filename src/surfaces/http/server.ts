@@ -14,7 +14,7 @@ import { type McpHttpOptions, registerMcpHttp } from '../mcp/http.ts';
 import { type ErrorLog, stderrLog } from '../mcp/log.ts';
 import { principalOf, registerAuth } from './auth.ts';
 import { CookieSessions } from './cookie-sessions.ts';
-import { errorHandler, requestIdOf } from './errors.ts';
+import { errorHandler, MAX_PATH_PARAM, requestIdOf } from './errors.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
 import { QuietRequestLogs, registerMetrics } from './metrics.ts';
 import { streamEvents } from './sse.ts';
@@ -56,14 +56,20 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
  */
 export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): Promise<FastifyInstance> {
   const bodyLimit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  // Internal failures are always recorded somewhere: the server's logger if any, else stderr.
+  const log: ErrorLog = opts.logger ? { error: (obj, msg) => app.log.error(obj, msg) } : stderrLog;
+  const onError = errorHandler(bodyLimit, log);
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger, logController: new QuietRequestLogs() } : {}),
     bodyLimit,
     genReqId: requestIdOf,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM },
+    // The router's own refusals (a bad or over-long path parameter) leave typed, like the rest.
+    frameworkErrors: (error, req, reply) => {
+      onError(error, req, reply);
+    },
   }) as unknown as FastifyInstance;
-  // Internal failures are always recorded somewhere: the server's logger if any, else stderr.
-  const log: ErrorLog = opts.logger ? { error: (obj, msg) => app.log.error(obj, msg) } : stderrLog;
-  app.setErrorHandler(errorHandler(bodyLimit, log));
+  app.setErrorHandler(onError);
   app.setNotFoundHandler((req, reply) =>
     reply.status(404).send({
       error: {
