@@ -78,6 +78,27 @@ forEachWarren('turns: sessions for coordinators', (t) => {
       assert.deepEqual([done.status, done.final_response.text], ['completed', 'done: hello']);
     });
 
+    it("read_tail of a warren session: its own last lines, newest last, whatever its zone's others said", async () => {
+      const { root } = workRoot();
+      const w = await openBridge(t, root);
+      const start = async () =>
+        (
+          await call(w, 'bridge_start_session', {
+            kind: 'command',
+            cwd: root,
+            config: { command: ECHO },
+            allow_mutation: true,
+          })
+        ).session.session_id as string;
+      const [quiet, chatty] = [await start(), await start()];
+      for (const text of ['one', 'two', 'three'])
+        await awaitTurn(w, (await send(w, quiet, text)).turn.turn_id);
+      // The other session talks after: its lines must not push these out of the tail.
+      for (let i = 0; i < 4; i++) await awaitTurn(w, (await send(w, chatty, `noise ${i}`)).turn.turn_id);
+      const tail = await call(w, 'bridge_read_tail', { session_id: quiet, lines: 2 });
+      assert.deepEqual([tail.source, tail.text], ['log', 'done: two\ndone: three']);
+    });
+
     it('worktree_policy remove: the worktree goes when the session stops', async () => {
       const { root } = workRoot();
       const repo = repoIn(root);

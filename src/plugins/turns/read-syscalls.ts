@@ -81,11 +81,14 @@ export const bridgeReadTail = defineSyscall({
       text = (await capturePane(s.tmux_target, lines).catch(() => '')).replace(/\s+$/, '');
       source = 'tmux';
     } else {
-      // The session's recent messages from the log, newest last.
-      const rows = await ctx.kernel.events(ctx.principal, { type: 'session.output', limit: 500 });
+      // The session's recent messages from the log (by its index on session and seq), newest last.
+      const rows = await ctx.kernel.events(ctx.principal, {
+        type: 'session.output',
+        session: s.session_id,
+        limit: lines,
+      });
       text = rows
-        .filter((e) => e.session_id === s.session_id)
-        .slice(0, lines)
+        .slice()
         .reverse()
         .map((e) => String((e.payload as { text?: unknown }).text ?? ''))
         .join('\n');
