@@ -1,8 +1,9 @@
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
 import { Checkpointer } from './checkpointer.ts';
 import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFiles } from './file-modes.ts';
+import { CurrentSchemaPostgresDialect } from './introspect.ts';
 import type { Database } from './schema.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
@@ -147,6 +148,10 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
     await admin.connect();
     try {
       await admin.query(`create schema if not exists "${loc.schema.replaceAll('"', '')}"`);
+    } catch (error) {
+      // Two opens at once (two nodes starting) can both pass `if not exists`; the second's
+      // insert into the catalog then collides. The schema is there, which is all we asked.
+      if (!['23505', '42P06'].includes((error as { code?: string }).code ?? '')) throw error;
     } finally {
       await admin.end();
     }
@@ -156,8 +161,8 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
   // An idle client that loses its server must not crash the kernel; the next query reports it.
   writerPool.on('error', () => {});
   readerPool.on('error', () => {});
-  const writer = new Kysely<Database>({ dialect: new PostgresDialect({ pool: writerPool }) });
-  const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: readerPool }) });
+  const writer = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: writerPool }) });
+  const reader = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: readerPool }) });
   return {
     kind: 'postgres',
     writer,

@@ -1,8 +1,9 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import { type Connections, type DialectKind, openConnections, type StoreLocation } from './dialect.ts';
 import { LogReader } from './log.ts';
+import { migrate } from './migrate.ts';
 import { migrations } from './migrations/index.ts';
 import { Optimizer } from './optimize.ts';
 import type { Database } from './schema.ts';
@@ -67,49 +68,6 @@ export class Store {
     await this.writer.close();
     await this.conn.close();
   }
-}
-
-async function migrate(conn: Connections, provider: MigrationProvider, table?: string): Promise<void> {
-  // Kysely's Migrator, given no schema, takes a `kysely_migration` table in ANY schema of the
-  // database as its own; with one schema per node or per test it would then skip creating
-  // its tables here and fail. Pin it to the schema this connection lives in.
-  const migrationTableSchema =
-    conn.kind === 'postgres'
-      ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn.writer))
-          .rows[0]?.schema ?? undefined)
-      : undefined;
-  const migrator = new Migrator({
-    db: conn.writer,
-    provider,
-    migrationTableSchema,
-    ...(table ? { migrationTableName: table, migrationLockTableName: `${table}_lock` } : {}),
-  });
-  let { error, results } = await migrator.migrateToLatest();
-  // Kysely looks for its tables by introspecting every schema of the database; a schema (or a
-  // table in one) that another node or test drops in that instant fails the look-up ("schema …
-  // does not exist", "column … of relation … does not exist"), though it says nothing about
-  // ours. Such a race — a failure before any migration ran — is retried; anything else is not.
-  // With a pause that grows: on a loaded machine several schemas go in one burst of drops.
-  for (let retry = 0; retry < 8 && error && catalogRace(error, results, migrationTableSchema); retry++) {
-    await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** retry));
-    ({ error, results } = await migrator.migrateToLatest());
-  }
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
-  }
-}
-
-function catalogRace(
-  error: unknown,
-  results: readonly { status: string }[] | undefined,
-  ours: string | undefined,
-): boolean {
-  const message = (error as Error)?.message ?? '';
-  const schema = /schema "([^"]+)" does not exist/.exec(message);
-  if (schema) return schema[1] !== ours;
-  const ranOne = results?.some((r) => r.status === 'Error') ?? false;
-  return !ranOne && / does not exist/.test(message);
 }
 
 /** Drop a PostgreSQL schema (tests). */

@@ -97,7 +97,7 @@ forEachWarren('coordinator outbox', (target) => {
       const [e1] = await write('k1', 1);
       await write('k1', 2);
       await write('k2', 3);
-      await until(async () => hook.received.some((x) => x.key === 'k2'), 5000, 'the other key');
+      await until(async () => hook.received.some((x) => x.key === 'k2'), 20_000, 'the other key');
       assert.ok(!hook.received.some((x) => x.key === 'k1'), 'k1 event 2 must wait for event 1');
       const dead = await until(
         async () => (await rows(h, 'coord_outbox')).find((r) => r.status === 'dead'),

@@ -135,7 +135,7 @@ forEachWarren('coordinator across server processes', (target) => {
         });
         assert.equal(res.status, 200);
       }
-      await until(() => stuck, 10_000, 'the publisher to reach the third event');
+      await until(() => stuck, 20_000, 'the publisher to reach the third event');
       await s1.crash();
       hook.answer = () => 200;
       const s2 = await startServer({ dataDir: d, db, env });

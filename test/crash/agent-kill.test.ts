@@ -43,7 +43,7 @@ forEachStore('agent killed from outside', (target) => {
       const got = await s.until(v.id, (x) => x.status !== 'running');
       assert.equal(got.status, 'suspended', `${v.signal}: suspended, not ${got.endReason}`);
       assert.equal(got.suspendReason, `agent process ended by ${v.signal} from outside warren`);
-      await within(5000, `${v.signal}: the agent's children end`, () =>
+      await within(20_000, `${v.signal}: the agent's children end`, () =>
         victimPids.get(v.id)!.every((p) => !alive(p)),
       );
     }

@@ -68,7 +68,7 @@ forEachStore('graceful stop', (target) => {
     assert.equal(done.endReason, 'terminated', JSON.stringify(done));
     assert.equal(done.lastMessage, 'wrapping up');
     assert.ok(took < 1500, `terminated at once, not at the deadline (took ${took} ms)`);
-    await within(2000, 'its process is gone', () => !alive(pidOf(polite)));
+    await within(20_000, 'its process is gone', () => !alive(pidOf(polite)));
 
     const t1 = Date.now();
     await s.api('POST', `/v1/sessions/${stubborn}/kill`, { graceful: true });
@@ -80,6 +80,6 @@ forEachStore('graceful stop', (target) => {
     assert.equal(end.endReason, 'killed', JSON.stringify(end));
     assert.ok(took2 >= GRACE_MS - 100, `not before the deadline (${took2} ms)`);
     assert.ok(took2 < GRACE_MS + 5000, `soon after the deadline (${took2} ms)`);
-    await within(5000, 'its processes are gone', async () => (await node.marked()).length === 0);
+    await within(20_000, 'its processes are gone', async () => (await node.marked()).length === 0);
   });
 });

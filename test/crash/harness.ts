@@ -78,7 +78,7 @@ export class Server {
 
   async listening(): Promise<void> {
     this.url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${this.out}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${this.out}`)), 60_000);
       const check = () => {
         const m = /warren listening on (http:\/\/\S+)/.exec(this.out);
         if (m) {
@@ -127,7 +127,7 @@ export class Server {
   }
 
   /** Poll until `pred` holds for the session (or throw with what it was). */
-  async until(id: string, pred: (s: Session) => boolean, ms = 15_000): Promise<Session> {
+  async until(id: string, pred: (s: Session) => boolean, ms = 30_000): Promise<Session> {
     const deadline = Date.now() + ms;
     let s = await this.session(id);
     while (!pred(s)) {
@@ -291,7 +291,7 @@ export async function spawnForkers(
     });
     ids.push(r.session.id);
   }
-  await within(15_000, `${n} agents with their children`, async () => (await sleepers(node)) >= n * 2);
+  await within(30_000, `${n} agents with their children`, async () => (await sleepers(node)) >= n * 2);
   return ids;
 }
 
@@ -341,7 +341,7 @@ export async function checkRestart(
 ): Promise<void> {
   for (const id of ids) await s.until(id, (x) => x.status === 'running');
   await within(
-    15_000,
+    30_000,
     'resumed agents with their children',
     async () => (await sleepers(node)) >= ids.length * 2,
   );

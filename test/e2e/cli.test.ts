@@ -271,7 +271,7 @@ describe('the CLI against a live demo server (e2e)', () => {
     const term = await ok('kill', id, '--graceful');
     assert.match(term, new RegExp(`^SIGTERM sent to ${id}; SIGKILL at \\S+Z if it has not stopped`));
     const show = () => json<{ session: { status: string; endReason: string } }>('session', 'show', id);
-    await until(async () => (await show()).session.status === 'stopped', 10_000, 'the terminated agent');
+    await until(async () => (await show()).session.status === 'stopped', 20_000, 'the terminated agent');
     assert.equal((await show()).session.endReason, 'terminated', 'not after the 60 s grace, and not killed');
     const signals = await json<{ events: Array<{ type: string; payload: { signal?: string } }> }>(
       'session',

@@ -80,7 +80,7 @@ forEachStore('deep tree', (target) => {
 
     const t0 = Date.now();
     await s.api('POST', `/v1/sessions/${orch}/kill`, {});
-    for (const x of tree) await s.until(x.id, (y) => y.status === 'stopped', 10_000);
+    for (const x of tree) await s.until(x.id, (y) => y.status === 'stopped', 20_000);
     console.log(`# the tree of 9 was down ${Date.now() - t0} ms after the orchestrator's SIGKILL`);
     assert.equal((await s.session(orch)).endReason, 'killed');
     for (const x of tree)

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ensureOperatorKey } from '../../src/auth/keys.ts';
 import { buildHttpServer, type HttpOptions } from '../../src/surfaces/http/server.ts';
 import type { Warren, WarrenOptions } from '../../src/warren.ts';
-import type { WarrenTarget } from './warrens.ts';
+import { WAIT_MS, type WarrenTarget } from './warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by the tests that read them
 type Any = any;
@@ -65,7 +65,7 @@ export async function startHttp(
     closing ??= (async () => {
       for (const c of clients) c.close();
       try {
-        await withTimeout(app.close(), 5000, 'closing the HTTP server');
+        await withTimeout(app.close(), 15_000, 'closing the HTTP server');
       } finally {
         await closeWarren();
         rmSync(dataDir, { recursive: true, force: true });
@@ -256,10 +256,10 @@ export function openSse(
     get ended() {
       return ended;
     },
-    waitForCount: (n, ms = 5000) =>
+    waitForCount: (n, ms = WAIT_MS) =>
       wait(() => (events.length >= n ? events.slice() : undefined), ms, `${n} events`),
-    waitFor: (pred, ms = 5000) => wait(() => events.find(pred), ms, 'a matching event'),
-    waitForComment: (pred, ms = 5000) => wait(() => comments.find(pred), ms, 'a matching comment'),
+    waitFor: (pred, ms = WAIT_MS) => wait(() => events.find(pred), ms, 'a matching event'),
+    waitForComment: (pred, ms = WAIT_MS) => wait(() => comments.find(pred), ms, 'a matching comment'),
     close: () => ac.abort(),
   };
 }

@@ -51,6 +51,7 @@ async function probePostgres(url: string): Promise<string | undefined> {
   try {
     await client.connect();
     await client.query('select 1');
+    await dropStaleSchemas(client);
     return undefined;
   } catch (error) {
     return (error as Error).message || String(error);
@@ -60,6 +61,27 @@ async function probePostgres(url: string): Promise<string | undefined> {
 }
 
 const randomSuffix = () => Math.random().toString(36).slice(2, 10);
+
+/**
+ * A test schema's name carries its birth time: `t_<ms since epoch, base 36>_<random>`. A run
+ * that was killed leaves its schemas behind, and every schema in the database slows catalog
+ * reads for all; each test file's first use of PostgreSQL drops those born over an hour ago —
+ * never younger ones, which a test running now (in this or another checkout) may be using.
+ */
+export const testSchemaName = (born = Date.now()) => `t_${born.toString(36)}_${randomSuffix()}`;
+const STALE_SCHEMA_MS = 60 * 60 * 1000;
+
+export async function dropStaleSchemas(client: pg.Client, now = Date.now()): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `select nspname as name from pg_namespace where nspname ~ '^t_[0-9a-z]+_[0-9a-z]+$'`,
+  );
+  const stale = rows
+    .map((r) => r.name)
+    .filter((name) => now - Number.parseInt(name.split('_')[1]!, 36) > STALE_SCHEMA_MS);
+  // Another file may be dropping the same ones right now: its drop wins, ours is a no-op.
+  for (const name of stale) await client.query(`drop schema if exists "${name}" cascade`).catch(() => {});
+  return stale;
+}
 
 export function forEachStore(
   name: string,
@@ -122,7 +144,7 @@ class Target implements StoreTarget {
       this.dirs.push(dir);
       return { url: join(dir, 'warren.db'), durability };
     }
-    const schema = `t_${randomSuffix()}`;
+    const schema = testSchemaName();
     this.schemas.push(schema);
     return { url: PG_URL, durability, schema, poolSize: 4 };
   }

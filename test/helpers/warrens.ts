@@ -64,10 +64,16 @@ export function forEachWarren(
   );
 }
 
+/**
+ * How long a test waits for something that normally takes milliseconds. Generous on purpose:
+ * a poll returns as soon as its condition holds, so the bound only matters on a loaded machine.
+ */
+export const WAIT_MS = 20_000;
+
 /** Poll until `fn` returns something truthy, or fail after `ms`. */
 export async function until<T>(
   fn: () => Promise<T> | T,
-  ms = 5000,
+  ms = WAIT_MS,
   what = 'condition',
 ): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
@@ -89,7 +95,7 @@ export const call = (w: Warren, name: string, input: Record<string, unknown> = {
 
 export const sessionOf = async (w: Warren, id: string) => (await call(w, 'session_show', { id })).session;
 
-export const waitStatus = (w: Warren, id: string, status: string, ms = 5000) =>
+export const waitStatus = (w: Warren, id: string, status: string, ms = WAIT_MS) =>
   until(async () => (await sessionOf(w, id)).status === status, ms, `${id} to be ${status}`);
 
 export const asSession = (id: string, depth = 1) => ({

@@ -100,21 +100,21 @@ forEachWarren('HTTP live events (SSE)', (t) => {
     for (let round = 0; round < 3; round++) {
       const c = round === 0 ? h.live({ after }) : h.live({}, { lastEventId: after });
       await c.opened;
-      await c.waitForCount(10, 10_000);
+      await c.waitForCount(10, 20_000);
       c.close();
-      await until(() => c.ended, 5000, 'the client to end');
+      await until(() => c.ended, 20_000, 'the client to end');
       got.push(...c.events);
       after = Number(c.events.at(-1)!.id);
       // Events keep committing while nobody is connected.
       const target = written + 5;
-      await until(() => written >= target, 5000, 'writes while disconnected');
+      await until(() => written >= target, 20_000, 'writes while disconnected');
     }
     writing = false;
     await writer;
     // The last connection catches up to the head and then sees the tail end.
     const last = h.live({}, { lastEventId: after });
     const head = await h.head();
-    await last.waitFor((e) => Number(e.id) === head, 10_000);
+    await last.waitFor((e) => Number(e.id) === head, 20_000);
     got.push(...last.events);
     last.close();
 
@@ -227,7 +227,7 @@ forEachWarren('HTTP live events (SSE)', (t) => {
       const c = h.live();
       await c.opened;
       c.close();
-      await until(() => c.ended, 5000, 'client end');
+      await until(() => c.ended, 20_000, 'client end');
     }
     // Writes after the clients left still succeed and nothing is leaked to them.
     for (let i = 0; i < 10; i++) {
@@ -293,7 +293,7 @@ describe('HTTP live events: heartbeats', () => {
       const clients = [1, 2].map(() => openSse(`${running.url}/v1/events/live?after=0`, { auth: key }));
       for (const c of clients) await c.waitForCount(1);
       await withTimeout(running.stop(), 5000, 'stop() with live clients connected');
-      await until(() => clients.every((c) => c.ended), 5000, 'the clients to see the end');
+      await until(() => clients.every((c) => c.ended), 20_000, 'the clients to see the end');
     } finally {
       await withTimeout(running.stop(), 10_000, 'stopping the server');
       rmSync(dataDir, { recursive: true, force: true });

@@ -55,10 +55,12 @@ forEachWarren('lifecycle', (t) => {
   it('a session that ends on its own hands its children to its parent with ADOPTED', async () => {
     const w = await t.open({ gating: deepTrees });
     const gp = await call(w, 'ipc_spawn', { script: idleScript });
+    // Waits for the operator's word only: its child going idle sends it SIGCHLD, which an
+    // unfiltered wait would take instead, ending p before a slow poll ever sees it idle.
     const p = await call(
       w,
       'ipc_spawn',
-      { script: { steps: [{ wait: {} }, { exit: 'completed' }] } },
+      { script: { steps: [{ wait: { match: 'from=operator:admin' } }, { exit: 'completed' }] } },
       asSession(gp.session.id),
     );
     const child = await call(w, 'ipc_spawn', { script: idleScript }, asSession(p.session.id, 2));
@@ -132,7 +134,7 @@ forEachWarren('lifecycle', (t) => {
     const a = await call(w, 'ipc_spawn', { script: { steps: [{ sleep: 60_000 }] } });
     const r = await call(w, 'ipc_terminate', { fd: a.lifecycleFd });
     assert.equal(r.signal, 'SIGTERM');
-    await waitStatus(w, a.session.id, 'stopped', 3000);
+    await waitStatus(w, a.session.id, 'stopped', 20_000);
     assert.equal((await sessionOf(w, a.session.id)).endReason, 'killed');
     const kill = await signalsTo(w, a.session.id, 'SIGKILL');
     assert.equal(kill[0]!.payload.escalatedFrom, 'SIGTERM');

@@ -71,7 +71,7 @@ forEachWarren('lost agents', (t) => {
     const again = await recordedPid(w, a.session.id);
     assert.notEqual(again, pid);
     await call(w, 'kill', { id: a.session.id });
-    await until(() => gone(again), 5000, 'the new agent process to be gone after kill');
+    await until(() => gone(again), 20_000, 'the new agent process to be gone after kill');
   });
 
   it('an agent that fails on its own crashes, with why in endDetail', async () => {

@@ -38,7 +38,7 @@ forEachWarren('reanimate', (t) => {
     assert.ok(r.lifecycleFd >= 3);
     await waitStatus(w, id, 'idle');
     await call(w, 'send', { id, text: 'hello' });
-    await until(async () => (await outputs(w, id)).some((o) => o.includes('heard')), 5000, 'the reply');
+    await until(async () => (await outputs(w, id)).some((o) => o.includes('heard')), 20_000, 'the reply');
     assert.deepEqual(
       (await outputs(w, id)).filter((o) => o === 'first'),
       ['first'],

@@ -282,7 +282,7 @@ forEachWarren('MCP resources', (t) => {
       await c.subscribeResource({ uri: u });
 
       await call(w, 'ipc_write', { fd, message: 'hello' });
-      await until(() => seen.length >= 1, 5000, 'an update');
+      await until(() => seen.length >= 1, 20_000, 'an update');
       await settle();
       assert.deepEqual(seen, [u], 'exactly one notification for one write');
 
@@ -291,7 +291,7 @@ forEachWarren('MCP resources', (t) => {
       assert.equal(seen.length, 1, 'another stream does not notify');
 
       await call(w, 'ipc_write', { fd, message: 'again' });
-      await until(() => seen.length >= 2, 5000, 'a second update');
+      await until(() => seen.length >= 2, 20_000, 'a second update');
       await settle();
       assert.equal(seen.length, 2);
 
@@ -304,7 +304,7 @@ forEachWarren('MCP resources', (t) => {
       const child = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
       await c.subscribeResource({ uri: `warren://sessions/${child}` });
       await call(w, 'kill', { id: child });
-      await until(() => seen.includes(`warren://sessions/${child}`), 5000, 'a session update');
+      await until(() => seen.includes(`warren://sessions/${child}`), 20_000, 'a session update');
 
       // A URI that is not warren's can be watched; it never changes.
       await c.subscribeResource({ uri: 'test://watched-resource' });
@@ -331,7 +331,7 @@ forEachWarren('MCP resources', (t) => {
       assert.equal(commitListeners(w), before + 1, 'still one');
       await (c.transport as StreamableHTTPClientTransport).terminateSession();
       await (d.transport as StreamableHTTPClientTransport).terminateSession();
-      await until(() => commitListeners(w) === before, 5000, 'the listener to go');
+      await until(() => commitListeners(w) === before, 20_000, 'the listener to go');
 
       // Expired while idle.
       const e = await connect(h, h.key);
@@ -422,9 +422,9 @@ describe('subscriptions over the zone socket and stdio', () => {
       await client.subscribeResource({ uri: 'warren://streams/room/transcript' });
       assert.equal(commitListeners(w), before + 1);
       await call(w, 'ipc_write', { fd, message: 'over the socket' });
-      await until(() => seen.length === 1, 5000, 'an update over the socket');
+      await until(() => seen.length === 1, 20_000, 'an update over the socket');
       await client.close();
-      await until(() => commitListeners(w) === before, 5000, 'the listener to go with the socket');
+      await until(() => commitListeners(w) === before, 20_000, 'the listener to go with the socket');
 
       // Through `warren mcp` (stdio relayed to /mcp): the update arrives on stdout, and the
       // relay's end (stdin closed) deletes its HTTP session and with it the subscription.
@@ -457,7 +457,7 @@ describe('subscriptions over the zone socket and stdio', () => {
       } finally {
         await stdio.close();
       }
-      await until(() => commitListeners(w) === before, 10_000, 'the listener to go with the relay');
+      await until(() => commitListeners(w) === before, 20_000, 'the listener to go with the relay');
     } finally {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -80,7 +80,7 @@ forEachWarren('MCP sessions are bounded', (t) => {
     assert.equal(first.status, 200);
     assert.equal(second.status, 200);
     assert.equal((await initialize(h, h.key)).status, 429);
-    await until(async () => (await initialize(h, h.key)).status === 200, 5000);
+    await until(async () => (await initialize(h, h.key)).status === 200, 20_000);
     // The expired session is gone for good.
     const res = await fetch(`${h.url}/mcp`, {
       method: 'POST',

@@ -95,7 +95,7 @@ forEachWarren(
           10_000,
           'the agent to write TRACEPARENT',
         );
-        await until(() => otlp.spans.some((s) => s.name === 'ps'), 10_000, 'spans to arrive');
+        await until(() => otlp.spans.some((s) => s.name === 'ps'), 20_000, 'spans to arrive');
         await h.warren.close();
 
         assert.ok(

@@ -20,7 +20,7 @@ const roomsOf = async (w: Warren, session: string): Promise<string[]> =>
     .sort();
 
 const holds = (w: Warren, session: string, room: string) =>
-  until(async () => (await roomsOf(w, session)).includes(room), 5000, `${session} to hold ${room}`);
+  until(async () => (await roomsOf(w, session)).includes(room), 20_000, `${session} to hold ${room}`);
 
 forEachWarren('task-keyed room attachment', (t) => {
   it('attach, attachments and detach take a task id: its latest live session', async () => {

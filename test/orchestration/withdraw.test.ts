@@ -21,7 +21,7 @@ forEachWarren('withdrawn escalations, forgotten attachments', (t) => {
   it('cancelling a task withdraws its open escalation; answering it then is a conflict', async () => {
     const w = await t.open();
     const tk = await create(w, { title: 'asker', spawn: asksThenWaits });
-    const esc = await until(async () => (await call(w, 'inbox_list')).escalations[0], 10_000, 'the question');
+    const esc = await until(async () => (await call(w, 'inbox_list')).escalations[0], 20_000, 'the question');
     await call(w, 'task_cancel', { id: tk.id });
     await waitTask(w, tk.id, 'cancelled');
     const shown = (await call(w, 'inbox_show', { id: esc.id })).escalation;
@@ -50,7 +50,7 @@ forEachWarren('withdrawn escalations, forgotten attachments', (t) => {
     await fails(call(w, 'task_show', { id: tk.id }), 'not_found');
     // A failed task keeps its escalation open (the operator decides); deleting it withdraws it.
     const asker = await create(w, { title: 'asker', spawn: asksThenWaits });
-    const esc = await until(async () => (await call(w, 'inbox_list')).escalations[0], 10_000, 'the question');
+    const esc = await until(async () => (await call(w, 'inbox_list')).escalations[0], 20_000, 'the question');
     const live = await waitTask(w, asker.id, 'running');
     await call(w, 'kill', { id: live.sessionId });
     await waitTask(w, asker.id, 'failed');

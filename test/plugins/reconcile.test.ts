@@ -59,7 +59,7 @@ forEachWarren(
       const original = console.error;
       console.error = (...args: unknown[]) => errors.push(args);
       try {
-        await until(() => probe.runs >= 4, 10_000, 'four ticks');
+        await until(() => probe.runs >= 4, 20_000, 'four ticks');
         // Calling a tick by hand while one runs joins it rather than starting another.
         const [a, b] = [w.kernel.reconcile(), w.kernel.reconcile()];
         assert.equal(a, b);

@@ -128,7 +128,7 @@ export function runnerScenario(backends: DialectKind[]): void {
             (await statusOf(server, id)) === 'suspended' ? true : undefined,
           );
         }
-        await until('the agent group is gone', async () => (groupAlive(pgid) ? undefined : true), 10_000);
+        await until('the agent group is gone', async () => (groupAlive(pgid) ? undefined : true), 20_000);
         const down = await spawnOn(server, 'runner:r1', echoCommand());
         assert.equal(down.status, 503);
         assert.equal(down.json.error?.code, 'unavailable');

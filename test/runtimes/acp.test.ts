@@ -384,7 +384,11 @@ forEachWarren('acp runtime', (t) => {
       )!;
       assert.match(String(end.payload.error), /session\/prompt failed: .*the fixture was asked to fail/);
       assert.match(String(end.payload.stderrTail), /fixture: failing on purpose/);
-      await until(() => gone(p.agent) && gone(p.grandchild), 5000, 'the agent and its grandchild to be gone');
+      await until(
+        () => gone(p.agent) && gone(p.grandchild),
+        20_000,
+        'the agent and its grandchild to be gone',
+      );
     },
   );
 
@@ -521,7 +525,7 @@ forEachWarren('acp runtime', (t) => {
       assert.equal(r.signal, 'SIGKILL');
       await waitStatus(w, id, 'stopped');
       assert.equal((await call(w, 'session_show', { id })).session.endReason, 'killed');
-      await until(() => gone(p.agent) && gone(p.grandchild), 5000, 'agent and grandchild to be gone');
+      await until(() => gone(p.agent) && gone(p.grandchild), 20_000, 'agent and grandchild to be gone');
       assert.ok(existsSync(join(d.state, `cancelled-${acpSessionId}`)), 'the agent got session/cancel');
       // Flushed on stop, recorded a moment later: wait for the write, not for luck.
       await until(

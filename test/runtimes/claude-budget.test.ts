@@ -92,7 +92,7 @@ forEachWarren(
           (e) => e.type === 'session.input' && String(e.payload.text).includes('[SIGTERM]'),
         ),
       );
-      await until(() => gone(pid), 10_000, `claude (pid ${pid}) to be gone`);
+      await until(() => gone(pid), 20_000, `claude (pid ${pid}) to be gone`);
     });
   },
   ['sqlite'],

@@ -180,7 +180,7 @@ forEachWarren(
 
       await call(h.warren, 'kill', { id });
       await waitStatus(h.warren, id, 'stopped');
-      await until(() => gone(pid), 5000, `claude (pid ${pid}) to be gone`);
+      await until(() => gone(pid), 20_000, `claude (pid ${pid}) to be gone`);
       assert.equal((await sessionOf(h.warren, id)).endReason, 'killed');
     });
 
@@ -208,7 +208,7 @@ forEachWarren(
         String(end.payload.error),
         /^the model API returned an error: .*the mock refuses this one/,
       );
-      await until(() => gone(pid), 5000, `claude (pid ${pid}) to be gone`);
+      await until(() => gone(pid), 20_000, `claude (pid ${pid}) to be gone`);
       assert.equal((await outputs(h, id)).length, 0, 'an API error is not something the model said');
     });
 
@@ -250,7 +250,7 @@ forEachWarren(
         (e) => e.type === 'session.status' && e.payload.to === 'stopped',
       )!;
       assert.match(String(end.payload.error), /^warren MCP server not connected: failed/);
-      await until(() => gone(pid), 5000, `claude (pid ${pid}) to be gone`);
+      await until(() => gone(pid), 20_000, `claude (pid ${pid}) to be gone`);
       assert.equal(m.messages.length, 0, 'the prompt was never sent to the model');
     });
 
@@ -278,7 +278,7 @@ forEachWarren(
         String(end.payload.error),
         /^warren MCP server not connected: still pending after 1500 ms/,
       );
-      await until(() => gone(pid), 5000, `claude (pid ${pid}) to be gone`);
+      await until(() => gone(pid), 20_000, `claude (pid ${pid}) to be gone`);
       assert.equal(m.messages.length, 0);
     });
 
@@ -330,7 +330,7 @@ forEachWarren(
       assert.equal(s.endReason, 'terminated');
       assert.ok(Date.now() - asked < 20_000, 'well before the 60 s grace period');
       assert.ok((await outputs(h, id)).includes('wrapping up, bye'), 'it answered the SIGTERM first');
-      await until(() => gone(pid), 5000, 'claude to exit');
+      await until(() => gone(pid), 20_000, 'claude to exit');
     });
 
     it('killed from outside warren: the session is suspended, not crashed, and open brings it back', {
@@ -346,7 +346,7 @@ forEachWarren(
       await waitStatus(h.warren, id, 'idle', 20_000);
       // The CLI writes its conversation file after the turn; killed before that, it has nothing
       // to resume (and the resume would rightly crash). Kill it once the file is there.
-      await until(() => conversationSaved(dirs.home), 10_000, 'the conversation file');
+      await until(() => conversationSaved(dirs.home), 20_000, 'the conversation file');
       process.kill(pid, 'SIGKILL');
       await waitStatus(h.warren, id, 'suspended', 20_000);
       assert.match((await sessionOf(h.warren, id)).suspendReason, /SIGKILL from outside warren/);
@@ -357,7 +357,7 @@ forEachWarren(
       const started = (await eventsOf(h, id)).filter((e) => e.type === 'session.claude_started');
       assert.ok(started[1]!.payload.resume, 'resumed with --resume and its Claude session id');
       await call(h.warren, 'kill', { id });
-      await until(() => gone(again), 5000, 'claude to be gone');
+      await until(() => gone(again), 20_000, 'claude to be gone');
     });
 
     it('resumes after a restart with --resume and the same conversation', { timeout: 90_000 }, async () => {
@@ -381,7 +381,7 @@ forEachWarren(
       pids.add(pid1);
       await waitStatus(w1, id, 'idle', 20_000);
       await w1.close();
-      await until(() => gone(pid1), 5000, 'the first claude to be gone');
+      await until(() => gone(pid1), 20_000, 'the first claude to be gone');
 
       const before = mcp.tokens.length;
       const w2 = await t.open({ location: loc, runtimes: runtimes(), kernel: { publicUrl: mcp.base } });
@@ -416,7 +416,7 @@ forEachWarren(
       for (const tok of mcp.tokens)
         assert.equal(w2.tokens.verify(tok.replace(/^Bearer /, ''))?.sessionId, id);
       await call(w2, 'kill', { id });
-      await until(() => gone(pid2), 5000, 'the resumed claude to be gone');
+      await until(() => gone(pid2), 20_000, 'the resumed claude to be gone');
     });
 
     it('THE SCENARIO: a Claude Code parent spawns a Claude Code child over MCP, talks to it, hears its SIGCHLD and reaps it', {
@@ -513,7 +513,7 @@ forEachWarren(
       assert.equal(kidNow.endReason, 'reaped');
       assert.equal(kidNow.parentId, parent);
       assert.equal(kidNow.depth, 2);
-      await until(() => gone(kidPid), 10_000, `the child's claude (pid ${kidPid}) to be gone`);
+      await until(() => gone(kidPid), 20_000, `the child's claude (pid ${kidPid}) to be gone`);
       // Its last SIGCHLD (stopped, reaped) is one more turn for the parent; then it rests.
       await until(
         async () => {
@@ -590,7 +590,7 @@ forEachWarren(
       assert.ok(!fds.some((f) => f.streamName.endsWith(kid)));
 
       await call(h.warren, 'kill', { id: parent });
-      await until(() => gone(parentPid), 5000, 'the parent claude to be gone');
+      await until(() => gone(parentPid), 20_000, 'the parent claude to be gone');
     });
   },
   ['sqlite'],

@@ -68,8 +68,8 @@ function codexPids(): number[] {
 
 /** After a test: no codex process left, no CODEX_HOME left. */
 async function assertClean(): Promise<void> {
-  await until(() => codexPids().length === 0, 10_000, 'every codex process to be gone');
-  await until(() => readdirSync(homeRoot).length === 0, 5000, 'every CODEX_HOME to be removed');
+  await until(() => codexPids().length === 0, 20_000, 'every codex process to be gone');
+  await until(() => readdirSync(homeRoot).length === 0, 20_000, 'every CODEX_HOME to be removed');
 }
 
 /** The last user message of a request: the input of the turn it belongs to. */
@@ -115,7 +115,7 @@ forEachWarren(
       const sent = await h.api('POST', `/v1/sessions/${id}/send`, { text: 'and again' });
       assert.equal(sent.status, 200, JSON.stringify(sent.json));
       await until(async () => (await outputs(h.warren, id)).length === 2, 30_000, 'the second answer');
-      await waitStatus(h.warren, id, 'idle', 10_000);
+      await waitStatus(h.warren, id, 'idle', 20_000);
       const second = mock.requests[1]!;
       // The second turn resumed the thread: same thread id, and the whole conversation so far.
       assert.equal(second.headers['thread-id'], first.headers['thread-id']);
@@ -172,7 +172,7 @@ forEachWarren(
       assert.equal(mock.requests.length, 1, 'no second turn while the first runs');
       release();
       await until(async () => (await outputs(w, id)).length === 2, 30_000, 'both turns');
-      await waitStatus(w, id, 'idle', 10_000);
+      await waitStatus(w, id, 'idle', 20_000);
       assert.deepEqual(await outputs(w, id), ['turn 0', 'turn 1']);
       assert.match(lastUser(mock.requests[1]!), new RegExp(`seq=${seq}\\] queued meanwhile`));
       await call(w, 'kill', { id });

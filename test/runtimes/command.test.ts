@@ -175,7 +175,7 @@ forEachWarren('command runtime', (t) => {
       'the command child',
     );
     const id: string = kid.id;
-    await waitStatus(h.warren, id, 'idle', 10_000);
+    await waitStatus(h.warren, id, 'idle', 20_000);
     // SIGCHLD: a signal in the log to the parent, naming the child and its status.
     const sigchld = await until(async () =>
       (await eventsOf(h, parent)).find(
@@ -258,7 +258,7 @@ forEachWarren('command runtime', (t) => {
   it('exit 0 completes the session', async () => {
     const h = await startHttp(t);
     const id: string = (await h.api('POST', '/v1/sessions', agent('exit0'))).json.session.id;
-    await waitStatus(h.warren, id, 'stopped', 10_000);
+    await waitStatus(h.warren, id, 'stopped', 20_000);
     const s = (await h.api('GET', `/v1/sessions/${id}`)).json.session;
     assert.equal(s.endReason, 'completed');
     assert.equal(s.lastMessage, 'bye');
@@ -272,7 +272,7 @@ forEachWarren('command runtime', (t) => {
   it('a non-zero exit crashes the session, with the code and the stderr tail in the log', async () => {
     const h = await startHttp(t);
     const id: string = (await h.api('POST', '/v1/sessions', agent('crash'))).json.session.id;
-    await waitStatus(h.warren, id, 'stopped', 10_000);
+    await waitStatus(h.warren, id, 'stopped', 20_000);
     const s = (await h.api('GET', `/v1/sessions/${id}`)).json.session;
     assert.equal(s.endReason, 'crashed');
     const end = (await eventsOf(h, id)).find(
@@ -298,10 +298,10 @@ forEachWarren('command runtime', (t) => {
     assert.equal(r.json.signal, 'SIGKILL');
     await waitStatus(h.warren, id, 'stopped');
     assert.equal((await h.api('GET', `/v1/sessions/${id}`)).json.session.endReason, 'killed');
-    await until(() => gone(p.agent) && gone(p.grandchild), 5000, 'agent and grandchild to be gone');
+    await until(() => gone(p.agent) && gone(p.grandchild), 20_000, 'agent and grandchild to be gone');
     // The agent is our child: once reaped, it is ESRCH outright. (The grandchild was handed to
     // PID 1, which reaps when it gets to it; until then it is a zombie, which `gone` accepts.)
-    await until(() => esrch(p.agent), 5000, 'the agent to be reaped');
+    await until(() => esrch(p.agent), 20_000, 'the agent to be reaped');
   });
 
   it('an agent that ignores SIGTERM is still disposed of (SIGKILL after a short grace)', async () => {
@@ -311,7 +311,7 @@ forEachWarren('command runtime', (t) => {
     pids.add(p.agent);
     await waitStatus(h.warren, id, 'idle');
     await h.api('POST', `/v1/sessions/${id}/kill`, {});
-    await until(() => gone(p.agent), 5000, 'the stubborn agent to be gone');
+    await until(() => gone(p.agent), 20_000, 'the stubborn agent to be gone');
   });
 
   it('a missing executable fails the spawn with runtime_unavailable naming it', async () => {
@@ -373,7 +373,7 @@ forEachWarren('command runtime', (t) => {
       assert.equal(all.length, 5);
       assert.ok(all.every((pid) => !gone(pid)));
       await withTimeout(running.stop(), 15_000, 'server stop');
-      await until(() => all.every(gone), 5000, 'every agent process to be gone');
+      await until(() => all.every(gone), 20_000, 'every agent process to be gone');
     } finally {
       await running?.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -73,7 +73,7 @@ describe('a command agent running env', () => {
         },
         url: 'http://127.0.0.1:9',
       });
-      const exit = await started.rec.waitFor('exit', 10_000);
+      const exit = await started.rec.waitFor('exit', 20_000);
       assert.equal(exit.result.reason, 'completed');
     } finally {
       delete process.env.WARREN_TEST_LEAK;

@@ -60,12 +60,12 @@ async function finishes(s: Started, ms = 1500): Promise<void> {
   const t0 = Date.now();
   assert.ok(handle.finish, 'the handle can finish');
   handle.finish();
-  const exit = await rec.waitFor('exit', ms + 5000);
+  const exit = await rec.waitFor('exit', ms + 20_000);
   const took = Date.now() - t0;
   assert.equal(exit.result.reason, 'completed', JSON.stringify(exit.result));
   assert.ok(took <= ms, `finish took ${took} ms`);
-  await until(() => gone(spawned.proc.pid), 5000, 'the agent process to be gone');
-  await rec.waitFor('exited', 5000, (e) => e.pid === spawned.proc.pid);
+  await until(() => gone(spawned.proc.pid), 20_000, 'the agent process to be gone');
+  await rec.waitFor('exited', 20_000, (e) => e.pid === spawned.proc.pid);
   assert.equal(rec.of('exit').length, 1, 'one exit report');
 }
 
@@ -138,7 +138,7 @@ describe('finish', () => {
     // One process for the turn, reported and then gone.
     const [turn] = started.rec.of('spawned');
     assert.ok(turn);
-    await started.rec.waitFor('exited', 5000, (e) => e.pid === turn.proc.pid);
+    await started.rec.waitFor('exited', 20_000, (e) => e.pid === turn.proc.pid);
     await finishes(started, 200);
   });
 

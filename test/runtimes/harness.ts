@@ -107,6 +107,6 @@ export async function cleanUp(s: Started | undefined): Promise<void> {
     try {
       process.kill(-r.proc.pgid, 'SIGKILL');
     } catch {}
-    await until(() => gone(r.proc.pid), 5000, `pid ${r.proc.pid} to be gone`);
+    await until(() => gone(r.proc.pid), 20_000, `pid ${r.proc.pid} to be gone`);
   }
 }

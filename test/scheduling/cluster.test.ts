@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { type ServerProcess, startServer } from '../helpers/server.ts';
 import { forEachStore } from '../helpers/stores.ts';
-import { assertExactlyOnce, firedEvents, firesOf, schedules, sleep } from './live.ts';
+import { assertExactlyOnce, firedEvents, firesOf, schedules, waitForFires } from './live.ts';
 
 forEachStore(
   'scheduling: two servers on one database',
@@ -23,7 +23,7 @@ forEachStore(
       return d;
     };
 
-    it('two servers fire each schedule once', { timeout: 50_000 }, async (t) => {
+    it('two servers fire each schedule once', { timeout: 120_000 }, async (t) => {
       const loc = target.location();
       const db = `${loc.url}?schema=${loc.schema}`;
       const aDir = dir();
@@ -35,7 +35,7 @@ forEachStore(
       const b = await startServer({ dataDir: bDir, db });
       servers.push(b);
       const ids = await schedules(a, 20);
-      await sleep(4500);
+      await waitForFires(b, ids, 3);
       const total = await assertExactlyOnce(b, ids, 3);
       assert.equal((await firedEvents(a)).length, total);
       // Which server fired which is the row locks' and timers' business: under load one of them

@@ -10,6 +10,22 @@ export type Fire = { id: string; dueAt: number; status: string; manual: boolean;
 export type Ev = { seq: number; payload: { scheduleId: string; fireId: string; dueAt: number } };
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Poll until each schedule has fired (on its own, not run by hand) at least `n` times, or the
+ * deadline passes (the check that follows then says what is missing): a loaded machine runs
+ * a schedule's fires late, never fewer — a fixed sleep would be a race.
+ */
+export async function waitForFires(s: Api, ids: string[], n: number, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const counts = await Promise.all(
+      ids.map(async (id) => (await firesOf(s, id)).filter((f) => !f.manual).length),
+    );
+    if (counts.every((c) => c >= n) || Date.now() > deadline) return;
+    await sleep(200);
+  }
+}
+
 /** Create `n` one-second schedules (run-all after downtime) that write their name to room `ops`. */
 export async function schedules(s: Api, n: number): Promise<string[]> {
   const room = await s.api('POST', '/v1/streams', { name: 'ops' });
@@ -39,7 +55,8 @@ export const firedEvents = async (s: Api): Promise<Ev[]> =>
 export async function assertExactlyOnce(s: Api, ids: string[], minFires: number): Promise<number> {
   // Stop the clockwork first, and let the fires under way finish.
   for (const id of ids) assert.equal((await s.api('POST', `/v1/schedules/${id}/pause`)).status, 200);
-  for (let i = 0; i < 50; i++) {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
     const all = (await Promise.all(ids.map((id) => firesOf(s, id)))).flat();
     if (all.every((f) => f.status !== 'pending')) break;
     await sleep(100);

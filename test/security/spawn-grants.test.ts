@@ -141,7 +141,7 @@ forEachWarren('spawn grants', (t) => {
     // Its parent ends; init adopts it; its grants stay its own.
     // (Its child's SIGCHLD may already have been that input.)
     await h.api('POST', `/v1/sessions/${a}/send`, { text: 'done' });
-    await waitStatus(h.warren, a, 'stopped', 10_000);
+    await waitStatus(h.warren, a, 'stopped', 20_000);
     const adopted = await h.api('GET', `/v1/sessions/${id}`);
     assert.match(adopted.json.session.parentId, /^init/);
     refused(await spawnAs(h, id, { runtime: 'command', command: '/bin/sh -c true' }), 'executables');
