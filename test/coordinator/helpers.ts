@@ -1,7 +1,7 @@
+import type { StoreLocation } from '../../src/store/dialect.ts';
 import type { Clock } from '../../src/util/clock.ts';
 import type { Log } from '../../src/util/log.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
-import type { StoreLocation } from '../helpers/stores.ts';
 import type { WarrenTarget } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by the tests that read them
