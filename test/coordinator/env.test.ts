@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import { CONFIG_KEYS } from '../../src/config/keys.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { coordinatorConfig } from '../../src/plugins/coordinator/config.ts';
@@ -69,7 +69,11 @@ describe('every seed variable of the issue is read, and documented', () => {
       assert.equal(dflt.options.kernel?.shutdownGraceMs, 15_000);
       const set = loadConfig({ flags: {}, env: { SHUTDOWN_GRACE_MS: '2500' }, cwd });
       assert.equal(set.options.kernel?.shutdownGraceMs, 2500);
-      const flag = loadConfig({ flags: { 'shutdown-grace-ms': '700' }, env: { SHUTDOWN_GRACE_MS: '2500' }, cwd });
+      const flag = loadConfig({
+        flags: { 'shutdown-grace-ms': '700' },
+        env: { SHUTDOWN_GRACE_MS: '2500' },
+        cwd,
+      });
       assert.equal(flag.options.kernel?.shutdownGraceMs, 700, 'a flag wins over the environment');
     } finally {
       rmSync(cwd, { recursive: true, force: true });

@@ -154,7 +154,10 @@ export class Coordinator {
     let cut: TimerHandle | undefined;
     const grace = new Promise<void>((resolve) => {
       cut = this.clock.setTimeout(() => {
-        this.log.warn({ workers: [...this.running.keys()] }, 'coordinator workers outlived the shutdown grace');
+        this.log.warn(
+          { workers: [...this.running.keys()] },
+          'coordinator workers outlived the shutdown grace',
+        );
         resolve();
       }, this.kernel.config.shutdownGraceMs);
     });
