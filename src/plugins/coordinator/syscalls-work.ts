@@ -71,7 +71,7 @@ export const serviceRegister = defineSyscall({
   cli: {
     command: ['services', 'register'],
     examples: [
-      'warren services register --zone-id default --agent-id ses_… --endpoint_url http://127.0.0.1:9000',
+      'warren services register --zone-id default --agent-id ses_… --endpoint-url http://127.0.0.1:9000',
     ],
   },
   handler: async (ctx, i) => {
@@ -201,7 +201,7 @@ export const invocationEnqueue = defineSyscall({
   cli: {
     command: ['invocations', 'enqueue'],
     examples: [
-      'warren invocations enqueue --zone-id default --service_id svc_… --idempotency_key k1 --method ping',
+      'warren invocations enqueue --zone-id default --service-id svc_… --idempotency-key k1 --method ping',
     ],
   },
   handler: async (ctx, i) => {
