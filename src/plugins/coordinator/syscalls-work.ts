@@ -210,6 +210,14 @@ export const invocationEnqueue = defineSyscall({
       throw new WarrenError('invalid_input', 'params is over 256 KiB');
     const source = ctx.principal.kind === 'session' ? ctx.principal.sessionId : undefined;
     const r = await enqueueInvocation(ctx.kernel, { ...i, source_session_id: source });
+    // A repeat returns the original, to its own caller only: a session that hits another
+    // caller's key must not read that invocation's params or result through it.
+    if (!r.created && source !== undefined && r.invocation.source_session_id !== source) {
+      throw new WarrenError(
+        'conflict',
+        `idempotency key ${JSON.stringify(i.idempotency_key)} is taken for this service by another caller`,
+      );
+    }
     coordinatorOf(ctx).pokeInvocations();
     return r;
   },
@@ -307,6 +315,8 @@ export const invocationComplete = defineSyscall({
     requireZone(ctx.principal, i.zoneId);
     if (JSON.stringify(i.result ?? null).length > 1024 * 1024)
       throw new WarrenError('invalid_input', 'result is over 1 MiB');
+    if (JSON.stringify(i.error ?? null).length > 64 * 1024)
+      throw new WarrenError('invalid_input', 'error is over 64 KiB');
     const c = coordinatorOf(ctx);
     const r = await completeInvocation(ctx.kernel, ctx.principal, c.random, i);
     c.pokeInvocations();
