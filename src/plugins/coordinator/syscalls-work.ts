@@ -11,6 +11,7 @@ import {
   invocationView,
   listInvocations,
 } from './invocations.ts';
+import { keysetPage } from './rows.ts';
 import { cdb, HEALTH, INVOCATION_STATUSES, OUTBOX_STATUSES } from './schema.ts';
 import { heartbeat, listServices, registerService, updateService } from './services.ts';
 import { coordinatorOf } from './syscalls-agents.ts';
@@ -375,8 +376,8 @@ export const outboxList = defineSyscall({
       .orderBy('id')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    return { events: page, next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+    const { page, next } = keysetPage(rows, limit, (r) => r.id);
+    return { events: page, next };
   },
 });
 
