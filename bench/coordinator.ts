@@ -277,6 +277,9 @@ export const coordinatorBenches = { coordinatorSpawn, coordinatorInvocations, co
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { formatRows } = await import('./store.ts');
   const rows: BenchRow[] = [];
-  for (const bench of Object.values(coordinatorBenches)) rows.push(...(await bench()));
+  // `tsx bench/coordinator.ts coordinatorOutbox` runs the named ones only.
+  const only = process.argv.slice(2);
+  for (const [name, bench] of Object.entries(coordinatorBenches))
+    if (only.length === 0 || only.includes(name)) rows.push(...(await bench()));
   console.log(formatRows(rows));
 }

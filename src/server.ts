@@ -132,7 +132,17 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      await http.close();
+      // Requests still running when the grace runs out (a long wait, a slow client) are cut off.
+      const graceMs = warren.kernel.config.shutdownGraceMs;
+      const cut = setTimeout(() => {
+        log.warn({ graceMs }, 'shutdown grace ran out: closing the connections still open');
+        http.server.closeAllConnections();
+      }, graceMs);
+      try {
+        await http.close();
+      } finally {
+        clearTimeout(cut);
+      }
       await sockets.close();
       await warren.close();
     })();

@@ -32,6 +32,7 @@ export function configDefaults(): Record<string, unknown> {
     'grants.allow': null,
     'grants.deny': null,
     termGraceMs: k.termGraceMs,
+    shutdownGraceMs: k.shutdownGraceMs,
     maxWaitMs: k.maxWaitMs,
     reconcileIntervalMs: k.reconcileIntervalMs,
     defaultTtlSeconds: k.defaultTtlSeconds ?? null,

@@ -193,6 +193,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'SIGTERM grace period before the kernel sends SIGKILL',
   },
   {
+    path: 'shutdownGraceMs',
+    env: 'SHUTDOWN_GRACE_MS',
+    flag: 'shutdown-grace-ms',
+    kind: 'int',
+    summary:
+      'on shutdown, the longest to wait for in-flight requests, live streams and background runs before cutting them off',
+  },
+  {
     path: 'maxWaitMs',
     env: 'WARREN_MAX_WAIT_MS',
     flag: 'max-wait-ms',

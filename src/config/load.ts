@@ -54,6 +54,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       maxSessionsPerRuntime: v('limits.maxSessionsPerRuntime'),
     },
     termGraceMs: v('termGraceMs'),
+    shutdownGraceMs: v('shutdownGraceMs'),
     maxWaitMs: v('maxWaitMs'),
     reconcileIntervalMs: v('reconcileIntervalMs'),
     defaultTtlSeconds: v('defaultTtlSeconds'),

@@ -34,6 +34,7 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   'grants.allow': names,
   'grants.deny': names,
   termGraceMs: z.number().int().min(0),
+  shutdownGraceMs: z.number().int().min(0),
   // MCP clients (the SDK's default) give up on a request after 60 s: a wait must answer first.
   maxWaitMs: positiveInt.max(55_000, 'expected at most 55000 (MCP clients time a request out at 60 s)'),
   // A tick that repeats faster than this would spend the machine on repairs.

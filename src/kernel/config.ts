@@ -17,6 +17,11 @@ export interface KernelConfig {
   limits: KernelLimits;
   /** SIGTERM grace period before the kernel sends SIGKILL itself. */
   termGraceMs: number;
+  /**
+   * Shutdown: the longest a stopping server waits for in-flight work (HTTP and MCP requests,
+   * live streams, a plugin's background run) before it cuts it off (seed 003's SHUTDOWN_GRACE_MS).
+   */
+  shutdownGraceMs: number;
   /** Longest a blocking read or wait holds before answering "nothing yet, wait again". */
   maxWaitMs: number;
   /** Reconciliation tick. */
@@ -43,6 +48,7 @@ export interface KernelConfig {
 export const defaultKernelConfig = (): KernelConfig => ({
   limits: { maxDepth: 10, maxChildren: 10, maxSessionsPerZone: 50 },
   termGraceMs: 60_000,
+  shutdownGraceMs: 15_000,
   maxWaitMs: 20_000,
   reconcileIntervalMs: 10_000,
   cursorFlushMs: 50,

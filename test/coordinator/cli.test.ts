@@ -16,7 +16,9 @@ describe('the coordinator from the CLI (a real server)', () => {
   }, async () => {
     live = await liveServer();
     const json = async (...args: string[]): Promise<Any> => JSON.parse(await live!.ok(...args, '--json'));
-    const a = (await json('agents', 'spawn', '--zone-id', 'default', '--application_id', 'app')).agent;
+    const a = (
+      await json('agents', 'spawn', '--zone-id', 'default', '--application-id', 'app', '--ttl-seconds', '600')
+    ).agent;
     const svc = (
       await json(
         'services',
@@ -25,7 +27,7 @@ describe('the coordinator from the CLI (a real server)', () => {
         'default',
         '--agent-id',
         a.id,
-        '--endpoint_url',
+        '--endpoint-url',
         'http://127.0.0.1:9/x',
       )
     ).service;
@@ -34,15 +36,52 @@ describe('the coordinator from the CLI (a real server)', () => {
       'enqueue',
       '--zone-id',
       'default',
-      '--service_id',
+      '--service-id',
       svc.id,
+      // The wire name still works, as an alias of --idempotency-key.
       '--idempotency_key',
       'k',
       '--method',
       'm',
     );
     assert.equal(inv.created, true);
-    assert.deepEqual((await json('delegations', 'list', '--zone-id', 'default')).delegations, []);
+    assert.equal(inv.invocation.idempotency_key, 'k');
+    assert.equal(a.ttl_seconds, 600);
+    const b = (await json('agents', 'spawn', '--zone-id', 'default', '--application-id', 'app')).agent;
+    const edge = (
+      await json(
+        'delegations',
+        'create',
+        '--zone-id',
+        'default',
+        '--source-agent-id',
+        a.id,
+        '--target-agent-id',
+        b.id,
+      )
+    ).delegation;
+    assert.equal(edge.source_agent_id, a.id);
+    assert.deepEqual(
+      (await json('delegations', 'list', '--zone-id', 'default', '--agent-id', b.id)).delegations.map(
+        (d: Any) => d.id,
+      ),
+      [edge.id],
+    );
+    await json('delegations', 'revoke', edge.id, '--zone-id', 'default');
+    const twice = await live.cli(
+      'agents',
+      'spawn',
+      '--zone-id',
+      'default',
+      '--application-id',
+      'x',
+      '--application_id',
+      'y',
+    );
+    assert.equal(twice.code, 2);
+    assert.match(twice.stderr, /--application-id and --application_id are the same option/);
+    const help = await live.ok('agents', 'spawn', '--help');
+    assert.match(help, /--application-id, --application_id/);
     assert.deepEqual((await json('outbox', 'list', '--zone-id', 'default', '--status', 'dead')).events, []);
     // The agent is a warren session: `warren ps` lists it.
     const ps = await live.server.api<Any>('GET', '/v1/sessions');

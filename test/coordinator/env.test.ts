@@ -1,7 +1,29 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { CONFIG_KEYS } from '../../src/config/keys.ts';
+import { loadConfig } from '../../src/config/load.ts';
 import { coordinatorConfig } from '../../src/plugins/coordinator/config.ts';
-import { withEnv } from '../../src/plugins/coordinator/env.ts';
+import { ENV_NAMES, withEnv } from '../../src/plugins/coordinator/env.ts';
+
+/** Every variable of seed 003's configuration table that warren reads (the issue's list). */
+const SEED_NAMES = [
+  'ISSUER_URL',
+  'AGENT_COORDINATOR_SCOPE',
+  'OUTBOX_INTERVAL_MS',
+  'OUTBOX_BATCH_SIZE',
+  'OUTBOX_MAX_ATTEMPTS',
+  'TTL_SWEEP_INTERVAL_MS',
+  'DEADLINE_SWEEP_INTERVAL_MS',
+  'RETENTION_CLEANUP_INTERVAL_MS',
+  'DELEGATION_RETENTION_DAYS',
+  'OUTBOX_RETENTION_DAYS',
+  'JWKS_CACHE_MAX',
+  'SHUTDOWN_GRACE_MS',
+  'LOG_LEVEL',
+];
 
 describe('coordinator settings from the seed’s environment variables', () => {
   it('maps each name over the config file, and refuses a bad value', () => {
@@ -26,5 +48,35 @@ describe('coordinator settings from the seed’s environment variables', () => {
     assert.equal(c.outboxRetentionDays, 1.5);
     assert.equal(base.outbox.intervalMs, 1000, 'the parsed config is not changed');
     assert.throws(() => withEnv(base, { OUTBOX_BATCH_SIZE: 'lots' }), /OUTBOX_BATCH_SIZE/);
+  });
+});
+
+describe('every seed variable of the issue is read, and documented', () => {
+  it('is a warren setting (config key) or a coordinator setting, and docs/configuration.md lists it', () => {
+    const warrenEnv = new Set(CONFIG_KEYS.map((k) => k.env));
+    const pluginEnv = new Set(Object.keys(ENV_NAMES));
+    const docs = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    for (const name of SEED_NAMES) {
+      assert.ok(warrenEnv.has(name) !== pluginEnv.has(name), `${name} is read in exactly one place`);
+      assert.ok(docs.includes(`\`${name}\``), `docs/configuration.md lists ${name}`);
+    }
+  });
+
+  it('SHUTDOWN_GRACE_MS is the kernel’s shutdownGraceMs (default 15000, the seed’s)', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warren-env-'));
+    try {
+      const dflt = loadConfig({ flags: {}, env: {}, cwd });
+      assert.equal(dflt.options.kernel?.shutdownGraceMs, 15_000);
+      const set = loadConfig({ flags: {}, env: { SHUTDOWN_GRACE_MS: '2500' }, cwd });
+      assert.equal(set.options.kernel?.shutdownGraceMs, 2500);
+      const flag = loadConfig({
+        flags: { 'shutdown-grace-ms': '700' },
+        env: { SHUTDOWN_GRACE_MS: '2500' },
+        cwd,
+      });
+      assert.equal(flag.options.kernel?.shutdownGraceMs, 700, 'a flag wins over the environment');
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });

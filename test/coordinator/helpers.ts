@@ -1,3 +1,5 @@
+import type { StoreLocation } from '../../src/store/dialect.ts';
+import type { Clock } from '../../src/util/clock.ts';
 import type { Log } from '../../src/util/log.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import type { WarrenTarget } from '../helpers/warrens.ts';
@@ -9,12 +11,14 @@ type Any = any;
 export async function coordinatorWarren(
   target: WarrenTarget,
   config: Record<string, unknown> = {},
-  opts: { kernel?: Record<string, unknown>; log?: Log } = {},
+  opts: { kernel?: Record<string, unknown>; log?: Log; clock?: Clock; location?: StoreLocation } = {},
 ): Promise<HttpWarren> {
   return startHttp(target, {
     plugins: { config: { coordinator: config } },
     ...(opts.kernel ? { kernel: opts.kernel } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.location ? { location: opts.location } : {}),
   });
 }
 

@@ -63,6 +63,58 @@ forEachWarren('coordinator outbox', (target) => {
       assert.equal(hook.badSignatures, 0);
     });
 
+    it('publishes different keys side by side and each key in write order (Redis and NATS)', async () => {
+      const prefix = `${unique('t')}.`;
+      const stream = unique('WT');
+      cleanups.push(
+        () => redisDelete(`${prefix}t`),
+        () => natsDelete(stream),
+      );
+      const h = await coordinatorWarren(target, {
+        outbox: {
+          intervalMs: 3_600_000,
+          batchSize: 500,
+          topicPrefix: prefix,
+          sinks: [
+            { type: 'redis', url: REDIS_URL },
+            { type: 'nats', servers: NATS_URL, stream },
+          ],
+        },
+      });
+      // 20 keys × 10 events, interleaved in one transaction: one pass, 20 chains at once.
+      await h.warren.store.writer.write((tx) =>
+        enqueue(
+          tx,
+          h.warren.kernel.ids,
+          Array.from({ length: 200 }, (_, i) => ({
+            zone: 'default',
+            topic: 't',
+            key: `k${i % 20}`,
+            type: 'test',
+            payload: { n: Math.floor(i / 20) },
+          })),
+        ),
+      );
+      const c = h.warren.plugins.get<{ publisher: { pass(): Promise<{ delivered: number }> } }>(
+        'coordinator',
+      );
+      assert.equal((await c.publisher.pass()).delivered, 200, 'one pass takes the whole batch');
+      const order = (events: Array<{ key: string; payload: { n: number } }>) => {
+        const byKey = new Map<string, number[]>();
+        for (const e of events) byKey.set(e.key, [...(byKey.get(e.key) ?? []), e.payload.n]);
+        return byKey;
+      };
+      const inOrder = Array.from({ length: 10 }, (_, n) => n);
+      for (const [sink, events] of [
+        ['redis', await redisEntries(`${prefix}t`)],
+        ['nats', await natsMessages(stream)],
+      ] as const) {
+        const byKey = order(events as Array<{ key: string; payload: { n: number } }>);
+        assert.equal(byKey.size, 20, sink);
+        for (const [key, ns] of byKey) assert.deepEqual(ns, inOrder, `${sink} ${key}`);
+      }
+    });
+
     it('keeps order per key, backs off, and marks an event dead after its attempts (logged)', async () => {
       const hook = await webhookReceiver(SECRET);
       cleanups.push(() => hook.close());

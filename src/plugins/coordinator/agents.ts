@@ -6,6 +6,7 @@ import type { WriteTx } from '../../store/writer.ts';
 import type { CoordinatorConfig } from './config.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';
+import { iso, keysetPage } from './rows.ts';
 import { type AgentStatus, type CoordAgentsTable, cdb } from './schema.ts';
 
 /** What a client asks for at spawn (the seed's fields, plus how warren runs the agent). */
@@ -39,8 +40,6 @@ export interface AgentView {
   created_at: string;
   updated_at: string;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export const agentView = (r: CoordAgentsTable): AgentView => ({
   id: r.session_id,
@@ -237,11 +236,8 @@ export async function listAgents(
     .orderBy('session_id')
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  return {
-    agents: page.map(agentView),
-    next: rows.length > limit ? (page.at(-1)?.session_id ?? null) : null,
-  };
+  const { page, next } = keysetPage(rows, limit, (r) => r.session_id);
+  return { agents: page.map(agentView), next };
 }
 
 /** Suspend (SIGSTOP its warren session) or resume (SIGCONT) an agent. */

@@ -149,7 +149,20 @@ export class Coordinator {
     this.stopped = true;
     for (const t of this.timers.values()) this.clock.clearTimeout(t);
     this.timers.clear();
-    await Promise.allSettled([...this.running.values()]);
+    // A run in progress finishes, within the shutdown grace (SHUTDOWN_GRACE_MS); one that takes
+    // longer is not waited for (closing the store ends it; its try-lock ends with its connection).
+    let cut: TimerHandle | undefined;
+    const grace = new Promise<void>((resolve) => {
+      cut = this.clock.setTimeout(() => {
+        this.log.warn(
+          { workers: [...this.running.keys()] },
+          'coordinator workers outlived the shutdown grace',
+        );
+        resolve();
+      }, this.kernel.config.shutdownGraceMs);
+    });
+    await Promise.race([Promise.allSettled([...this.running.values()]), grace]);
+    if (cut !== undefined) this.clock.clearTimeout(cut);
     await Promise.allSettled(this.sinks.map((s) => s.close()));
   }
 }

@@ -4,6 +4,7 @@ import type { WriteTx } from '../../store/writer.ts';
 import { agentRow } from './agents.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';
+import { iso, keysetPage, rowInZone } from './rows.ts';
 import { type CoordDelegationsTable, cdb } from './schema.ts';
 
 /** What an edge allows: absent lists allow everything; an expiry ends it. */
@@ -12,8 +13,6 @@ export interface Constraints {
   scopes?: string[] | undefined;
   expires_at?: string | undefined;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 type EdgeStatus = 'active' | 'expired' | 'revoked';
 /** An expired edge stops applying at its expiry, whether or not a sweep has run. */
@@ -145,17 +144,7 @@ async function liveEdgesInto(tx: WriteTx, zone: string, agent: string) {
 export async function revokeDelegation(kernel: Kernel, zone: string, id: string) {
   return kernel.store.writer.write(async (tx) => {
     const db = cdb(tx.db);
-    const root = await db
-      .selectFrom('coord_delegations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('zone', '=', zone)
-      .executeTakeFirst();
-    if (!root)
-      throw new WarrenError('not_found', `delegation ${id} does not exist in zone ${zone}`, {
-        what: 'delegation',
-        id,
-      });
+    const root = await rowInZone(tx.db, 'delegation', zone, id);
     const revoked: CoordDelegationsTable[] = [];
     const seen = new Set<string>();
     for (let frontier = [root]; frontier.length > 0; ) {
@@ -217,12 +206,9 @@ export async function listDelegations(
     .orderBy('id')
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
+  const { page, next } = keysetPage(rows, limit, (r) => r.id);
   const now = kernel.clock.now();
-  return {
-    delegations: page.map((r) => edgeView(r, now)),
-    next: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
-  };
+  return { delegations: page.map((r) => edgeView(r, now)), next };
 }
 
 /** Retention: edges older than the window are deleted. */

@@ -2,6 +2,7 @@ import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { operator, type Principal } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { iso, keysetPage, rowInZone } from './rows.ts';
 import { type CoordInvocationsTable, cdb, type InvocationStatus } from './schema.ts';
 import { serviceRow } from './services.ts';
 
@@ -24,7 +25,6 @@ export interface EnqueueInput {
   retry_policy?: Partial<RetryPolicy> | undefined;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const parse = (s: string | null) => (s === null ? null : (JSON.parse(s) as unknown));
 
 export const invocationView = (r: CoordInvocationsTable) => ({
@@ -108,19 +108,20 @@ export async function enqueueInvocation(kernel: Kernel, i: EnqueueInput) {
   });
 }
 
-export async function invocationRow(db: WriteTx['db'], zone: string, id: string) {
-  const row = await cdb(db)
+export const invocationRow = (db: WriteTx['db'], zone: string, id: string) =>
+  rowInZone(db, 'invocation', zone, id);
+
+/**
+ * The row as it is now inside a sweep's transaction, if it is still `status`: the sweep
+ * picked its ids from the reader before taking the writer, and a row may have moved since.
+ */
+async function stillIn(tx: WriteTx, id: string, status: InvocationStatus) {
+  const row = await cdb(tx.db)
     .selectFrom('coord_invocations')
     .selectAll()
     .where('id', '=', id)
-    .where('zone', '=', zone)
     .executeTakeFirst();
-  if (!row)
-    throw new WarrenError('not_found', `invocation ${id} does not exist in zone ${zone}`, {
-      what: 'invocation',
-      id,
-    });
-  return row;
+  return row?.status === status ? row : undefined;
 }
 
 /** The message an agent reads on its stdin: a tag, then the invocation as JSON on one line. */
@@ -148,12 +149,8 @@ export async function dispatchPending(kernel: Kernel, random: () => number, limi
     let n = 0;
     for (const { id } of ready) {
       const db = cdb(tx.db);
-      const row = await db
-        .selectFrom('coord_invocations')
-        .selectAll()
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (row?.status !== 'pending') continue;
+      const row = await stillIn(tx, id, 'pending');
+      if (!row) continue;
       const session = await tx.db
         .selectFrom('sessions')
         .select('status')
@@ -256,12 +253,8 @@ export async function enforceDeadlines(kernel: Kernel, random: () => number, lim
   return kernel.store.writer.write(async (tx) => {
     let n = 0;
     for (const { id } of late) {
-      const row = await cdb(tx.db)
-        .selectFrom('coord_invocations')
-        .selectAll()
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (row?.status !== 'running' || row.deadline_at === null || row.deadline_at > tx.now) continue;
+      const row = await stillIn(tx, id, 'running');
+      if (!row || row.deadline_at === null || row.deadline_at > tx.now) continue;
       await failAttempt(
         tx,
         row,
@@ -345,9 +338,6 @@ export async function listInvocations(
     .orderBy('id')
     .limit(limit + 1)
     .execute();
-  const page = rows.slice(0, limit);
-  return {
-    invocations: page.map(invocationView),
-    next: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
-  };
+  const { page, next } = keysetPage(rows, limit, (r) => r.id);
+  return { invocations: page.map(invocationView), next };
 }

@@ -14,7 +14,8 @@ export interface PublishPass {
 
 /**
  * Deliver ready outbox rows to every sink, in order per key: a key whose oldest pending
- * event is waiting out its backoff (or just failed) holds back its later events. A row is
+ * event is waiting out its backoff (or just failed) holds back its later events. Different
+ * keys are published concurrently. A row is
  * marked delivered only after every sink took it, so a crash in between re-sends it with
  * the same id (at-least-once). Failures back off exponentially; past maxAttempts the row
  * is `dead` (logged, and listed by `warren outbox list --status dead`).
@@ -39,9 +40,11 @@ export class Publisher {
       .orderBy('id')
       .limit(this.cfg.batchSize * 4)
       .execute();
+    // The batch as one chain per key, in write order: chains go out side by side (the
+    // sinks' clients pipeline them: JetStream acks and XADD replies overlap), the events of
+    // one key one after another, and a key stops at its first failure.
     const held = new Set<string>();
-    const delivered: string[] = [];
-    const failures: Array<{ row: CoordOutboxTable; error: string }> = [];
+    const chains = new Map<string, CoordOutboxTable[]>();
     let taken = 0;
     for (const row of rows) {
       if (held.has(row.key)) continue;
@@ -50,14 +53,25 @@ export class Publisher {
         continue;
       }
       taken++;
-      try {
-        for (const sink of this.sinks) await sink.publish(row, this.cfg.topicPrefix + row.topic);
-        delivered.push(row.id);
-      } catch (error) {
-        held.add(row.key);
-        failures.push({ row, error: (error as Error)?.message?.slice(0, 500) ?? String(error) });
-      }
+      const chain = chains.get(row.key);
+      if (chain) chain.push(row);
+      else chains.set(row.key, [row]);
     }
+    const delivered: string[] = [];
+    const failures: Array<{ row: CoordOutboxTable; error: string }> = [];
+    await Promise.all(
+      [...chains.values()].map(async (chain) => {
+        for (const row of chain) {
+          try {
+            for (const sink of this.sinks) await sink.publish(row, this.cfg.topicPrefix + row.topic);
+            delivered.push(row.id);
+          } catch (error) {
+            failures.push({ row, error: (error as Error)?.message?.slice(0, 500) ?? String(error) });
+            return;
+          }
+        }
+      }),
+    );
     if (delivered.length === 0 && failures.length === 0) return out;
     await this.store.writer.write(async (tx) => {
       const db = cdb(tx.db);

@@ -3,6 +3,7 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { agentRow } from './agents.ts';
 import { enqueue } from './outbox.ts';
+import { iso } from './rows.ts';
 import { type CoordServicesTable, cdb, type Health } from './schema.ts';
 
 /** Health changes go out on this topic (beyond the seed's two). */
@@ -19,8 +20,6 @@ export interface RegisterInput {
   metadata?: Record<string, unknown> | undefined;
   health?: Health | undefined;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export const serviceView = (r: CoordServicesTable) => ({
   id: r.id,

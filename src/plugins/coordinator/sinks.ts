@@ -79,7 +79,8 @@ function natsSink(servers: string, stream: string, timeoutMs: number): Sink {
     js: import('@nats-io/jetstream').JetStreamClient;
   };
   let conn: Promise<Conn> | undefined;
-  const ensured = new Set<string>();
+  // One check per subject, shared by the publishes that race for it (keys go out concurrently).
+  const ensured = new Map<string, Promise<void>>();
   const connect = async (): Promise<Conn> => {
     const { connect } = await import('@nats-io/transport-node');
     const { jetstream } = await import('@nats-io/jetstream');
@@ -87,8 +88,7 @@ function natsSink(servers: string, stream: string, timeoutMs: number): Sink {
     return { nc, js: jetstream(nc, { timeout: timeoutMs }) };
   };
   // A topic's subject must belong to the stream: add it once (the stream is created if missing).
-  const ensure = async (c: Conn, subject: string) => {
-    if (ensured.has(subject)) return;
+  const addSubject = async (c: Conn, subject: string) => {
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const jsm = await jetstreamManager(c.nc);
     try {
@@ -100,7 +100,17 @@ function natsSink(servers: string, stream: string, timeoutMs: number): Sink {
       if (!/stream not found/i.test((e as Error).message)) throw e;
       await jsm.streams.add({ name: stream, subjects: [subject] });
     }
-    ensured.add(subject);
+  };
+  const ensure = (c: Conn, subject: string): Promise<void> => {
+    let p = ensured.get(subject);
+    if (!p) {
+      p = addSubject(c, subject).catch((e: unknown) => {
+        ensured.delete(subject);
+        throw e;
+      });
+      ensured.set(subject, p);
+    }
+    return p;
   };
   return {
     name: 'nats',

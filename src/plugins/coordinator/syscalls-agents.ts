@@ -61,7 +61,7 @@ export const agentSpawn = defineSyscall({
   http: { method: 'POST', path: '/zones/:zoneId/agents', headers: { 'idempotency-key': 'idempotencyKey' } },
   cli: {
     command: ['agents', 'spawn'],
-    examples: ['warren agents spawn --zone-id default --application_id app1 --ttl_seconds 3600'],
+    examples: ['warren agents spawn --zone-id default --application-id app1 --ttl-seconds 3600'],
   },
   async handler(ctx, i) {
     requireZone(ctx.principal, i.zoneId);

@@ -51,7 +51,7 @@ export const delegationCreate = defineSyscall({
   cli: {
     command: ['delegations', 'create'],
     examples: [
-      'warren delegations create --zone-id default --source_agent_id ses_a --target_agent_id ses_b --constraints \'{"scopes":["read"]}\'',
+      'warren delegations create --zone-id default --source-agent-id ses_a --target-agent-id ses_b --constraints \'{"scopes":["read"]}\'',
     ],
   },
   handler: async (ctx, i) => {

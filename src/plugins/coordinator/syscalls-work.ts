@@ -11,6 +11,7 @@ import {
   invocationView,
   listInvocations,
 } from './invocations.ts';
+import { keysetPage } from './rows.ts';
 import { cdb, HEALTH, INVOCATION_STATUSES, OUTBOX_STATUSES } from './schema.ts';
 import { heartbeat, listServices, registerService, updateService } from './services.ts';
 import { coordinatorOf } from './syscalls-agents.ts';
@@ -71,7 +72,7 @@ export const serviceRegister = defineSyscall({
   cli: {
     command: ['services', 'register'],
     examples: [
-      'warren services register --zone-id default --agent-id ses_… --endpoint_url http://127.0.0.1:9000',
+      'warren services register --zone-id default --agent-id ses_… --endpoint-url http://127.0.0.1:9000',
     ],
   },
   handler: async (ctx, i) => {
@@ -201,7 +202,7 @@ export const invocationEnqueue = defineSyscall({
   cli: {
     command: ['invocations', 'enqueue'],
     examples: [
-      'warren invocations enqueue --zone-id default --service_id svc_… --idempotency_key k1 --method ping',
+      'warren invocations enqueue --zone-id default --service-id svc_… --idempotency-key k1 --method ping',
     ],
   },
   handler: async (ctx, i) => {
@@ -210,6 +211,14 @@ export const invocationEnqueue = defineSyscall({
       throw new WarrenError('invalid_input', 'params is over 256 KiB');
     const source = ctx.principal.kind === 'session' ? ctx.principal.sessionId : undefined;
     const r = await enqueueInvocation(ctx.kernel, { ...i, source_session_id: source });
+    // A repeat returns the original, to its own caller only: a session that hits another
+    // caller's key must not read that invocation's params or result through it.
+    if (!r.created && source !== undefined && r.invocation.source_session_id !== source) {
+      throw new WarrenError(
+        'conflict',
+        `idempotency key ${JSON.stringify(i.idempotency_key)} is taken for this service by another caller`,
+      );
+    }
     coordinatorOf(ctx).pokeInvocations();
     return r;
   },
@@ -307,6 +316,8 @@ export const invocationComplete = defineSyscall({
     requireZone(ctx.principal, i.zoneId);
     if (JSON.stringify(i.result ?? null).length > 1024 * 1024)
       throw new WarrenError('invalid_input', 'result is over 1 MiB');
+    if (JSON.stringify(i.error ?? null).length > 64 * 1024)
+      throw new WarrenError('invalid_input', 'error is over 64 KiB');
     const c = coordinatorOf(ctx);
     const r = await completeInvocation(ctx.kernel, ctx.principal, c.random, i);
     c.pokeInvocations();
@@ -365,8 +376,8 @@ export const outboxList = defineSyscall({
       .orderBy('id')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    return { events: page, next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+    const { page, next } = keysetPage(rows, limit, (r) => r.id);
+    return { events: page, next };
   },
 });
 

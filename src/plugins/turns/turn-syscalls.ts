@@ -109,7 +109,7 @@ export const bridgeAwaitTurn = defineSyscall({
   cli: {
     command: ['coordinator', 'await-turn'],
     positional: ['turn_id'],
-    examples: ['warren coordinator await-turn turn_01j… --timeout_ms 30000'],
+    examples: ['warren coordinator await-turn turn_01j… --timeout-ms 30000'],
   },
   handler: async (ctx, i) => {
     const ns = nsOf(ctx, i);

@@ -86,7 +86,7 @@ export const bridgeWatchEvents = defineSyscall({
   http: { method: 'GET', path: '/v1/bridge/events' },
   cli: {
     command: ['coordinator', 'watch'],
-    examples: ['warren coordinator watch --after_seq 120 --timeout_ms 30000'],
+    examples: ['warren coordinator watch --after-seq 120 --timeout-ms 30000'],
   },
   handler: async (ctx, i) => {
     const { kernel, principal } = ctx;

@@ -27,7 +27,9 @@ export async function loadSpecs(): Promise<SyscallSpec[]> {
 export const syscallSpecs = (syscalls: readonly Syscall[]): SyscallSpec[] =>
   syscalls.filter((s) => s.cli).map(specOf);
 
-export const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+/** A field's flag: camelCase and snake_case (the seeds' wire names) both become kebab-case. */
+export const kebab = (name: string): string =>
+  name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replaceAll('_', '-');
 
 function specOf(syscall: Syscall): SyscallSpec {
   const cli = syscall.cli!;
@@ -41,6 +43,15 @@ function specOf(syscall: Syscall): SyscallSpec {
   const flags: FlagSpec[] = fields
     .filter((f) => !cli.positional?.includes(f.name))
     .map((field) => ({ flag: kebab(field.name), aliases: [], field }));
+  // A snake_case field keeps its own name as an alias (scripts written against the wire
+  // names), unless another flag or a global option has it.
+  const taken = new Set<string>([...flags.map((f) => f.flag), ...GLOBAL_NAMES]);
+  for (const f of flags) {
+    if (f.field.name.includes('_') && !taken.has(f.field.name)) {
+      f.aliases.push(f.field.name);
+      taken.add(f.field.name);
+    }
+  }
   for (const [alias, fieldName] of Object.entries(cli.flags ?? {})) {
     const spec = flags.find((f) => f.field.name === fieldName);
     if (!spec) throw new Error(`${syscall.name}: flag alias --${alias} names no flag field "${fieldName}"`);
