@@ -1,14 +1,17 @@
 /**
- * SHUTDOWN_GRACE_MS on a real `warren serve`: a request still waiting when the grace runs
- * out is cut off, and the server exits cleanly instead of waiting for it.
+ * SHUTDOWN_GRACE_MS: on a real `warren serve`, a request still waiting when the grace runs
+ * out is cut off and the server exits cleanly instead of waiting for it; in process, a
+ * coordinator worker stuck on a sink is not waited for past the grace.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { type ServerProcess, startServer } from '../helpers/server.ts';
-import { until } from '../helpers/warrens.ts';
+import { forEachWarren, until } from '../helpers/warrens.ts';
+import { coordinatorWarren } from './helpers.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by the test that reads them
 type Any = any;
@@ -58,3 +61,51 @@ it('a stopping server cuts off a read still waiting after SHUTDOWN_GRACE_MS and 
   assert.match(s.output(), /shutdown grace ran out/);
   assert.equal(await waiting, 'cut off');
 });
+
+forEachWarren(
+  'the coordinator at shutdown',
+  (target) => {
+    it('does not wait past the grace for a publish stuck on a sink that never answers', async () => {
+      // A webhook that takes the request and never answers (the sink's own timeout is 10 s).
+      let reached = 0;
+      const hung = createServer(() => {
+        reached++;
+      });
+      await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+      const warnings: string[] = [];
+      const log = {
+        error: () => {},
+        warn: (_o: unknown, m: string) => void warnings.push(m),
+        info: () => {},
+        debug: () => {},
+      };
+      try {
+        const { port } = hung.address() as { port: number };
+        const h = await coordinatorWarren(
+          target,
+          {
+            outbox: {
+              intervalMs: 3_600_000,
+              sinks: [
+                { type: 'webhook', url: `http://127.0.0.1:${port}/`, secret: 'a-secret-of-some-length' },
+              ],
+            },
+          },
+          { kernel: { shutdownGraceMs: 200 }, log },
+        );
+        const agent = (await h.api('POST', '/zones/default/agents', { application_id: 'app' })).json.agent;
+        await h.api('DELETE', `/zones/default/agents/${agent.id}`); // an event, and a poke to publish it
+        await until(() => reached > 0 || undefined, 15_000, 'the publish to reach the webhook');
+        await h.warren.close();
+        assert.ok(
+          warnings.includes('coordinator workers outlived the shutdown grace'),
+          `warned: ${warnings.join('; ')}`,
+        );
+      } finally {
+        hung.closeAllConnections();
+        await new Promise((r) => hung.close(r));
+      }
+    });
+  },
+  ['sqlite'],
+);

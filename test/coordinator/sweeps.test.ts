@@ -198,6 +198,28 @@ forEachWarren(
       }
       clock.set(T0 + 10_000);
       const [c1, c2] = [coordinatorOf(h1), w2.plugins.get<Coordinator>('coordinator')];
+      // While the first process holds the sweep's lock, the second one's real sweep is skipped.
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      let held!: () => void;
+      const holding = new Promise<void>((r) => {
+        held = r;
+      });
+      const holder = exclusive(h1.warren.store, 'ttl-sweeper', async () => {
+        held();
+        await gate;
+      });
+      await holding;
+      await c2.runNow('ttl-sweeper');
+      assert.ok(
+        [...(await statusOf(h1)).values()].every((s) => s !== 'terminated'),
+        'the skipped sweep terminated nothing',
+      );
+      release();
+      assert.equal(await holder, true);
+      // Then both sweep at once, again and again: each session ends once.
       await Promise.all([1, 2, 3].flatMap(() => [c1.runNow('ttl-sweeper'), c2.runNow('ttl-sweeper')]));
       await Promise.all([c1.runNow('ttl-sweeper'), c2.runNow('ttl-sweeper')]);
       const revokes = (await rows(h1, 'coord_outbox')).filter(

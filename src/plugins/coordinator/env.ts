@@ -4,7 +4,8 @@ import type { CoordinatorConfig } from './config.ts';
 /**
  * The seed's environment variables, over the config file's `plugins.coordinator` (the
  * environment wins, as everywhere in warren). ISSUER_URL, AGENT_COORDINATOR_SCOPE and
- * JWKS_CACHE_MAX are warren's own settings (auth.*); LOG_LEVEL is log.level.
+ * JWKS_CACHE_MAX are warren's own settings (auth.*); LOG_LEVEL is log.level;
+ * SHUTDOWN_GRACE_MS is shutdownGraceMs (src/config/keys.ts).
  */
 export const ENV_NAMES = {
   OUTBOX_INTERVAL_MS: 'outbox.intervalMs',
