@@ -78,6 +78,7 @@ async function migrate(conn: Connections, provider: MigrationProvider, table?: s
       ? ((await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn.writer))
           .rows[0]?.schema ?? undefined)
       : undefined;
+  if (await upToDate(conn, provider, table ?? 'kysely_migration', migrationTableSchema)) return;
   const migrator = new Migrator({
     db: conn.writer,
     provider,
@@ -98,6 +99,34 @@ async function migrate(conn: Connections, provider: MigrationProvider, table?: s
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
   }
+}
+
+/**
+ * Whether every migration is recorded and nothing else is: what the Migrator would find before
+ * doing nothing. It finds it by listing every table of the database with all their columns,
+ * twice per migration history (the core's and each plugin's), which was most of what opening
+ * a migrated store cost, so a restart asks one query per history instead. Anything else (no
+ * table yet, a pending or unknown migration) goes to the Migrator, which creates, runs or
+ * reports it.
+ */
+async function upToDate(
+  conn: Connections,
+  provider: MigrationProvider,
+  table: string,
+  schema: string | undefined,
+): Promise<boolean> {
+  const from = schema ? sql.table(`${schema}.${table}`) : sql.table(table);
+  let recorded: string[];
+  try {
+    recorded = (await sql<{ name: string }>`select name from ${from}`.execute(conn.writer)).rows.map(
+      (r) => r.name,
+    );
+  } catch {
+    return false;
+  }
+  const wanted = Object.keys(await provider.getMigrations());
+  const done = new Set(recorded);
+  return done.size === wanted.length && wanted.every((name) => done.has(name));
 }
 
 function catalogRace(
