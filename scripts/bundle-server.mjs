@@ -13,11 +13,12 @@ import { build } from 'esbuild';
 const entries = [
   // The server; its code cache is written once it listens (`serve` resolved).
   { entry: 'src/server.ts', out: 'dist/server', warmAfter: 'serve' },
-  // `warren mcp`'s relay (the MCP SDK's client and stdio server).
-  { entry: 'src/surfaces/cli/mcp-bridge.ts', out: 'dist/surfaces/cli/mcp-bridge' },
+  // `warren mcp`'s relay (the MCP SDK's client and stdio server); it has relayed its first
+  // answers by then (the client's `initialize` comes at once).
+  { entry: 'src/surfaces/cli/mcp-bridge.ts', out: 'dist/surfaces/cli/mcp-bridge', saveAfterMs: 300 },
 ];
 
-for (const { entry, out, warmAfter } of entries) {
+for (const { entry, out, warmAfter, saveAfterMs } of entries) {
   await build({
     entryPoints: [entry],
     outfile: `${out}.cjs`,
@@ -37,7 +38,7 @@ for (const { entry, out, warmAfter } of entries) {
   const code = asciiOnly(readFileSync(`${out}.cjs`, 'utf8'));
   writeFileSync(`${out}.cjs`, code);
   const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  writeFileSync(`${out}.js`, stub(out, hash, await exportNames(entry), warmAfter));
+  writeFileSync(`${out}.js`, stub(out, hash, await exportNames(entry), { warmAfter, saveAfterMs }));
   // Code caches of earlier builds (a build into an existing dist/) are never read again.
   for (const f of readdirSync(dirname(out))) {
     if (f.startsWith(`${basename(out)}.cjs.`) && f.endsWith('.cache')) rmSync(join(dirname(out), f));
@@ -71,14 +72,14 @@ async function exportNames(entry) {
   return Object.values(result.metafile.outputs).flatMap((o) => o.exports ?? []);
 }
 
-function stub(out, hash, names, warmAfter) {
+function stub(out, hash, names, { warmAfter, saveAfterMs }) {
   const name = out.split('/').pop();
   const loader = relative(out.replace(/\/[^/]+$/, ''), 'dist/util/bundle-loader.js');
   const lines = [
     `// Written by scripts/bundle-server.mjs: ${entriesSource(out)} is ./${name}.cjs, one bundle,`,
     '// compiled from V8 code cache when there is one (src/util/bundle-loader.ts).',
     `import { loadBundle } from '${loader.startsWith('.') ? loader : `./${loader}`}';`,
-    `const bundle = loadBundle(new URL('./${name}.cjs', import.meta.url), '${hash}');`,
+    `const bundle = loadBundle(new URL('./${name}.cjs', import.meta.url), '${hash}'${saveAfterMs === undefined ? '' : `, { saveAfterMs: ${saveAfterMs} }`});`,
     'const m = bundle.exports;',
   ];
   for (const n of names) {

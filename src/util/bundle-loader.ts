@@ -30,13 +30,15 @@ export interface LoadedBundle {
   saveCache(): void;
 }
 
-/** Without a call to `saveCache`, the cache is written this long after loading. */
-const SAVE_AFTER_MS = 2_000;
+export interface LoadOptions {
+  /** Write the cache this long after loading (if nothing called `saveCache` before). */
+  saveAfterMs?: number;
+}
 
 /** How Node wraps a CommonJS module; kept on the first line so line numbers match the file. */
 const WRAP_HEAD = '(function (exports, require, module, __filename, __dirname) {';
 
-export function loadBundle(url: URL, build: string): LoadedBundle {
+export function loadBundle(url: URL, build: string, opts: LoadOptions = {}): LoadedBundle {
   const file = fileURLToPath(url);
   const cacheFile = `${file}.${build}.v8-${process.versions.v8}-${process.arch}.cache`;
   const cachedData = readIfThere(cacheFile);
@@ -65,7 +67,7 @@ export function loadBundle(url: URL, build: string): LoadedBundle {
       rmSync(tmp, { force: true });
     }
   };
-  if (pending) setTimeout(saveCache, SAVE_AFTER_MS).unref();
+  if (pending && opts.saveAfterMs !== undefined) setTimeout(saveCache, opts.saveAfterMs).unref();
   return { exports: module.exports, fromCache, saveCache };
 }
 
