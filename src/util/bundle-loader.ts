@@ -40,7 +40,9 @@ const WRAP_HEAD = '(function (exports, require, module, __filename, __dirname) {
 
 export function loadBundle(url: URL, build: string, opts: LoadOptions = {}): LoadedBundle {
   const file = fileURLToPath(url);
-  const cacheFile = `${file}.${build}.v8-${process.versions.v8}-${process.arch}.cache`;
+  // V8 refuses a cache made under other flags (`--cpu-prof`…): such runs keep one of their own.
+  const flags = process.execArgv.length > 0 ? `-${fnv1a(process.execArgv.join(' '))}` : '';
+  const cacheFile = `${file}.${build}.v8-${process.versions.v8}-${process.arch}${flags}.cache`;
   const cachedData = readIfThere(cacheFile);
   const script = new vm.Script(`${WRAP_HEAD}${readSource(file)}\n})`, {
     filename: file,
@@ -86,4 +88,11 @@ function readIfThere(path: string): Buffer | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A short, stable name for a string (FNV-1a, 32 bits). */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16);
 }
