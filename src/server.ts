@@ -22,8 +22,9 @@ import { Warren } from './warren.ts';
  */
 export { ConfigError } from './config/errors.ts';
 export { loadConfig } from './config/load.ts';
+
 /**
- * The server's own Warren class. In the build, dist/server.js is a bundle with its own copy of
+ * The server's own Warren class. In the build, dist/server.js loads a bundle with its own copy of
  * every module, so code that wraps `Warren.open` for a served warren (test/crash/serve-with.js)
  * must take it from here, not from dist/warren.js.
  */
