@@ -1,8 +1,10 @@
 /**
  * MCP tool-call overhead: an `ipc_write` round trip through warren's MCP surface, over
- * Streamable HTTP and over the zone's unix socket, against the MCP SDK's bare server
- * answering a no-op tool on the same transports, measured in the same run. The difference
- * is what warren adds: auth, gating, validation, the kernel write and its durable commit.
+ * Streamable HTTP and over the zone's unix socket, against the MCP SDK's bare server on the
+ * same transports, measured in the same run, with two tools: a no-op (the difference is all
+ * warren adds: auth, gating, validation, the kernel write and its durable commit) and the
+ * honest floor (issue 8): one raw better-sqlite3 insert into a table identical to `events`,
+ * committed, with the store's pragmas. Goal: `ipc_write` within 1.3× of the floor.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -15,6 +17,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import SqliteDatabase from 'better-sqlite3';
 import { z } from 'zod';
 import { serve } from '../src/server.ts';
 import { SocketClientTransport } from '../test/helpers/mcp.ts';
@@ -53,11 +56,37 @@ async function connect(transport: Transport): Promise<Client> {
 }
 
 /** The SDK's bare server: one no-op tool, on Streamable HTTP and on a unix socket. */
-async function bareServers(dir: string) {
+async function bareServers(dir: string, eventsDdl: readonly string[]) {
+  const db = new SqliteDatabase(join(dir, 'floor.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  for (const sql of eventsDdl) db.exec(sql);
+  const insert = db.prepare(
+    'insert into events (seq, id, zone, ts, type, actor, session_id, stream_id, payload) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  let seq = 0;
+  const commit = db.transaction((text: string) => {
+    seq++;
+    insert.run(
+      seq,
+      `evt_${String(seq).padStart(26, '0')}`,
+      'default',
+      Date.now(),
+      'stream.message',
+      'operator:bench',
+      null,
+      'str_bench',
+      JSON.stringify({ text, kind: 'message' }),
+    );
+    return seq;
+  });
   const make = () => {
     const s = new McpServer({ name: 'bare', version: '0' });
     s.registerTool('noop', { inputSchema: { message: z.string() } }, async ({ message }) => ({
       content: [{ type: 'text', text: message.length.toString() }],
+    }));
+    s.registerTool('insert', { inputSchema: { message: z.string() } }, async ({ message }) => ({
+      content: [{ type: 'text', text: String(commit(message)) }],
     }));
     return s;
   };
@@ -92,8 +121,25 @@ async function bareServers(dir: string) {
       http.closeAllConnections();
       await new Promise<void>((r) => http.close(() => r()));
       await new Promise<void>((r) => net.close(() => r()));
+      db.close();
     },
   };
+}
+
+/** The `events` table's DDL (table and indexes) of a migrated store. */
+function eventsDdl(dbFile: string): string[] {
+  const src = new SqliteDatabase(dbFile, { readonly: true });
+  try {
+    return (
+      src
+        .prepare(
+          `select sql from sqlite_master where tbl_name = 'events' and sql is not null order by type desc`,
+        )
+        .all() as Array<{ sql: string }>
+    ).map((r) => r.sql);
+  } finally {
+    src.close();
+  }
 }
 
 export async function mcpToolCall(): Promise<BenchRow[]> {
@@ -102,7 +148,7 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
     { host: '127.0.0.1', port: 0, dataDir: dir, durability: 'process', demo: false },
     { write: () => true },
   );
-  const bare = await bareServers(dir);
+  const bare = await bareServers(dir, eventsDdl(join(dir, 'warren.db')));
   const clients: Client[] = [];
   try {
     const key = readFileSync(join(dir, 'operator.key'), 'utf8').trim();
@@ -132,6 +178,8 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
       ['MCP bare SDK no-op, Streamable HTTP', bareHttp, 'noop', () => ({ message: msg() })],
       ['MCP ipc_write, unix socket', socket, 'ipc_write', () => ({ fd: sockFd, message: msg() })],
       ['MCP bare SDK no-op, unix socket', bareSocket, 'noop', () => ({ message: msg() })],
+      ['MCP bare SDK one insert, Streamable HTTP', bareHttp, 'insert', () => ({ message: msg() })],
+      ['MCP bare SDK one insert, unix socket', bareSocket, 'insert', () => ({ message: msg() })],
     ];
     const measured = new Map<string, number[]>();
     for (const [name, client, tool, args] of cases) measured.set(name, await timeCalls(client, tool, args));
@@ -150,6 +198,20 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
           baseline,
           ratio: value / baseline,
           note: `${CALLS} sequential calls; baseline: the SDK's bare server, a no-op tool, same transport`,
+        });
+      }
+      const floor = measured.get(`MCP bare SDK one insert, ${transport}`)!;
+      for (const p of [50, 99]) {
+        const value = percentile(w, p);
+        const baseline = percentile(floor, p);
+        rows.push({
+          name: `MCP ipc_write vs one durable insert p${p}, ${transport}`,
+          value,
+          unit: 'ms',
+          baseline,
+          ratio: value / baseline,
+          ...(p === 50 ? { max: baseline * 1.3 } : {}),
+          note: `${CALLS} sequential calls; baseline: the SDK's bare server, a tool doing one better-sqlite3 insert + commit (WAL, synchronous=NORMAL, the events table's DDL)${p === 50 ? '; goal ≤ 1.3×' : ''}`,
         });
       }
       const total = w.reduce((s, x) => s + x, 0);

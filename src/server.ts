@@ -16,7 +16,15 @@ import { ZoneSockets } from './surfaces/mcp/socket.ts';
 import { Warren } from './warren.ts';
 
 /**
- * The server's own Warren class. In the build, dist/server.js is a bundle with its own copy of
+ * The configuration loader, from the same bundle: `warren serve` reads its settings with it, so
+ * the loader's zod schemas and syscall table are the server's own copy, not a second one
+ * loaded module by module from dist/ before the bundle.
+ */
+export { ConfigError } from './config/errors.ts';
+export { loadConfig } from './config/load.ts';
+
+/**
+ * The server's own Warren class. In the build, dist/server.js loads a bundle with its own copy of
  * every module, so code that wraps `Warren.open` for a served warren (test/crash/serve-with.js)
  * must take it from here, not from dist/warren.js.
  */

@@ -53,7 +53,9 @@ export async function endOrphans(
 }
 
 /**
- * After a restart no agent is running: live sessions lost their transport. Returns their ids.
+ * After a restart no agent is running: live sessions lost their transport. Returns their ids,
+ * and those of sessions an earlier restart suspended that were not resumed yet (resumption
+ * runs in the background after the server answers: a crash during it must not drop the rest).
  * One statement suspends them all and one event each records it (what `setStatus` writes for
  * a move to suspended, which notifies nobody): a restart costs what is live, not a round of
  * queries per session.
@@ -64,6 +66,16 @@ export async function recover(k: KernelContext): Promise<string[]> {
     // This node's sessions only: other nodes on the database run theirs (docs/scaling.md).
     const mine = (eb: ExpressionBuilder<Database, 'sessions'>) =>
       eb.or([eb('owner_node', '=', k.node.id), eb('owner_node', 'is', null)]);
+    const reason = 'kernel restart';
+    // Read before the update below adds to them.
+    const waiting = await tx.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('status', '=', 'suspended')
+      .where('suspend_reason', '=', reason)
+      .where('depth', '>', 0)
+      .where(mine)
+      .execute();
     const rows = await tx.db
       .selectFrom('sessions')
       .select(['id', 'zone', 'status'])
@@ -72,7 +84,6 @@ export async function recover(k: KernelContext): Promise<string[]> {
       .where(mine)
       .execute();
     if (rows.length > 0) {
-      const reason = 'kernel restart';
       await tx.db
         .updateTable('sessions')
         .set({ status: 'suspended', suspend_reason: reason, updated_at: tx.now })
@@ -97,6 +108,6 @@ export async function recover(k: KernelContext): Promise<string[]> {
       .where('term_deadline', 'is not', null)
       .execute();
     for (const t of terms) tx.afterCommit(() => k.term.arm(t.id, Number(t.term_deadline)));
-    return rows.map((r) => r.id);
+    return [...waiting, ...rows].map((r) => r.id);
   });
 }

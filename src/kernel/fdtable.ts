@@ -43,10 +43,15 @@ export class FdTable {
       .selectAll()
       .where('closed_at', 'is', null)
       .execute();
-    for (const r of rows) this.put({ ...r, cursor: Number(r.cursor) });
+    // Rows as read are the table's own (put copies what comes from events): a restart with
+    // 10,000 sessions loads 50,000 of them before it serves.
+    for (const r of rows) {
+      r.cursor = Number(r.cursor);
+      this.put(r, true);
+    }
     const streams = await this.store.reader
       .selectFrom('streams')
-      .selectAll()
+      .select(['id', 'name', 'self_echo'])
       .where('closed_at', 'is', null)
       .execute();
     for (const s of streams) this.streams.set(s.id, { name: s.name, selfEcho: s.self_echo === 1 });
@@ -169,11 +174,14 @@ export class FdTable {
     await this.flushing;
   }
 
-  private put(row: FdsTable): void {
+  /** `own`: the row is this table's to keep (else a copy is kept: an event's payload is shared). */
+  private put(row: FdsTable, own = false): void {
     const prev = this.byId.get(row.id);
     if (prev) unindex(this.byHolder, prev.holder, row.id);
     const cursor = Math.max(Number(row.cursor), prev?.cursor ?? 0);
-    this.byId.set(row.id, { ...row, cursor });
+    const kept = own ? row : { ...row };
+    kept.cursor = cursor;
+    this.byId.set(row.id, kept);
     index(this.byStream, row.stream_id, row.id);
     index(this.byHolder, row.holder, row.id);
   }

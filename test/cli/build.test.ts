@@ -4,6 +4,7 @@
  * from it loads client code only.
  */
 import assert from 'node:assert/strict';
+import { isAscii } from 'node:buffer';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -60,6 +61,20 @@ describe('the build', { skip }, () => {
     assert.equal(demo.DEMO_SCRIPT, DEMO_SCRIPT);
     assert.equal(docs.REFERENCE_PATH, REFERENCE_PATH);
     assert.ok(existsSync(demo.DEMO_SCRIPT));
+  });
+
+  it('bundles the server and the mcp relay as ASCII CommonJS behind an ES module (scripts/bundle-server.mjs)', async () => {
+    for (const out of ['server', 'surfaces/cli/mcp-bridge']) {
+      assert.ok(isAscii(readFileSync(dist(`${out}.cjs`))), `${out}.cjs is ASCII`);
+      assert.match(
+        readFileSync(dist(`${out}.js`), 'utf8'),
+        /loadBundle\(new URL\('\.\/[\w-]+\.cjs', import\.meta\.url\)/,
+      );
+    }
+    const server = (await import(dist('server.js').href)) as Record<string, unknown>;
+    for (const name of ['serve', 'Warren', 'loadConfig', 'ConfigError']) {
+      assert.equal(typeof server[name], 'function', name);
+    }
   });
 
   it('warren --help loads client code only', async () => {

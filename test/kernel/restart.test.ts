@@ -45,6 +45,27 @@ forEachWarren('restart', (t) => {
     await waitStatus(w2, a.session.id, 'idle');
   });
 
+  it('a session a restart suspended but did not resume yet comes back at the next start', async () => {
+    const loc = t.location();
+    const w1 = await t.open({ location: loc });
+    const a = await call(w1, 'ipc_spawn', { script: idleScript });
+    await waitStatus(w1, a.session.id, 'idle');
+    await w1.close();
+    // A start that suspends it and ends before resuming it (as a crash during the background
+    // resumption after /healthz answers would).
+    const w2 = await t.open({ location: loc, kernel: { resumeOnStart: false } });
+    const s = await sessionOf(w2, a.session.id);
+    assert.equal(s.status, 'suspended');
+    assert.equal(s.suspendReason, 'kernel restart');
+    await w2.close();
+
+    const w3 = await t.open({ location: loc });
+    await waitStatus(w3, a.session.id, 'idle');
+    const events = (await call(w3, 'session_events', { id: a.session.id })).events as Ev[];
+    const suspended = events.filter((e) => e.type === 'session.status' && e.payload.to === 'suspended');
+    assert.equal(suspended.length, 1, 'suspended once: the second start found it suspended already');
+  });
+
   it('a SIGCHLD pending at shutdown is delivered once after restart, never twice', async () => {
     const loc = t.location();
     const w1 = await t.open({ location: loc });

@@ -1,16 +1,25 @@
-import type { LoadedConfig } from '../../config/load.ts';
+import type { ConfigError } from '../../config/errors.ts';
+import type { LoadedConfig, loadConfig } from '../../config/load.ts';
 import type { ConfigArgs } from './config-args.ts';
 import type { CliIO } from './types.ts';
 
+/** The configuration loader: src/config/, or the server bundle's copy of it. */
+export interface ConfigLoader {
+  loadConfig: typeof loadConfig;
+  ConfigError: typeof ConfigError;
+}
+
 /**
  * Resolve the configuration for a local command, or print why it cannot be used. The loader
- * (zod, the syscall table) is imported here, when a command needs it, never by `--help`.
+ * (zod, the syscall table) is imported here, when a command needs it, never by `--help`;
+ * `serve` passes the server bundle's own.
  */
-export async function loadOrReport(parsed: ConfigArgs, io: CliIO): Promise<LoadedConfig | undefined> {
-  const [{ loadConfig }, { ConfigError }] = await Promise.all([
-    import('../../config/load.ts'),
-    import('../../config/errors.ts'),
-  ]);
+export async function loadOrReport(
+  parsed: ConfigArgs,
+  io: CliIO,
+  loader?: ConfigLoader,
+): Promise<LoadedConfig | undefined> {
+  const { loadConfig, ConfigError } = loader ?? (await ownLoader());
   try {
     return loadConfig({
       flags: parsed.flags,
@@ -23,4 +32,12 @@ export async function loadOrReport(parsed: ConfigArgs, io: CliIO): Promise<Loade
     io.stderr.write(`warren: configuration: ${error.message.replaceAll('\n', '\n  ')}\n`);
     return undefined;
   }
+}
+
+async function ownLoader(): Promise<ConfigLoader> {
+  const [{ loadConfig }, { ConfigError }] = await Promise.all([
+    import('../../config/load.ts'),
+    import('../../config/errors.ts'),
+  ]);
+  return { loadConfig, ConfigError };
 }

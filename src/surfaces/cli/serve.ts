@@ -30,7 +30,16 @@ export const serveCommand: LocalCommand = {
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
     const parsed = parseConfigArgs(args, ['demo'], ['serve']);
-    const loaded = await loadOrReport(parsed, io);
+    // The server (store, kernel, Fastify, runtimes) loads only for this command, as one
+    // bundle in the build (scripts/bundle-server.mjs), which also holds the config loader.
+    let server: typeof import('../../server.ts');
+    try {
+      server = await import('../../server.ts');
+    } catch (error) {
+      io.stderr.write(`warren: cannot start: ${(error as Error).message}\n`);
+      return 1;
+    }
+    const loaded = await loadOrReport(parsed, io, server);
     if (!loaded) return 2;
     if (loaded.resolved.file) io.stdout.write(`config: ${loaded.resolved.file}\n`);
     // Signals are caught from the start: one that arrives while the server is still coming up
@@ -45,9 +54,7 @@ export const serveCommand: LocalCommand = {
     process.once('SIGTERM', onSignal);
     let running: Running;
     try {
-      // The server (store, kernel, Fastify, runtimes, the MCP SDK) loads only for this command.
-      const { serve } = await import('../../server.ts');
-      running = await serve({ ...loaded.options, demo: parsed.switches.demo === true }, io.stdout);
+      running = await server.serve({ ...loaded.options, demo: parsed.switches.demo === true }, io.stdout);
     } catch (error) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

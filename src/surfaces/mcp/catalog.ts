@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Principal } from '../../kernel/principal.ts';
 import type { Syscall } from '../../syscalls/types.ts';
 import type { Warren } from '../../warren.ts';
-import { SubscriptionHub } from './subscriptions.ts';
+import { SubscriptionHub } from './subscription-hub.ts';
 
 /**
  * What the MCP surface keeps once per warren: the JSON schemas of the table's syscalls, and
