@@ -42,16 +42,13 @@ export interface StoreTarget {
   open(opts?: OpenOptions): Promise<Store>;
 }
 
-const pgProblem: string | undefined = await probePostgres(PG_URL);
-let warned = false;
-
 async function probePostgres(url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   client.on('error', () => {});
   try {
     await client.connect();
     await client.query('select 1');
-    await dropStaleSchemas(client);
+    await dropStaleSchemas(client).catch(() => {}); // housekeeping: never a reason to skip
     return undefined;
   } catch (error) {
     return (error as Error).message || String(error);
@@ -82,6 +79,10 @@ export async function dropStaleSchemas(client: pg.Client, now = Date.now()): Pro
   for (const name of stale) await client.query(`drop schema if exists "${name}" cascade`).catch(() => {});
   return stale;
 }
+
+// After the definitions above: this top-level await runs them.
+const pgProblem: string | undefined = await probePostgres(PG_URL);
+let warned = false;
 
 export function forEachStore(
   name: string,

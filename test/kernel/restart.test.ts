@@ -93,7 +93,7 @@ forEachWarren('restart', (t) => {
     const said = await until(async () => {
       const s = await sessionOf(w2, parent.session.id);
       return s.lastMessage?.startsWith('got:') ? s.lastMessage : null;
-    }, 8000);
+    }, 20_000);
     assert.match(said, /\[SIGCHLD\].*stopped \(completed\)/);
     await waitStatus(w2, parent.session.id, 'idle');
     const stdin = await call(w2, 'streams_transcript', { stream: `stdin:${parent.session.id}` });

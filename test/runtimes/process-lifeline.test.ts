@@ -61,7 +61,7 @@ describe('the lifeline: agents die with the server', () => {
       const { parent, tag } = await startParent('sleep 1000 & sleep 1000');
       assert.ok(tagged(tag).length >= 2, 'the agent and its background child run');
       parent.kill(signal);
-      const clean = await eventually(() => tagged(tag).length === 0, 5000);
+      const clean = await eventually(() => tagged(tag).length === 0, 20_000);
       assert.ok(clean, `still alive after the server's ${signal}: ${tagged(tag).join(', ')}`);
     });
   }
@@ -71,7 +71,7 @@ describe('the lifeline: agents die with the server', () => {
     if (!cgroup) return t.skip('no writable cgroup here: the next start sweeps it by its mark');
     assert.ok(tagged(tag).length >= 2);
     parent.kill('SIGKILL');
-    const clean = await eventually(() => tagged(tag).length === 0, 5000);
+    const clean = await eventually(() => tagged(tag).length === 0, 20_000);
     assert.ok(clean, `still alive after the server's SIGKILL: ${tagged(tag).join(', ')}`);
   });
 });
