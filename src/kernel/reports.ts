@@ -16,6 +16,7 @@ import { recordUsage } from './usage.ts';
  * One report, applied to the session's row as it stands. It may return the row as it left it
  * (when it knows it exactly): the session's next report in the same write then skips reading it.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: most reports return nothing (void), and that means "read it again"
 type Report = (tx: WriteTx, row: SessionsTable) => Promise<SessionsTable | undefined | void>;
 
 interface Queued {
