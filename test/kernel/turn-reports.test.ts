@@ -41,7 +41,10 @@ forEachWarren('turn reports', (t) => {
       await until(() => inputs().length === 2, 15_000, 'the second input taken');
       const taken = batches.find((b) =>
         b.some(
-          (e) => e.type === 'session.input' && e.session_id === id && e.payload.seqs?.[0] === second.seq,
+          (e) =>
+            e.type === 'session.input' &&
+            e.session_id === id &&
+            (e.payload.seqs as number[] | undefined)?.[0] === second.seq,
         ),
       )!;
       const statuses = taken
