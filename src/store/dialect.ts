@@ -95,7 +95,8 @@ function openSqlite(loc: StoreLocation): Connections {
     writer,
     direct: {
       run: (text, params) => void writerStatements.prepare(text).run(...params),
-      get: <R>(text: string, params: readonly unknown[]) => writerStatements.prepare(text).get(...params) as R | undefined,
+      get: <R>(text: string, params: readonly unknown[]) =>
+        writerStatements.prepare(text).get(...params) as R | undefined,
     },
     reader,
     async close() {
