@@ -53,6 +53,13 @@ interface Phase {
   deliveries: number;
   eventsPerMessage: number;
   breakdown: string;
+  /** Writer transactions (batches) committed during the phase, per message written. */
+  batchesPerMessage: number;
+  /** Mean writer batch: units and events. */
+  unitsPerBatch: number;
+  eventsPerBatch: number;
+  /** CPU time of this process (user + system) per message written. */
+  cpuMsPerMessage: number;
   load: string;
 }
 
@@ -133,6 +140,13 @@ async function listenerPhase(rate: number, opts: LoadOpts): Promise<Phase> {
     watch.reset();
 
     const load = load1();
+    const batches = { n: 0, units: 0, events: 0 };
+    const offBatch = warren.store.writer.onBatch((b) => {
+      batches.n++;
+      batches.units += b.units;
+      batches.events += b.events;
+    });
+    const cpu0 = process.cpuUsage();
     const o = await offer(warren, fds, rate, opts.windowMs, 'm');
     const expected = o.n * opts.perRoom;
     const end = o.t0 + opts.windowMs + opts.drainMs;
@@ -142,6 +156,8 @@ async function listenerPhase(rate: number, opts: LoadOpts): Promise<Phase> {
     // The turns' tails (output, idle) land just after the inputs: let them in before counting.
     await tick(200);
     await warren.store.writer.drained();
+    const cpu = process.cpuUsage(cpu0);
+    offBatch();
 
     const latencies: number[] = [];
     let late = 0;
@@ -168,6 +184,10 @@ async function listenerPhase(rate: number, opts: LoadOpts): Promise<Phase> {
       deliveries: watch.deliveries,
       eventsPerMessage: watch.events / Math.max(1, delivered),
       breakdown: watch.breakdown(Math.max(1, delivered)),
+      batchesPerMessage: batches.n / Math.max(1, o.n),
+      unitsPerBatch: batches.units / Math.max(1, batches.n),
+      eventsPerBatch: batches.events / Math.max(1, batches.n),
+      cpuMsPerMessage: (cpu.user + cpu.system) / 1000 / Math.max(1, o.n),
       load,
     };
   } finally {
@@ -226,6 +246,12 @@ export async function loadRooms(o: Partial<LoadOpts> = {}): Promise<BenchRow[]> 
         value: round(p.eventsPerMessage, 1),
         unit: 'events',
         note: `${p.breakdown} (per message written; ${opts.perRoom} listener turns each)`,
+      },
+      {
+        name: `${label}: CPU per message`,
+        value: round(p.cpuMsPerMessage, 3),
+        unit: 'ms',
+        note: `this process, user + system, over the phase, per message written; writer: ${round(p.batchesPerMessage, 2)} transactions per message, ${round(p.unitsPerBatch, 1)} units and ${round(p.eventsPerBatch, 1)} events per transaction`,
       },
     );
   }

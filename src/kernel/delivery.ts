@@ -73,6 +73,16 @@ export class Delivery {
     return this.pumps.get(sessionId)?.takeInflight() ?? new Map();
   }
 
+  /**
+   * The agent is at a safe point (it reported idle): hand it what waited for it now, not once
+   * the idle is recorded, so the next turn's first reports (busy, input) join the idle's write
+   * instead of waiting one commit for it. What it was handed is acknowledged only by the end
+   * of the turn that takes it, as ever.
+   */
+  safePoint(sessionId: string): void {
+    this.pumps.get(sessionId)?.kick();
+  }
+
   turnRecorded(sessionId: string, consumed: Map<string, number>): void {
     for (const [fdId, seq] of consumed) this.core.fdTable.ack(fdId, seq);
     for (const l of this.turnListeners) l(sessionId);

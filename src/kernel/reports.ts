@@ -12,7 +12,12 @@ import { holdsLease } from './ownership.ts';
 import { setStatus } from './status.ts';
 import { recordUsage } from './usage.ts';
 
-type Report = (tx: WriteTx, row: SessionsTable) => Promise<void>;
+/**
+ * One report, applied to the session's row as it stands. It may return the row as it left it
+ * (when it knows it exactly): the session's next report in the same write then skips reading it.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: most reports return nothing (void), and that means "read it again"
+type Report = (tx: WriteTx, row: SessionsTable) => Promise<SessionsTable | undefined | void>;
 
 interface Queued {
   fn: Report;
@@ -36,6 +41,14 @@ export class ReportQueue {
   private running = false;
   private idle: Array<() => void> = [];
   private closed = false;
+
+  /**
+   * Alone, nobody else writes a session's row between its reports in one batch. With several
+   * nodes another node may (a takeover), so each report reads the row afresh.
+   */
+  private get reuseRows(): boolean {
+    return !this.core.node.clustered;
+  }
 
   constructor(private readonly core: Core) {}
 
@@ -91,7 +104,7 @@ export class ReportQueue {
   private async writeBatch(batch: Map<string, Queued[]>): Promise<void> {
     try {
       await this.core.store.writer.write(async (tx) => {
-        for (const [id, items] of batch) await applyAll(tx, id, items);
+        for (const [id, items] of batch) await applyAll(tx, id, items, this.reuseRows);
       });
       for (const items of batch.values()) for (const r of items) r.resolve();
     } catch (error) {
@@ -107,7 +120,7 @@ export class ReportQueue {
   /** After a failed batch: one session's reports in one unit, or, if that fails too, one unit each. */
   private async writeSession(id: string, items: Queued[]): Promise<void> {
     try {
-      await this.core.store.writer.write((tx) => applyAll(tx, id, items));
+      await this.core.store.writer.write((tx) => applyAll(tx, id, items, this.reuseRows));
       for (const r of items) r.resolve();
     } catch (error) {
       if (items.length === 1) {
@@ -115,22 +128,31 @@ export class ReportQueue {
         return;
       }
       for (const r of items) {
-        await this.core.store.writer.write((tx) => applyAll(tx, id, [r])).then(r.resolve, r.reject);
+        await this.core.store.writer.write((tx) => applyAll(tx, id, [r], false)).then(r.resolve, r.reject);
       }
     }
   }
 }
 
-/** A session's reports in order, each on its row as the previous one left it. */
-async function applyAll(tx: WriteTx, id: string, items: Queued[]): Promise<void> {
+/**
+ * A session's reports in order, each on its row as the previous one left it: read again
+ * unless the previous report returned it. Nothing else runs between one session's reports in
+ * a batch, so a returned row is what the table holds.
+ */
+async function applyAll(tx: WriteTx, id: string, items: Queued[], reuseRows: boolean): Promise<void> {
   let row: SessionsTable | undefined;
+  let known = false;
   for (const r of items) {
     if (!r.needsRow) {
+      // Appends only: the row (if read) stays as it is.
       await r.fn(tx, row as SessionsTable);
       continue;
     }
-    row = await sessionById(tx.db, id);
-    if (row) await r.fn(tx, row);
+    if (!known) row = await sessionById(tx.db, id);
+    if (!row) continue;
+    const next = await r.fn(tx, row);
+    known = reuseRows && next !== undefined;
+    if (next) row = next;
   }
 }
 
@@ -157,15 +179,16 @@ export function agentSink(
   const zone = row.zone;
   // Fencing (ownership.ts): once another node owns the session, this node's agent for it
   // writes nothing more (its exit included) and is ended here.
-  const apply = (fn: (tx: WriteTx, r: SessionsTable) => Promise<void>) =>
+  const apply = (fn: Report) =>
     reports.apply(id, async (tx, r) => {
       if (holdsLease(core.node, r)) return fn(tx, r);
       hooks.fenced(id);
     });
-  const setActivity = async (tx: WriteTx, r: SessionsTable, text: string | null) => {
-    if ((r.activity ?? null) === text) return;
+  const setActivity = async (tx: WriteTx, r: SessionsTable, text: string | null): Promise<SessionsTable> => {
+    if ((r.activity ?? null) === text) return r;
     await tx.db.updateTable('sessions').set({ activity: text }).where('id', '=', id).execute();
     tx.append({ zone, type: 'session.activity', actor: id, session_id: id, payload: { text } });
+    return { ...r, activity: text };
   };
   return {
     output: (text) =>
@@ -176,7 +199,7 @@ export function agentSink(
           .where('id', '=', id)
           .execute();
         tx.append({ zone, type: 'session.output', actor: id, session_id: id, payload: { text } });
-        await setActivity(tx, r, null);
+        return setActivity(tx, { ...r, last_message: text, updated_at: tx.now }, null);
       }),
     event: (type, payload) =>
       reports.apply(
@@ -203,17 +226,23 @@ export function agentSink(
     busy: () =>
       apply(async (tx, r) => {
         if (r.status === 'idle' || r.status === 'pending')
-          await setStatus(tx, core, r, 'running', { actor: id });
+          return setStatus(tx, core, r, 'running', { actor: id });
+        return r;
       }),
     idle: () => {
       const consumed = delivery.turnEnding(id);
       let termPending = false;
-      return apply(async (tx, r) => {
-        await setActivity(tx, r, null);
-        if (r.status === 'running' || r.status === 'pending')
-          await setStatus(tx, core, r, 'idle', { actor: id });
+      const recorded = apply(async (tx, r) => {
         termPending = r.term_deadline !== null && r.status !== 'stopped';
-      }).then(() => {
+        const next = await setActivity(tx, r, null);
+        if (r.status === 'running' || r.status === 'pending')
+          return setStatus(tx, core, next, 'idle', { actor: id });
+        return next;
+      });
+      // Runtimes report idle last, once ready for input: what waited is handed over now, and
+      // the next turn's busy and input are recorded in the same write as this idle.
+      delivery.safePoint(id);
+      return recorded.then(() => {
         delivery.turnRecorded(id, consumed);
         // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.
         if (termPending) hooks.finish(id);

@@ -2,13 +2,17 @@ import type { SessionStatus, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
+import { sessionById } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { notifyParent } from './signals.ts';
 import { addTotals, sumUp } from './usage.ts';
 
 const ONE_TURN = { inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 1 };
 
-/** Move a live session between pending, running, idle and suspended (stopping is endSession's). */
+/**
+ * Move a live session between pending, running, idle and suspended (stopping is endSession's).
+ * Returns the row as it now stands.
+ */
 export async function setStatus(
   tx: WriteTx,
   core: Core,
@@ -35,13 +39,20 @@ export async function setStatus(
     session_id: row.id,
     payload: { from: row.status, to, ...(extra.reason ? { reason: extra.reason } : {}) },
   });
-  const next = { ...row, ...patch };
+  const next: SessionsTable = {
+    ...row,
+    ...patch,
+    ...(to === 'idle' ? { subtree_turns: row.subtree_turns + ONE_TURN.turns } : {}),
+  };
   if (to === 'idle') {
     await sumUp(tx, core, next, ONE_TURN);
     await notifyParent(tx, next);
     if (next.max_turns !== null && next.turns >= next.max_turns) {
       await endSession(tx, core, next.id, 'budget_exceeded', KERNEL_ACTOR, { maxTurns: next.max_turns });
+      return (await sessionById(tx.db, row.id)) ?? next;
     }
+    // A budget that covers it may have acted on it (a SIGTERM, an end): read what it left.
+    if (next.budget_scope !== null) return (await sessionById(tx.db, row.id)) ?? next;
   }
   return next;
 }

@@ -29,10 +29,23 @@ export interface StoreLocation {
   checkpoints?: 'worker' | 'inline';
 }
 
+/**
+ * SQLite only: the writer's own connection, without the query builder. A statement run here
+ * inside the writer's open transaction is part of it (one connection). For the few fixed
+ * statements the writer runs per event, where the builder's per-query cost (an async hop
+ * through its connection provider, ~3x the statement itself) is most of the price.
+ */
+export interface SqliteDirect {
+  run(sql: string, params: readonly unknown[]): void;
+  get<R>(sql: string, params: readonly unknown[]): R | undefined;
+}
+
 export interface Connections {
   kind: DialectKind;
   /** The single connection the group-commit writer owns. */
   writer: Kysely<Database>;
+  /** SQLite: the same connection as `writer`, for prepared statements run directly. */
+  direct?: SqliteDirect;
   /** Readers: never block behind a write batch. */
   reader: Kysely<Database>;
   close(): Promise<void>;
@@ -71,8 +84,9 @@ function openSqlite(loc: StoreLocation): Connections {
   readerDb.pragma('busy_timeout = 5000');
   // And after: SQLite has created them by now, with the database's mode; this only checks.
   securePrivateFiles(companions);
+  const writerStatements = cachedStatements(writerDb);
   const writer = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: cachedStatements(writerDb) }),
+    dialect: new SqliteDialect({ database: writerStatements }),
   });
   const reader = new Kysely<Database>({
     dialect: new SqliteDialect({ database: cachedStatements(readerDb) }),
@@ -80,6 +94,11 @@ function openSqlite(loc: StoreLocation): Connections {
   return {
     kind: 'sqlite',
     writer,
+    direct: {
+      run: (text, params) => void writerStatements.prepare(text).run(...params),
+      get: <R>(text: string, params: readonly unknown[]) =>
+        writerStatements.prepare(text).get(...params) as R | undefined,
+    },
     reader,
     async close() {
       await checkpointer?.close();

@@ -44,24 +44,43 @@ forEachWarren('streams and fds', (t) => {
 
   it('async fds of a running agent are pushed, batched at its next safe point', async () => {
     const w = await t.open();
+    // Busy in a blocking read on a gate (fd 3, after stdin, pipe and lifecycle) until the
+    // test opens it: whatever arrives meanwhile waits for the next safe point, however slow
+    // the writes are.
     const agent = await call(w, 'ipc_spawn', {
-      script: { steps: [{ sleep: 200 }, { wait: { as: 'got' } }, { say: '${got.text}' }, { listen: {} }] },
+      script: {
+        steps: [
+          { wait: {} },
+          { read: { fd: 3 } },
+          { wait: { as: 'got' } },
+          { say: '${got.text}' },
+          { listen: {} },
+        ],
+      },
+      pipe: 'detach',
     });
     const id = agent.session.id;
+    const gate = await call(w, 'streams_create', { name: 'gate' });
+    const g = await call(w, 'streams_attach', { session: id, stream: 'gate', permission: 'r', mode: 'sync' });
+    assert.equal(g.fd, 3);
     const room = await call(w, 'streams_create', { name: 'batch', selfEcho: true });
     await call(w, 'streams_attach', { session: id, stream: 'batch', mode: 'async' });
+    const inputsOf = async () =>
+      (await call(w, 'session_events', { id })).events.filter(
+        (e: { type: string }) => e.type === 'session.input',
+      );
+    await call(w, 'ipc_write', { fd: room.fd, message: 'zero' });
+    await until(async () => (await inputsOf()).length === 1, 15_000, 'the first input');
     await call(w, 'ipc_write', { fd: room.fd, message: 'one' });
     await call(w, 'ipc_write', { fd: room.fd, message: 'two' });
     await call(w, 'send', { id, text: 'three' });
+    await call(w, 'ipc_write', { fd: gate.fd, message: 'go' });
     const inputs = await until(async () => {
-      const evs = (await call(w, 'session_events', { id })).events.filter(
-        (e: { type: string }) => e.type === 'session.input',
-      );
-      return evs.length > 0 && evs;
-    });
-    assert.equal(inputs.length, 1, 'all pending messages arrive as one input');
-    assert.equal(inputs[0].payload.seqs.length, 3);
-    assert.match(inputs[0].payload.text, /one[\s\S]*two[\s\S]*three/);
+      const evs = await inputsOf();
+      return evs.length > 1 && evs;
+    }, 15_000);
+    assert.equal(inputs[1].payload.seqs.length, 3, 'all pending messages arrive as one input');
+    assert.match(inputs[1].payload.text, /one[\s\S]*two[\s\S]*three/);
   });
 
   it('permissions: no reading a w fd, no writing an r fd, attenuation, w only with detach', async () => {

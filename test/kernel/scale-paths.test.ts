@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Core } from '../../src/kernel/core.ts';
+import { soloNode } from '../../src/kernel/node.ts';
 import { ReportQueue } from '../../src/kernel/reports.ts';
 import { silentLog } from '../../src/util/log.ts';
 import { call, forEachWarren, idleScript, op, waitStatus } from '../helpers/warrens.ts';
@@ -102,7 +103,7 @@ forEachWarren('scale paths', (t) => {
     const w = await t.open();
     const a = await call(w, 'ipc_spawn', { script: idleScript });
     const b = await call(w, 'ipc_spawn', { script: idleScript });
-    const q = new ReportQueue({ store: w.store, log: silentLog } as unknown as Core);
+    const q = new ReportQueue({ store: w.store, log: silentLog, node: soloNode('test') } as unknown as Core);
     const note = (id: string, n: number) =>
       q.apply(id, async (tx) => {
         tx.append({ zone: 'default', type: 'session.note', actor: id, session_id: id, payload: { n } });

@@ -141,10 +141,17 @@ class ScriptAgent implements AgentHandle {
     } else if ('sleep' in step) await this.sleep(step.sleep);
     else if ('usage' in step) await sink.usage(step.usage);
     else if ('listen' in step) {
+      let said: Promise<void> | undefined;
       for (;;) {
-        const input = await this.waitForInput();
+        // The answer's output and the idle that ends its turn are reported in the same tick:
+        // one write, in order. A failed output still fails the script.
+        const next = this.waitForInput();
+        if (said) await said;
+        const input = await next;
         if (!input) return true;
-        if (step.listen.say) await sink.output(interpolate(step.listen.say, { ...this.vars, input }));
+        said = step.listen.say
+          ? sink.output(interpolate(step.listen.say, { ...this.vars, input }))
+          : undefined;
       }
     } else if ('call' in step) {
       const res = await call(step.call.syscall, v(step.call.input));
