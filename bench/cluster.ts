@@ -46,7 +46,7 @@ async function pgProblem(): Promise<string | undefined> {
 }
 
 /** Two in-process nodes; a write on A, blocked reads on B (cross-node) and on A (same node). */
-async function crossNodeLatency(): Promise<{ cross: number[]; same: number[] }> {
+async function crossNodeLatency(): Promise<{ cross: number[]; same: number[]; acks: number[] }> {
   const schema = newSchema();
   const dirs = [
     mkdtempSync(join(tmpdir(), 'warren-bench-a-')),
@@ -65,24 +65,40 @@ async function crossNodeLatency(): Promise<{ cross: number[]; same: number[] }> 
   try {
     const room = (await a.call(op, 'streams_create', { name: 'lat', selfEcho: true })) as { fd: number };
     await new Promise((r) => setTimeout(r, 300)); // B has seen the room's fd
-    const measure = async (reader: Warren, n: number) => {
-      const out: number[] = [];
-      for (let i = -5; i < n; i++) {
-        const read = reader.call(op, 'ipc_read', { fd: room.fd, wait: true, waitMs: 5000 }) as Promise<{
+    // One delivery timed: the write on A until the blocked read on `reader` returns with it,
+    // whether or not the writer has its ack yet (timing after both would measure the slower
+    // of the two). The ack is timed too: the commit, which every delivery waits for.
+    const once = async (reader: Warren): Promise<{ deliver: number; ack: number }> => {
+      let deliveredAt = 0;
+      const read = (
+        reader.call(op, 'ipc_read', { fd: room.fd, wait: true, waitMs: 5000 }) as Promise<{
           messages: unknown[];
-        }>;
-        await new Promise((r) => setImmediate(r));
-        const t = performance.now();
-        await a.call(op, 'ipc_write', { fd: room.fd, message: MESSAGE });
-        const got = await read;
-        if (got.messages.length === 0) throw new Error('a blocked read timed out');
-        if (i >= 0) out.push(performance.now() - t);
-      }
-      return out;
+        }>
+      ).then((got) => {
+        deliveredAt = performance.now();
+        return got;
+      });
+      await new Promise((r) => setImmediate(r));
+      const t = performance.now();
+      await a.call(op, 'ipc_write', { fd: room.fd, message: MESSAGE });
+      const ack = performance.now() - t;
+      const got = await read;
+      if (got.messages.length === 0) throw new Error('a blocked read timed out');
+      return { deliver: deliveredAt - t, ack };
     };
-    const same = await measure(a, SAMPLES);
-    const cross = await measure(b, SAMPLES);
-    return { cross, same };
+    // Same-node and cross-node samples alternate: both see the same load and the same warm-up.
+    const same: number[] = [];
+    const cross: number[] = [];
+    const acks: number[] = [];
+    for (let i = -5; i < SAMPLES; i++) {
+      const s = await once(a);
+      const c = await once(b);
+      if (i < 0) continue;
+      same.push(s.deliver);
+      cross.push(c.deliver);
+      acks.push(s.ack, c.ack);
+    }
+    return { cross, same, acks };
   } finally {
     await b.close();
     await a.close();
@@ -283,7 +299,10 @@ async function clusterBench(): Promise<BenchRow[]> {
   const lat = await crossNodeLatency();
   const cross = summary(lat.cross);
   const same = summary(lat.same);
+  const ack = summary(lat.acks);
   rows.push(
+    { name: 'cluster: publisher ack (the commit) p50', value: round(ack.p50), unit: 'ms' },
+    { name: 'cluster: publisher ack (the commit) p99', value: round(ack.p99), unit: 'ms' },
     { name: 'cluster: same-node publish→deliver p50', value: round(same.p50), unit: 'ms' },
     { name: 'cluster: same-node publish→deliver p99', value: round(same.p99), unit: 'ms' },
     {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { type Notice, readNotice } from '../store/notice.ts';
 
 /**
  * One dedicated PostgreSQL connection per node, outside the pools: it LISTENs for commits and
@@ -18,7 +19,7 @@ export class ClusterConnection {
   constructor(
     private readonly url: string,
     private readonly schema: string | undefined,
-    private readonly onNotify: (seq: number) => void,
+    private readonly onNotify: (notice: Notice) => void,
     private readonly onLost: () => void,
   ) {
     this.scope = `warren:${schema ?? 'public'}`;
@@ -42,7 +43,7 @@ export class ClusterConnection {
       ...(this.schema ? { options: `-c search_path=${this.schema}` } : {}),
     });
     client.on('notification', (n) => {
-      if (n.channel === this.channel) this.onNotify(Number(n.payload ?? 0));
+      if (n.channel === this.channel) this.onNotify(readNotice(n.payload ?? '0'));
     });
     const drop = () => {
       if (this.client === client) this.client = undefined;

@@ -45,7 +45,7 @@ export class Cluster {
     this.conn = new ClusterConnection(
       o.url,
       o.schema,
-      (seq) => this.tail.notified(seq),
+      (notice) => this.tail.notified(notice),
       () => this.reconnect(),
     );
   }
@@ -61,7 +61,7 @@ export class Cluster {
   async join(): Promise<void> {
     const { store, kernel, config } = this.o;
     await this.conn.get();
-    store.writer.notifyChannel = this.conn.channel;
+    store.writer.notify = { channel: this.conn.channel, node: this.nodeId };
     this.epoch = await join(
       store,
       { id: this.nodeId, address: null, runtimes: this.o.runtimes },
@@ -91,7 +91,7 @@ export class Cluster {
     await this.beating;
     await this.fencing;
     await leave(this.o.store, { id: this.nodeId, epoch: this.epoch }).catch(() => {});
-    this.o.store.writer.notifyChannel = undefined;
+    this.o.store.writer.notify = undefined;
     await this.conn.close();
   }
 

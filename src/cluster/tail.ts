@@ -1,4 +1,5 @@
 import type { LogEvent } from '../store/events.ts';
+import type { Notice } from '../store/notice.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { Log } from '../util/log.ts';
@@ -14,16 +15,21 @@ const PAGE = 1000;
  * earlier commit of another that this node has not read yet.
  *
  * This node's commits are held in memory as they commit and passed on at once when nothing
- * is missing before them (the usual case: no query, no delay). Other nodes' commits are read
- * from the log past the cursor; a NOTIFY carrying the new head seq is only a wake-up, so a
- * lost notification delays nothing beyond the next poll. On PostgreSQL seq order is commit
- * order (the `log_head` row lock), so reading past a cursor never skips a commit.
+ * is missing before them (the usual case: no query, no delay). So are other nodes' commits
+ * whose NOTIFY carried their events (store/notice.ts): passed on from memory when they follow
+ * the cursor. Anything else is read from the log past the cursor: a notification is only a
+ * wake-up and a shortcut, so a lost one delays nothing beyond the next poll. On PostgreSQL
+ * seq order is commit order (the `log_head` row lock), so reading past a cursor never skips a
+ * commit.
  */
 export class CommitTail {
   /** Every event up to here has been fanned out on this node. */
   private cursor = 0;
-  /** This node's commits past the cursor, not yet passed on (something before them is unread). */
-  private readonly local = new Map<number, LogEvent>();
+  /**
+   * Commits past the cursor known from memory, not yet passed on (something before them is
+   * unread): this node's as they committed, other nodes' (`remote`) from their notices.
+   */
+  private readonly held = new Map<number, { event: LogEvent; remote: boolean }>();
   private running: Promise<void> | undefined;
   private again = false;
   private timer: TimerHandle | undefined;
@@ -65,9 +71,20 @@ export class CommitTail {
     this.store.writer.orderedFanOut = false;
   }
 
-  /** A notification: `seq` was committed somewhere. */
-  notified(seq: number): void {
-    if (seq > this.cursor) this.kick();
+  /**
+   * A notification: `seq` was committed somewhere. This node's own notices are skipped (its
+   * commit path hands those over); another node's events, when the notice carries them, are
+   * passed on from memory if nothing is missing before them, else the log is read.
+   */
+  notified(notice: Notice): void {
+    // Not primed (or stopped): there is no cursor to follow yet.
+    if (!this.unlisten || notice.seq <= this.cursor) return;
+    const self = this.store.writer.notify?.node;
+    if (self !== undefined && notice.node === self) return;
+    for (const e of notice.events ?? [])
+      if (e.seq > this.cursor) this.held.set(e.seq, { event: e, remote: true });
+    this.passHeld();
+    if (notice.seq > this.cursor) this.kick();
   }
 
   /** Read whatever is past the cursor now (a notification came, the poll fired, a reconnect). */
@@ -90,25 +107,28 @@ export class CommitTail {
 
   /** This node committed: pass it on now if nothing is missing before it, else after the read. */
   private committedHere(events: readonly LogEvent[]): void {
-    for (const e of events) if (e.seq > this.cursor) this.local.set(e.seq, e);
-    this.passLocal();
-    if (this.local.size > 0) this.kick();
+    // Ours, even if another node's notice said otherwise (it cannot: it names its node).
+    for (const e of events) if (e.seq > this.cursor) this.held.set(e.seq, { event: e, remote: false });
+    this.passHeld();
+    if (this.held.size > 0) this.kick();
   }
 
-  /** This node's own commits right past the cursor: handed on from memory. */
-  private passLocal(): void {
+  /** Commits known from memory right past the cursor: handed on without a read. */
+  private passHeld(): void {
     const out: LogEvent[] = [];
-    for (let e = this.local.get(this.cursor + 1); e; e = this.local.get(this.cursor + 1)) {
-      this.local.delete(e.seq);
-      this.cursor = e.seq;
-      out.push(e);
+    const remote: LogEvent[] = [];
+    for (let h = this.held.get(this.cursor + 1); h; h = this.held.get(this.cursor + 1)) {
+      this.held.delete(h.event.seq);
+      this.cursor = h.event.seq;
+      out.push(h.event);
+      if (h.remote) remote.push(h.event);
     }
-    this.store.writer.publishOrdered(out, []);
+    this.store.writer.publishOrdered(out, remote);
   }
 
   private async catchUp(): Promise<void> {
     for (;;) {
-      this.passLocal();
+      this.passHeld();
       const page = await this.store.log.tail(this.cursor, { limit: PAGE });
       // Passed on from memory while the query ran.
       const fresh = page.filter((e) => e.seq > this.cursor);
@@ -116,21 +136,18 @@ export class CommitTail {
       const all: LogEvent[] = [];
       const remote: LogEvent[] = [];
       for (const e of fresh) {
-        const mine = this.local.get(e.seq);
-        if (mine) {
-          this.local.delete(e.seq);
-          all.push(mine);
-        } else {
-          all.push(e);
-          remote.push(e);
-        }
+        const known = this.held.get(e.seq);
+        if (known) this.held.delete(e.seq);
+        const event = known?.event ?? e;
+        all.push(event);
+        if (!known || known.remote) remote.push(event);
       }
       this.cursor = fresh[fresh.length - 1]!.seq;
-      // Anything of ours below the new cursor went by already (a gap left by retention).
-      for (const seq of this.local.keys()) if (seq <= this.cursor) this.local.delete(seq);
+      // Anything held below the new cursor went by already (a gap left by retention).
+      for (const seq of this.held.keys()) if (seq <= this.cursor) this.held.delete(seq);
       this.store.writer.publishOrdered(all, remote);
       if (page.length < PAGE) {
-        this.passLocal();
+        this.passHeld();
         return;
       }
     }

@@ -95,30 +95,62 @@ export class Delivery {
     return () => this.turnListeners.delete(listener);
   }
 
-  /** Resolve when something arrives on the fd, the wait runs out, or the caller gives up. */
-  waitFor(fdId: string, ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      let set = this.waiters.get(fdId);
-      if (!set) {
-        set = new Set();
-        this.waiters.set(fdId, set);
-      }
-      const done = () => {
-        this.core.clock.clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        set.delete(done);
-        if (set.size === 0) this.waiters.delete(fdId);
-        resolve();
-      };
-      const timer = this.core.clock.setTimeout(done, ms, { keepAlive: true });
-      signal?.addEventListener('abort', done, { once: true });
-      set.add(done);
+  /**
+   * Start hearing the fd's wake-ups now, before looking at the log: a message fanned out
+   * between the look and the wait then ends the wait at once instead of being missed (the
+   * reader would sleep its whole wait with the message due). `close()` when done.
+   */
+  listen(fdId: string): FdWaiter {
+    let set = this.waiters.get(fdId);
+    if (!set) {
+      set = new Set();
+      this.waiters.set(fdId, set);
+    }
+    const waiters = set;
+    const waiter = new FdWaiter(this.core, () => {
+      waiters.delete(wake);
+      if (waiters.size === 0 && this.waiters.get(fdId) === waiters) this.waiters.delete(fdId);
     });
+    const wake = () => waiter.wake();
+    waiters.add(wake);
+    return waiter;
   }
 
   private wake(fdId: string): void {
     const set = this.waiters.get(fdId);
     if (set) for (const w of [...set]) w();
+  }
+}
+
+/** One reader's wait on an fd (see `Delivery.listen`). */
+export class FdWaiter {
+  private woken = false;
+  private resolve: (() => void) | undefined;
+
+  constructor(
+    private readonly core: Core,
+    readonly close: () => void,
+  ) {}
+
+  wake(): void {
+    this.woken = true;
+    this.resolve?.();
+  }
+
+  /** Resolve when the fd was woken since `listen` (at once if it was), the wait runs out, or the caller gives up. */
+  wait(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.woken || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.core.clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.resolve = undefined;
+        resolve();
+      };
+      const timer = this.core.clock.setTimeout(done, ms, { keepAlive: true });
+      signal?.addEventListener('abort', done, { once: true });
+      this.resolve = done;
+    });
   }
 }
 

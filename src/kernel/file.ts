@@ -69,22 +69,28 @@ export async function read(
   const waitMs = Math.min(opts.waitMs ?? k.config.maxWaitMs, k.config.maxWaitMs);
   const deadline = k.clock.now() + waitMs;
   for (;;) {
-    const cursor = k.fdTable.cursor(row.id, Number(row.cursor));
-    const due = await k.store.log.messagesAfter(row.stream_id, cursor, limit);
-    const mine = due.filter((e) => selfEcho || e.actor !== holder);
-    const last = due.at(-1);
-    // A read acknowledges what it returns: the caller has it in hand.
-    if (last) k.fdTable.ack(row.id, last.seq);
-    const left = deadline - k.clock.now();
-    if (mine.length > 0 || !opts.wait || left <= 0 || opts.signal?.aborted) {
-      return {
-        messages: mine.map(toMessageView),
-        cursor: k.fdTable.cursor(row.id, Number(row.cursor)),
-        timedOut: mine.length === 0 && opts.wait === true,
-      };
+    // Listening before the log is read: what is fanned out while the read is in flight wakes us.
+    const waiter = opts.wait ? k.delivery.listen(row.id) : undefined;
+    try {
+      const cursor = k.fdTable.cursor(row.id, Number(row.cursor));
+      const due = await k.store.log.messagesAfter(row.stream_id, cursor, limit);
+      const mine = due.filter((e) => selfEcho || e.actor !== holder);
+      const last = due.at(-1);
+      // A read acknowledges what it returns: the caller has it in hand.
+      if (last) k.fdTable.ack(row.id, last.seq);
+      const left = deadline - k.clock.now();
+      if (mine.length > 0 || !opts.wait || left <= 0 || opts.signal?.aborted) {
+        return {
+          messages: mine.map(toMessageView),
+          cursor: k.fdTable.cursor(row.id, Number(row.cursor)),
+          timedOut: mine.length === 0 && opts.wait === true,
+        };
+      }
+      if (last) continue; // only our own echoes were due; look again at once
+      await waiter!.wait(left, opts.signal);
+    } finally {
+      waiter?.close();
     }
-    if (last) continue; // only our own echoes were due; look again at once
-    await k.delivery.waitFor(row.id, left, opts.signal);
     if (!k.fdTable.get(row.id)) throw notFound('fd', fd);
   }
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
@@ -186,6 +187,11 @@ export async function openFdsOfOn(tx: WriteTx, holder: string, streamId: string)
 }
 
 export async function nextFdNum(tx: WriteTx, zone: string, holder: string): Promise<number> {
+  // Several nodes on one PostgreSQL: two transactions would both read the same highest
+  // number. One lock for every allocation (per schema, until commit) makes the second read
+  // after the first committed; one key, so two batches never wait on each other's in turn.
+  if (tx.kind === 'postgres')
+    await sql`select pg_advisory_xact_lock(hashtext('warren:fd-num:' || current_schema()))`.execute(tx.db);
   const row = await tx.db
     .selectFrom('fds')
     .select((eb) => eb.fn.max('num').as('max'))

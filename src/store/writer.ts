@@ -4,6 +4,7 @@ import type { IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
 import type { Connections, DialectKind, SqliteDirect } from './dialect.ts';
 import { EventRef, type LogEvent, type NewEvent } from './events.ts';
+import { commitNotice } from './notice.ts';
 import type { Database } from './schema.ts';
 
 /** What a unit of work sees: the open transaction and the log to append to. */
@@ -75,12 +76,13 @@ ins as (insert into events (seq, id, zone, ts, type, actor, session_id, stream_i
 select seq from h`;
 
 /**
- * The same, announcing the batch's last seq on a channel as it commits (NOTIFY is
- * transactional): other nodes on the database wake up and read the log from their cursor.
+ * The same, announcing the batch on a channel as it commits (NOTIFY is transactional): its
+ * last seq, then what the writer adds (`commitNotice`: the node, and the events when they
+ * fit). Other nodes on the database wake up, and fan the events out or read the log.
  */
 const PG_SEQUENCE_NOTIFY_SQL = PG_SEQUENCE_SQL.replace(
   'select seq from h',
-  'select seq, pg_notify($10, seq::text) from h',
+  'select seq, pg_notify($10, seq::text || $11) from h',
 );
 
 /** Rows per multi-row insert on PostgreSQL (x 9 parameters, well under its 65 535). */
@@ -123,10 +125,11 @@ export class GroupCommitWriter {
    */
   orderedFanOut = false;
   /**
-   * PostgreSQL with several nodes: the channel each commit is announced on (set by the
-   * cluster assembly; unset, a commit notifies nobody and pays nothing for it).
+   * PostgreSQL with several nodes: the channel each commit is announced on, and this node's
+   * id, which the notice names (set by the cluster assembly; unset, a commit notifies
+   * nobody and pays nothing for it).
    */
-  notifyChannel: string | undefined;
+  notify: { channel: string; node: string } | undefined;
   private observers = new Set<BatchObserver>();
   private idle: Array<() => void> = [];
   /** Where a failing commit listener is reported (set by the assembly). */
@@ -388,14 +391,18 @@ export class GroupCommitWriter {
     if (this.conn.kind === 'postgres' && !(db instanceof Transaction)) {
       return this.sequencePostgres(db, pending, now);
     }
+    // Ids in batch order, as seqs will be: both stay monotonic together (and the notice
+    // below names them before the seqs are taken).
+    const ids = pending.map(() => this.ids.event());
+    const notify = this.notify;
     const head =
-      this.notifyChannel === undefined
+      notify === undefined
         ? await sql<{
             seq: number;
           }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq`.execute(db)
         : await sql<{
             seq: number;
-          }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq, pg_notify(${this.notifyChannel}, seq::text)`.execute(
+          }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq, pg_notify(${notify.channel}, seq::text || ${this.notice(notify.node, now, pending, ids)})`.execute(
             db,
           );
     const last = Number(head.rows[0]!.seq);
@@ -405,7 +412,7 @@ export class GroupCommitWriter {
     for (let i = 0; i < pending.length; i++) {
       const p = pending[i]!;
       seq += 1;
-      const id = this.ids.event();
+      const id = ids[i]!;
       p.ref.seq = seq;
       p.ref.id = id;
       p.ref.ts = now;
@@ -504,10 +511,15 @@ export class GroupCommitWriter {
       payloads[i] = payload;
     }
     const params = [n, now, ids, zones, types, actors, sessions, streams, payloads];
+    const notify = this.notify;
     const head = await db.executeQuery<{ seq: number }>(
-      this.notifyChannel === undefined
+      notify === undefined
         ? CompiledQuery.raw(PG_SEQUENCE_SQL, params)
-        : CompiledQuery.raw(PG_SEQUENCE_NOTIFY_SQL, [...params, this.notifyChannel]),
+        : CompiledQuery.raw(PG_SEQUENCE_NOTIFY_SQL, [
+            ...params,
+            notify.channel,
+            this.notice(notify.node, now, pending, ids),
+          ]),
     );
     const first = Number(head.rows[0]!.seq) - n + 1;
     const events: LogEvent[] = new Array(n);
@@ -530,6 +542,23 @@ export class GroupCommitWriter {
       };
     }
     return events;
+  }
+
+  /** What the batch's NOTIFY says after its seq (see store/notice.ts). */
+  private notice(node: string, now: number, pending: Pending[], ids: string[]): string {
+    return commitNotice(
+      node,
+      now,
+      pending.map((p, i) => ({
+        id: ids[i]!,
+        zone: p.event.zone,
+        type: p.event.type,
+        actor: p.event.actor,
+        session_id: p.event.session_id ?? null,
+        stream_id: p.event.stream_id ?? null,
+        payload: p.payload,
+      })),
+    );
   }
 
   /** Keep the previous unit's work and open a fresh savepoint for the next one. */

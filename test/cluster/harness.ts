@@ -4,7 +4,7 @@
  * Every server and agent process a test starts is killed by `cleanup()`, failed test or not.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,18 +111,26 @@ export class Cluster {
   }
 }
 
-/** Spawn an echo agent through `s` with a sync pipe: its id and the operator's pipe fd. */
-export async function spawnEcho(s: Server, title: string): Promise<{ id: string; pipeFd: number }> {
+/**
+ * Spawn an echo agent through `s` with a sync pipe: its id and the operator's pipe fd. `extra`
+ * goes into the spawn (an `environmentId`, or another runtime and spec, as `echoScript()`).
+ */
+export async function spawnEcho(
+  s: Server,
+  title: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; pipeFd: number }> {
+  const agent = extra.runtime ? {} : { runtime: 'command', command: `${process.execPath} ${ECHO_AGENT}` };
   const r = await s.api<{ session: { id: string }; pipeFd: number }>('POST', '/v1/sessions', {
-    runtime: 'command',
-    command: `${process.execPath} ${ECHO_AGENT}`,
+    ...agent,
     title,
     pipe: 'sync',
+    ...extra,
   });
   return { id: r.session.id, pipeFd: r.pipeFd };
 }
 
-/** Read the operator's fd through `s` until a message with `text` arrives (bounded). */
+/** Read the operator's fd through `s` until a message that is (or ends with) `text` arrives (bounded). */
 export async function readUntil(s: Server, fd: number, text: string, ms = 10_000): Promise<number> {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
@@ -130,21 +138,45 @@ export async function readUntil(s: Server, fd: number, text: string, ms = 10_000
       wait: true,
       waitMs: 1000,
     });
-    const hit = r.messages.find((m) => m.text === text);
+    const hit = r.messages.find((m) => m.text === text || m.text.endsWith(text));
     if (hit) return Date.now() - t0;
   }
   throw new Error(`fd ${fd} never got ${JSON.stringify(text)} within ${ms} ms`);
 }
 
+/** Whether `pid` is an echo agent (node running the script), not the lifeline watcher beside it. */
+function isEcho(pid: number): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv[0] === process.execPath && argv[1]?.endsWith('echo-agent.mjs') === true;
+  } catch {
+    return false; // gone meanwhile
+  }
+}
+
 /** How many of these processes are echo agents (not the lifeline watchers beside them). */
 export function echoes(pids: number[]): number {
-  let n = 0;
-  for (const pid of pids) {
+  return pids.filter(isEcho).length;
+}
+
+/**
+ * Every live echo agent process on this host of one of `sessions`, by session (its
+ * WARREN_SESSION_ID): whoever started it, a node or a runner. Zombies count as gone.
+ */
+export function echoProcesses(sessions: readonly string[]): Map<string, number[]> {
+  const wanted = new Set(sessions);
+  const out = new Map<string, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (!isEcho(pid)) continue;
     try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      // The agent itself: node running the script (its lifeline shell names it too).
-      if (argv[0] === process.execPath && argv[1]?.endsWith('echo-agent.mjs')) n++;
-    } catch {}
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      const env = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+      const id = env.find((e) => e.startsWith('WARREN_SESSION_ID='))?.slice('WARREN_SESSION_ID='.length);
+      if (id && wanted.has(id)) out.set(id, [...(out.get(id) ?? []), pid]);
+    } catch {} // gone meanwhile
   }
-  return n;
+  return out;
 }

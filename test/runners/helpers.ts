@@ -162,3 +162,21 @@ export async function spawnOn(server: ServerProcess, environmentId: string, body
 }
 
 export const echoCommand = () => ({ runtime: 'command', command: [process.execPath, ECHO_AGENT] });
+
+/**
+ * A `script` agent that says it is up, then answers two messages (`script got <text>`, after
+ * the sender prefix), then waits: runs wherever the script runtime is (a server, a runner).
+ */
+export const echoScript = () => ({
+  runtime: 'script',
+  script: {
+    steps: [
+      { say: 'script up' },
+      { wait: { as: 'm' } },
+      { reply: 'script got ${m.text}' },
+      { wait: { as: 'n' } },
+      { reply: 'script got ${n.text}' },
+      { wait: {} },
+    ],
+  },
+});

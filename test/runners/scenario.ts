@@ -14,6 +14,7 @@ import { type ServerProcess, startServer } from '../helpers/server.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import {
   echoCommand,
+  echoScript,
   groupAlive,
   outputs,
   pgidOf,
@@ -24,20 +25,6 @@ import {
   statusOf,
   until,
 } from './helpers.ts';
-
-const SCRIPT = {
-  runtime: 'script',
-  script: {
-    steps: [
-      { say: 'script up' },
-      { wait: { as: 'm' } },
-      { reply: 'script got ${m.text}' },
-      { wait: { as: 'n' } },
-      { reply: 'script got ${n.text}' },
-      { wait: {} },
-    ],
-  },
-};
 
 /** The scenario on the given stores (one file per backend keeps each file well under a minute). */
 export function runnerScenario(backends: DialectKind[]): void {
@@ -84,7 +71,7 @@ export function runnerScenario(backends: DialectKind[]): void {
         // A command agent and a script agent on the runner.
         const cmd = await spawnOn(server, 'runner:r1', echoCommand());
         assert.equal(cmd.status, 200, JSON.stringify(cmd.json));
-        const scr = await spawnOn(server, 'runner:r1', SCRIPT);
+        const scr = await spawnOn(server, 'runner:r1', echoScript());
         assert.equal(scr.status, 200, JSON.stringify(scr.json));
         const cmdId = cmd.json.session.id;
         const scrId = scr.json.session.id;
