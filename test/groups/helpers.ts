@@ -5,6 +5,7 @@ import { after } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { GroupsInstance } from '../../src/plugins/groups/syscalls/common.ts';
+import type { StoreLocation } from '../../src/store/dialect.ts';
 import type { Warren } from '../../src/warren.ts';
 import { SocketClientTransport } from '../helpers/mcp.ts';
 import { call, idleScript, until, type WarrenTarget } from '../helpers/warrens.ts';
@@ -23,8 +24,12 @@ export function dataDir(): string {
 }
 
 /** A warren with the groups plugin writing under its own data dir. */
-export async function openGroups(t: WarrenTarget, dir = dataDir()): Promise<{ w: Warren; dir: string }> {
-  const w = await t.open({ plugins: { config: { groups: { dataDir: dir } } } });
+export async function openGroups(
+  t: WarrenTarget,
+  dir = dataDir(),
+  location?: StoreLocation,
+): Promise<{ w: Warren; dir: string }> {
+  const w = await t.open({ ...(location ? { location } : {}), plugins: { config: { groups: { dataDir: dir } } } });
   return { w, dir };
 }
 

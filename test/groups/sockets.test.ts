@@ -88,7 +88,7 @@ forEachWarren('groups: sockets', (t) => {
   it('the socket opens before the agent starts and goes when it ends; a restarted server reopens it', async () => {
     const dir = dataDir();
     const location = t.location();
-    const first = await openGroups(t, dir);
+    const first = await openGroups(t, dir, location);
     await tree(first.w);
     const started = await start(first.w, dir, 'main/a');
     const path = socketOf(dir, 'main/a');
@@ -103,7 +103,8 @@ forEachWarren('groups: sockets', (t) => {
     await until(() => existsSync(path), 15_000, 'the socket to return');
     await first.w.close();
     assert.equal(existsSync(path), false, 'a closed server leaves no socket behind');
-    const second = await t.open({ location, plugins: { config: { groups: { dataDir: dir } } } });
+    // As `warren serve` does: agents resume once everything (the groups plugin too) is up.
+    const second = await t.open({ location, deferResume: true, plugins: { config: { groups: { dataDir: dir } } } });
     second.kernel.resumeLost();
     await until(() => existsSync(path), 20_000, 'the socket after the restart');
     const c2 = await socketClient(path);
