@@ -81,12 +81,18 @@ export class GroupAgents {
         await this.kernel.send(me, row.session_id, text);
         return { sessionId: row.session_id, how: 'resumed' as const };
       }
-      return { sessionId: await this.start(row, text), how: 'started' as const };
+      const id = await this.start(row);
+      await this.kernel.send(me, id, text);
+      return { sessionId: id, how: 'started' as const };
     });
   }
 
-  /** Start the group's agent afresh with `prompt`: its socket first (the agent connects at once). */
-  private async start(row: GroupsTable, prompt: string): Promise<string> {
+  /**
+   * Start the group's agent afresh: its socket first (the agent connects at once). It starts
+   * with no prompt: every message, the first too, reaches it on its stdin, whose transcript
+   * is then the group's conversation.
+   */
+  private async start(row: GroupsTable): Promise<string> {
     const spec = await agentOf(this.kernel.store.reader, row);
     if (!spec) {
       throw invalid(`group ${row.folder} has no agent: register it (or an ancestor) with agent`, {
@@ -99,7 +105,7 @@ export class GroupAgents {
     const dir = this.dirOf(row.folder);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const socket = this.sockets.pathOf(row.folder);
-    const req = spawnRequestOf({ ...parsed.data, prompt });
+    const req = spawnRequestOf(parsed.data);
     req.title ??= `group ${row.folder}`;
     req.cwd ??= dir;
     req.env = { ...req.env, WARREN_GROUP: row.folder, WARREN_GROUP_SOCKET: socket };

@@ -60,12 +60,12 @@ export function parseRule(text: string): GrantRule {
   return { effect: m[1] as GrantRule['effect'], tools: m[2]! };
 }
 
-/** Why a group may not call `tool`, or null when it may. */
+/** Why a group (of this tier or depth) may not call `tool`, or null when it may. */
 export function refusal(tier: number, rules: readonly string[], tool: string): string | null {
   const min = (TOOL_TIERS as Record<string, number>)[tool];
   if (min === undefined) return `${tool} is not a group tool`;
-  const label = TIER_LABELS[tierOf(tier)];
-  if (tier > min) return `${tool} needs tier ${min} or lower; this group is tier ${tierOf(tier)} (${label})`;
+  const t = tierOf(tier);
+  if (t > min) return `${tool} needs tier ${min} or lower; this group is tier ${t} (${TIER_LABELS[t]})`;
   const parsed = rules.map(parseRule);
   const deny = parsed.find((r) => r.effect === 'deny' && compileGlob(r.tools)(tool));
   if (deny) return `${tool} is denied by the group's rule deny:${deny.tools}`;
