@@ -29,12 +29,16 @@ export async function openGroups(
   dir = dataDir(),
   location?: StoreLocation,
 ): Promise<{ w: Warren; dir: string }> {
-  const w = await t.open({ ...(location ? { location } : {}), plugins: { config: { groups: { dataDir: dir } } } });
+  const w = await t.open({
+    ...(location ? { location } : {}),
+    plugins: { config: { groups: { dataDir: dir, maxDocumentBytes: 1024 } } },
+  });
   return { w, dir };
 }
 
 export const groupsOf = (w: Warren) => w.plugins.get<GroupsInstance>('groups');
-export const socketOf = (dir: string, folder: string) => join(dir, 'ipc', ...folder.split('/'), 'router.sock');
+export const socketOf = (dir: string, folder: string) =>
+  join(dir, 'ipc', ...folder.split('/'), 'router.sock');
 
 /** An agent that lives until it is ended. */
 export const idleAgent = { script: idleScript };
@@ -65,12 +69,15 @@ export async function socketClient(path: string): Promise<Client> {
 /** The seed's MCP entry, run for real: `socat STDIO UNIX-CONNECT:<socket>` as the server command. */
 export async function socatClient(path: string): Promise<Client> {
   const c = new Client({ name: 'groups-socat', version: '0.0.0' });
-  await c.connect(new StdioClientTransport({ command: SOCAT, args: ['STDIO', `UNIX-CONNECT:${path}`], stderr: 'ignore' }));
+  await c.connect(
+    new StdioClientTransport({ command: SOCAT, args: ['STDIO', `UNIX-CONNECT:${path}`], stderr: 'ignore' }),
+  );
   after(() => c.close().catch(() => {}));
   return c;
 }
 
-export const names = async (c: Client): Promise<string[]> => (await c.listTools()).tools.map((t) => t.name).sort();
+export const names = async (c: Client): Promise<string[]> =>
+  (await c.listTools()).tools.map((t) => t.name).sort();
 
 /** What a session's agent was given on stdin, oldest first. */
 export async function inputs(w: Warren, sessionId: string): Promise<string[]> {

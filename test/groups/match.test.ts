@@ -7,7 +7,10 @@ import { checkFolder } from '../../src/plugins/groups/names.ts';
 import { refusal, toolsOf } from '../../src/plugins/groups/tiers.ts';
 
 const invalidInput = (fn: () => unknown, re: RegExp) =>
-  assert.throws(fn, (e: unknown) => e instanceof WarrenError && e.code === 'invalid_input' && re.test(e.message));
+  assert.throws(
+    fn,
+    (e: unknown) => e instanceof WarrenError && e.code === 'invalid_input' && re.test(e.message),
+  );
 
 describe('groups: match expressions', () => {
   it('parses key=glob pairs, canonicalises their order, and matches all of them', () => {
@@ -20,7 +23,11 @@ describe('groups: match expressions', () => {
     assert.equal(matches(parseMatch('sender=*bot'), { sender: 'bottle' }), false);
     assert.equal(matches(parseMatch('chat_jid=*'), {}), true, 'a missing field is the empty string');
     assert.equal(matches(parseMatch(''), { platform: 'x' }), true, 'an empty expression matches all');
-    assert.equal(matches(parseMatch('room=a=b'), { room: 'a=b' }), true, 'the glob is everything after the first =');
+    assert.equal(
+      matches(parseMatch('room=a=b'), { room: 'a=b' }),
+      true,
+      'the glob is everything after the first =',
+    );
   });
 
   it('refuses unknown keys, repeated keys, empty or oversized globs and control characters', () => {
@@ -47,7 +54,10 @@ describe('groups: match expressions', () => {
       { id: 'r1', seq: 10, target: 'a', match: parseMatch('') },
       { id: 'r2', seq: 5, target: 'b', match: parseMatch('platform=tele*') },
     ].sort(byOrder);
-    assert.deepEqual(routes.map((r) => r.id), ['r2', 'r3', 'r1']);
+    assert.deepEqual(
+      routes.map((r) => r.id),
+      ['r2', 'r3', 'r1'],
+    );
     assert.equal(firstMatch(routes, { platform: 'telegram' })?.target, 'b');
     assert.equal(firstMatch(routes, { platform: 'whatsapp' })?.target, 'a');
     assert.equal(firstMatch(routes.slice(0, 2), { platform: 'whatsapp' }), null);
@@ -56,7 +66,20 @@ describe('groups: match expressions', () => {
 
 describe('groups: folders and tiers', () => {
   it('refuses folders that could escape the ipc dir', () => {
-    for (const bad of ['..', '../x', 'main/..', '/main', 'main/', 'main//a', '.', 'Main', 'a b', 'main/.hidden', 'x\u0000', `a${'/a'.repeat(8)}`]) {
+    for (const bad of [
+      '..',
+      '../x',
+      'main/..',
+      '/main',
+      'main/',
+      'main//a',
+      '.',
+      'Main',
+      'a b',
+      'main/.hidden',
+      'x\u0000',
+      `a${'/a'.repeat(8)}`,
+    ]) {
       invalidInput(() => checkFolder(bad), /group folder|at most/);
     }
     assert.equal(checkFolder('main/research-1/scraper_2'), 'main/research-1/scraper_2');
@@ -65,10 +88,18 @@ describe('groups: folders and tiers', () => {
   it('seed 002’s tiers: root all, world management + send, agent send, worker send_reply; deny wins', () => {
     assert.equal(toolsOf(0, []).length, 20);
     assert.equal(toolsOf(1, []).includes('spawn_group'), false);
-    assert.deepEqual(toolsOf(2, []).sort(), ['delegate_to_parent', 'send_document', 'send_message', 'send_reply']);
+    assert.deepEqual(toolsOf(2, []).sort(), [
+      'delegate_to_parent',
+      'send_document',
+      'send_message',
+      'send_reply',
+    ]);
     assert.deepEqual(toolsOf(3, []), ['send_reply']);
     assert.deepEqual(toolsOf(7, []), ['send_reply']);
-    assert.deepEqual(toolsOf(0, ['allow:send_*', 'deny:send_reply']).sort(), ['send_document', 'send_message']);
+    assert.deepEqual(toolsOf(0, ['allow:send_*', 'deny:send_reply']).sort(), [
+      'send_document',
+      'send_message',
+    ]);
     assert.match(refusal(2, [], 'add_route') ?? '', /needs tier 1 or lower; this group is tier 2 \(agent\)/);
     assert.match(refusal(0, ['deny:*'], 'add_route') ?? '', /deny:\*/);
   });

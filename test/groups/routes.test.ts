@@ -6,7 +6,17 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { startHttp } from '../helpers/http.ts';
 import { call, forEachWarren, until } from '../helpers/warrens.ts';
-import { type Any, dataDir, errorOf, idleAgent, inputs, socketClient, socketOf, start, tree } from './helpers.ts';
+import {
+  type Any,
+  dataDir,
+  errorOf,
+  idleAgent,
+  inputs,
+  socketClient,
+  socketOf,
+  start,
+  tree,
+} from './helpers.ts';
 
 const msg = (over: Record<string, unknown> = {}) => ({
   platform: 'telegram',
@@ -33,23 +43,42 @@ forEachWarren('groups: routes and inbound', (t) => {
     const root = await socketClient(socketOf(dir, 'main'));
     const world = await socketClient(socketOf(dir, 'main/a'));
     const agent = await socketClient(socketOf(dir, 'main/a/b'));
-    const targets = async (c: Any) => ((await c.callTool({ name: 'list_routes', arguments: {} })).structuredContent.routes as Any[]).map((r) => r.target);
+    const targets = async (c: Any) =>
+      ((await c.callTool({ name: 'list_routes', arguments: {} })).structuredContent.routes as Any[]).map(
+        (r) => r.target,
+      );
     assert.deepEqual(await targets(root), ['main', 'main/a', 'main/a/b', 'ops']);
     assert.deepEqual(await targets(world), ['main/a', 'main/a/b']);
     assert.equal(errorOf(await agent.callTool({ name: 'list_routes', arguments: {} }))?.code, 'forbidden');
     // An operator acting as a group sees what the group sees.
-    assert.deepEqual((await call(w, 'list_routes', { group: 'main/a' })).routes.map((r: Any) => r.target), ['main/a', 'main/a/b']);
+    assert.deepEqual(
+      (await call(w, 'list_routes', { group: 'main/a' })).routes.map((r: Any) => r.target),
+      ['main/a', 'main/a/b'],
+    );
 
     // Writes: a world group routes to its subtree only; bad expressions are typed errors.
-    const outside = errorOf(await world.callTool({ name: 'add_route', arguments: { seq: 9, match: '', target: 'main' } }));
+    const outside = errorOf(
+      await world.callTool({ name: 'add_route', arguments: { seq: 9, match: '', target: 'main' } }),
+    );
     assert.equal(outside?.code, 'forbidden');
-    const bad = errorOf(await world.callTool({ name: 'add_route', arguments: { seq: 9, match: 'channel=x', target: 'main/a' } }));
+    const bad = errorOf(
+      await world.callTool({
+        name: 'add_route',
+        arguments: { seq: 9, match: 'channel=x', target: 'main/a' },
+      }),
+    );
     assert.equal(bad?.code, 'invalid_input');
     assert.match(bad!.message, /unknown key "channel"/);
-    const missing = errorOf(await world.callTool({ name: 'add_route', arguments: { seq: 9, match: '', target: 'main/a/zz' } }));
+    const missing = errorOf(
+      await world.callTool({ name: 'add_route', arguments: { seq: 9, match: '', target: 'main/a/zz' } }),
+    );
     assert.equal(missing?.code, 'not_found');
-    const made = (await world.callTool({ name: 'add_route', arguments: { seq: 0, match: 'verb=mention sender=b*', target: 'main/a/b' } }))
-      .structuredContent as Any;
+    const made = (
+      await world.callTool({
+        name: 'add_route',
+        arguments: { seq: 0, match: 'verb=mention sender=b*', target: 'main/a/b' },
+      })
+    ).structuredContent as Any;
     assert.equal(made.route.match, 'sender=b* verb=mention', 'stored canonical');
     assert.equal(made.route.createdBy, 'operator:group:main/a');
 
@@ -60,14 +89,26 @@ forEachWarren('groups: routes and inbound', (t) => {
     });
     assert.equal(errorOf(set), null);
     assert.deepEqual(await targets(root), ['main', 'ops', 'main/a/b']);
-    const badSet = errorOf(await world.callTool({ name: 'set_routes', arguments: { routes: [{ seq: 1, match: '', target: 'ops' }] } }));
+    const badSet = errorOf(
+      await world.callTool({
+        name: 'set_routes',
+        arguments: { routes: [{ seq: 1, match: '', target: 'ops' }] },
+      }),
+    );
     assert.equal(badSet?.code, 'forbidden');
     assert.equal((await call(w, 'list_routes', {})).routes.length, 3, 'a refused set changes nothing');
 
     // delete_route: only a visible route.
     const opsRoute = (await call(w, 'list_routes', {})).routes.find((r: Any) => r.target === 'ops');
-    assert.equal(errorOf(await world.callTool({ name: 'delete_route', arguments: { id: opsRoute.id } }))?.code, 'not_found');
-    assert.equal(errorOf(await root.callTool({ name: 'delete_route', arguments: { id: opsRoute.id } }))?.code, 'not_found', 'root writes within its tree');
+    assert.equal(
+      errorOf(await world.callTool({ name: 'delete_route', arguments: { id: opsRoute.id } }))?.code,
+      'not_found',
+    );
+    assert.equal(
+      errorOf(await root.callTool({ name: 'delete_route', arguments: { id: opsRoute.id } }))?.code,
+      'not_found',
+      'root writes within its tree',
+    );
     assert.deepEqual(await call(w, 'delete_route', { id: opsRoute.id }), { deleted: opsRoute.id });
     const events = (await call(w, 'events', { type: 'group.route_added' })).events as Any[];
     assert.equal(events.length, 5);
@@ -96,18 +137,27 @@ forEachWarren('groups: routes and inbound', (t) => {
     assert.equal(second.json.sessionId, first.json.sessionId);
     const plain = await h.api('POST', '/v1/inbound', msg({ text: 'to main' }));
     assert.equal(plain.json.group, 'main');
-    const got = await until(async () => {
-      const xs = await inputs(w, first.json.sessionId);
-      return xs.length >= 2 ? xs : null;
-    }, 15_000, 'both messages at the agent');
+    const got = await until(
+      async () => {
+        const xs = await inputs(w, first.json.sessionId);
+        return xs.length >= 2 ? xs : null;
+      },
+      15_000,
+      'both messages at the agent',
+    );
     assert.match(got[0]!, /^\[telegram mention from alice in tg:-5075870332\]\nlook at this$/);
     assert.match(got[1]!, /and this$/);
-    const routed = ((await call(w, 'events', { type: 'group.routed' })).events as Any[]).sort((a, b) => a.seq - b.seq);
-    assert.deepEqual(routed.map((e) => [e.payload.group, e.payload.seq, e.payload.how]), [
-      ['main/a', 10, 'started'],
-      ['main/a', 10, 'sent'],
-      ['main', 20, 'started'],
-    ]);
+    const routed = ((await call(w, 'events', { type: 'group.routed' })).events as Any[]).sort(
+      (a, b) => a.seq - b.seq,
+    );
+    assert.deepEqual(
+      routed.map((e) => [e.payload.group, e.payload.seq, e.payload.how]),
+      [
+        ['main/a', 10, 'started'],
+        ['main/a', 10, 'sent'],
+        ['main', 20, 'started'],
+      ],
+    );
     // The agent ends; the next message starts it afresh.
     await call(w, 'kill', { id: first.json.sessionId });
     await until(() => !w.plugins.get<Any>('groups').sockets.isOpen('main/a'), 15_000, 'main/a socket closed');
@@ -119,14 +169,21 @@ forEachWarren('groups: routes and inbound', (t) => {
     const none = await h.api('POST', '/v1/inbound', msg({ platform: 'whatsapp', text: 'nobody' }));
     assert.equal(none.json.routed, false);
     assert.match(none.json.reason, /no route matched/);
-    const stuck = await h.api('POST', '/v1/inbound', msg({ platform: 'matrix', text: 'stuck', attachments: [{ name: 'a.png' }] }));
+    const stuck = await h.api(
+      'POST',
+      '/v1/inbound',
+      msg({ platform: 'matrix', text: 'stuck', attachments: [{ name: 'a.png' }] }),
+    );
     assert.equal(stuck.json.routed, false);
     assert.match(stuck.json.reason, /noagent has no agent/);
     const inbox = await h.api('GET', '/v1/inbound/unrouted');
-    assert.deepEqual(inbox.json.messages.map((m: Any) => [m.platform, m.text]), [
-      ['whatsapp', 'nobody'],
-      ['matrix', 'stuck'],
-    ]);
+    assert.deepEqual(
+      inbox.json.messages.map((m: Any) => [m.platform, m.text]),
+      [
+        ['whatsapp', 'nobody'],
+        ['matrix', 'stuck'],
+      ],
+    );
     assert.deepEqual(inbox.json.messages[1].attachments, [{ name: 'a.png' }]);
     const paged = await h.api('GET', '/v1/inbound/unrouted?limit=1');
     assert.equal(paged.json.messages.length, 1);

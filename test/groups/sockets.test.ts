@@ -62,10 +62,21 @@ forEachWarren('groups: sockets', (t) => {
   it('grant rules narrow a group’s tools when its socket opens; deny wins over allow', async () => {
     const { w, dir } = await openGroups(t);
     await tree(w);
-    await call(w, 'group_rules', { folder: 'main/a', rules: ['allow:*_task*', 'allow:send_*', 'deny:send_document'] });
+    await call(w, 'group_rules', {
+      folder: 'main/a',
+      rules: ['allow:*_task*', 'allow:send_*', 'deny:send_document'],
+    });
     await start(w, dir, 'main/a');
     const c = await socketClient(socketOf(dir, 'main/a'));
-    assert.deepEqual(await names(c), ['cancel_task', 'get_task', 'list_tasks', 'schedule_task', 'send_message', 'send_reply', 'update_task']);
+    assert.deepEqual(await names(c), [
+      'cancel_task',
+      'get_task',
+      'list_tasks',
+      'schedule_task',
+      'send_message',
+      'send_reply',
+      'update_task',
+    ]);
     const denied = errorOf(await c.callTool({ name: 'send_document', arguments: { path: 'x' } }));
     assert.equal(denied?.code, 'forbidden');
     assert.match(denied!.message, /deny:send_document/);
@@ -104,7 +115,11 @@ forEachWarren('groups: sockets', (t) => {
     await first.w.close();
     assert.equal(existsSync(path), false, 'a closed server leaves no socket behind');
     // As `warren serve` does: agents resume once everything (the groups plugin too) is up.
-    const second = await t.open({ location, deferResume: true, plugins: { config: { groups: { dataDir: dir } } } });
+    const second = await t.open({
+      location,
+      deferResume: true,
+      plugins: { config: { groups: { dataDir: dir } } },
+    });
     second.kernel.resumeLost();
     await until(() => existsSync(path), 20_000, 'the socket after the restart');
     const c2 = await socketClient(path);
@@ -114,18 +129,27 @@ forEachWarren('groups: sockets', (t) => {
     assert.equal(groups.groups[0].sessionId, again.sessionId);
   });
 
-  it('works through socat, as the seed’s MCP entry runs it', { skip: !hasSocat && 'no /usr/bin/socat' }, async () => {
+  it('works through socat, as the seed’s MCP entry runs it', {
+    skip: !hasSocat && 'no /usr/bin/socat',
+  }, async () => {
     const { w, dir } = await openGroups(t);
     await tree(w);
     await start(w, dir, 'main/a/b');
     const c = await socatClient(socketOf(dir, 'main/a/b'));
     assert.deepEqual(await names(c), expected(2));
-    const sent = await c.callTool({ name: 'send_message', arguments: { chat_jid: 'tg:1', text: 'hi from b' } });
+    const sent = await c.callTool({
+      name: 'send_message',
+      arguments: { chat_jid: 'tg:1', text: 'hi from b' },
+    });
     assert.equal(errorOf(sent), null);
     const ev = (await call(w, 'events', { type: 'group.sent' })).events as Any[];
     assert.equal(ev.length, 1);
     assert.equal(ev[0].actor, 'operator:group:main/a/b');
     assert.equal(ev[0].payload.folder, 'main/a/b');
-    assert.equal(errorOf(await c.callTool({ name: 'add_route', arguments: { seq: 1, match: '', target: 'main/a/b' } }))?.code, 'forbidden');
+    assert.equal(
+      errorOf(await c.callTool({ name: 'add_route', arguments: { seq: 1, match: '', target: 'main/a/b' } }))
+        ?.code,
+      'forbidden',
+    );
   });
 });

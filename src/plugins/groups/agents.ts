@@ -149,12 +149,16 @@ export class GroupAgents {
           .execute();
         tx.append({ zone, type: 'group.cleared', actor: by, session_id: old, payload: { folder } });
       });
-      await this.sockets.close(folder);
-      // Ended after the answer: the caller may be that very agent, asking through its socket.
-      if (old) {
-        const me = this.actor(zone);
-        setImmediate(() => void this.kernel.kill(me, old, { graceful: true }).catch(() => {}));
-      }
+      // Ended (socket and session) after the answer: the caller may be that very agent,
+      // asking through its socket.
+      const me = this.actor(zone);
+      setImmediate(() => {
+        if (old) void this.kernel.kill(me, old, { graceful: true }).catch(() => {});
+        // Through the queue, so a message that started a new agent meanwhile keeps its socket.
+        void this.queue
+          .run(folder, async () => this.sync(await groupIn(this.kernel.store.reader, zone, folder)))
+          .catch(() => {});
+      });
       return old;
     });
   }
