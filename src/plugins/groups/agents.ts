@@ -24,6 +24,9 @@ export interface Chat {
 export type DeliveryHow = 'sent' | 'resumed' | 'started';
 const LIVE = new Set(['pending', 'running', 'idle']);
 
+/** The name of the group socket's MCP server in a Claude Code agent's settings (the seed's). */
+export const MCP_SERVER = 'arizuko';
+
 /** The operator a group's agents are spawned and written to by. */
 export const GROUPS_OPERATOR = 'groups';
 
@@ -109,6 +112,11 @@ export class GroupAgents {
     req.title ??= `group ${row.folder}`;
     req.cwd ??= dir;
     req.env = { ...req.env, WARREN_GROUP: row.folder, WARREN_GROUP_SOCKET: socket };
+    // Claude Code gets seed 002's MCP entry for it: `arizuko`, `socat STDIO UNIX-CONNECT:<socket>`.
+    if (req.runtime === 'claude-code') {
+      const sockets = (req.config?.mcpSockets ?? {}) as Record<string, string>;
+      req.config = { ...req.config, mcpSockets: { ...sockets, [MCP_SERVER]: socket } };
+    }
     await this.sockets.open(row);
     try {
       const r = await this.kernel.spawn(this.actor(row.zone), req, {
