@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { WarrenError } from '../../src/kernel/errors.ts';
 import { byOrder, firstMatch, formatMatch, matches, parseMatch } from '../../src/plugins/groups/match.ts';
 import { checkFolder } from '../../src/plugins/groups/names.ts';
+import { RouteIndex } from '../../src/plugins/groups/route-index.ts';
 import { refusal, toolsOf } from '../../src/plugins/groups/tiers.ts';
 
 const invalidInput = (fn: () => unknown, re: RegExp) =>
@@ -102,5 +103,38 @@ describe('groups: folders and tiers', () => {
     ]);
     assert.match(refusal(2, [], 'add_route') ?? '', /needs tier 1 or lower; this group is tier 2 \(agent\)/);
     assert.match(refusal(0, ['deny:*'], 'add_route') ?? '', /deny:\*/);
+  });
+});
+
+describe('groups: the route index', () => {
+  it('gives the same first match as walking every route, for random routes and messages', () => {
+    const values = {
+      platform: ['telegram', 'slack'],
+      room: ['1', '2', '3'],
+      chat_jid: ['a', 'b'],
+      sender: ['x', 'y'],
+      verb: ['message', 'mention'],
+    };
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const keys = Object.keys(values) as Array<keyof typeof values>;
+    const routes = Array.from({ length: 400 }, (_, i) => {
+      const pairs = keys
+        .filter(() => rnd(3) === 0)
+        .map(
+          (k) =>
+            `${k}=${rnd(4) === 0 ? `${values[k][rnd(values[k].length)]!.slice(0, 1)}*` : values[k][rnd(values[k].length)]}`,
+        );
+      return { id: `r${i}`, seq: rnd(50), target: `g${i}`, match: parseMatch(pairs.join(' ')) };
+    }).sort(byOrder);
+    const index = new RouteIndex(routes);
+    for (let i = 0; i < 2000; i++) {
+      const msg = Object.fromEntries(keys.map((k) => [k, values[k][rnd(values[k].length)]!]));
+      assert.equal(index.first(msg)?.id, firstMatch(routes, msg)?.id);
+    }
+    assert.equal(new RouteIndex([]).first({ room: '1' }), null);
   });
 });

@@ -4,7 +4,8 @@ import type { Principal } from '../../kernel/principal.ts';
 import { principalId } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
 import type { GroupAgents } from './agents.ts';
-import { type CompiledRoute, firstMatch } from './match.ts';
+import type { CompiledRoute } from './match.ts';
+import { RouteIndex } from './route-index.ts';
 import { compileRoutes, zoneRoutes } from './routes.ts';
 import { type GroupUnroutedTable, gdb } from './schema.ts';
 
@@ -31,7 +32,7 @@ const ROUTE_EVENTS = new Set(['group.route_added', 'group.routes_set', 'group.ro
  */
 export class Inbound {
   /** Each zone's compiled routes; dropped when a route changes (on this node's commits). */
-  private readonly routes = new Map<string, Promise<CompiledRoute[]>>();
+  private readonly routes = new Map<string, Promise<RouteIndex<CompiledRoute>>>();
 
   constructor(
     private readonly kernel: Kernel,
@@ -42,10 +43,10 @@ export class Inbound {
     for (const e of events) if (ROUTE_EVENTS.has(e.type)) this.routes.delete(e.zone);
   }
 
-  private compiled(zone: string): Promise<CompiledRoute[]> {
+  private compiled(zone: string): Promise<RouteIndex<CompiledRoute>> {
     let r = this.routes.get(zone);
     if (!r) {
-      r = zoneRoutes(this.kernel.store.reader, zone).then(compileRoutes);
+      r = zoneRoutes(this.kernel.store.reader, zone).then((rows) => new RouteIndex(compileRoutes(rows)));
       r.catch(() => this.routes.delete(zone));
       this.routes.set(zone, r);
     }
@@ -53,7 +54,7 @@ export class Inbound {
   }
 
   async receive(p: Principal, msg: InboundMessage): Promise<InboundResult> {
-    const route = firstMatch(await this.compiled(p.zone), msg);
+    const route = (await this.compiled(p.zone)).first(msg);
     const by = principalId(p);
     const summary = {
       platform: msg.platform,

@@ -54,7 +54,10 @@ export const formatMatch = (m: Match): string =>
     .join(' ');
 
 export const matches = (m: Match, msg: Message): boolean =>
-  m.every(([k, glob]) => globMatch(glob, msg[k] ?? ''));
+  m.every(([k, glob]) => {
+    const v = msg[k] ?? '';
+    return glob.includes('*') ? globMatch(glob, v) : glob === v;
+  });
 
 export interface CompiledRoute {
   id: string;
