@@ -100,7 +100,13 @@ async function inboundDelivery(): Promise<BenchRow[]> {
     metrics: false,
   });
   try {
-    const call = (name: string, input: Record<string, unknown>) => w.call(op, name, input) as Promise<any>;
+    const call = (name: string, input: Record<string, unknown>) =>
+      w.call(op, name, input) as Promise<{
+        routed: boolean;
+        reason?: string;
+        how?: string;
+        sessionId: string;
+      }>;
     await call('register_group', { folder: 'main', agent: { script: { steps: [{ listen: {} }] } } });
     const G = 10;
     for (let g = 0; g < G; g++) {
