@@ -11,6 +11,7 @@ import { arch, cpus, loadavg, platform } from 'node:os';
 import { cliBenches } from './cli.ts';
 import { clusterBenches } from './cluster.ts';
 import { coordinatorBenches } from './coordinator.ts';
+import { groupBenches } from './groups.ts';
 import { kernelBenches } from './kernel.ts';
 import { knowledgeBenches } from './knowledge.ts';
 import { loadBenches } from './load.ts';
@@ -44,6 +45,7 @@ const groups: Record<string, Record<string, Bench>> = {
   runners: runnerBenches,
   cluster: clusterBenches,
   schedules: scheduleBenches,
+  groups: groupBenches,
   coordinator: coordinatorBenches,
   watch: watchBenches,
 };

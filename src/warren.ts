@@ -186,7 +186,11 @@ export class Warren implements Authority {
       await cluster?.join();
       await kernel.start({ deferResume: opts.deferResume ?? false });
       await cluster?.start();
-      await plugins.start(kernel, store, call, { metrics: metrics?.registry ?? null, log });
+      await plugins.start(kernel, store, call, {
+        metrics: metrics?.registry ?? null,
+        log,
+        dataDir: keyDir(opts, url),
+      });
     } catch (error) {
       await plugins.stop();
       await kernel.shutdown();

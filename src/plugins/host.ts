@@ -102,7 +102,7 @@ export class PluginHost {
     kernel: Kernel,
     store: Store,
     call: (p: Principal, name: string, input: unknown) => Promise<unknown>,
-    shared: Partial<Pick<PluginContext, 'metrics' | 'log'>> = {},
+    shared: Partial<Pick<PluginContext, 'metrics' | 'log' | 'dataDir'>> = {},
   ) {
     const log = shared.log ?? stderrLog;
     this.log = log;
@@ -115,6 +115,7 @@ export class PluginHost {
         call,
         metrics: shared.metrics ?? null,
         log,
+        dataDir: shared.dataDir ?? null,
         startContext: (task) => this.startContext(task),
         plugin: <T>(name: string) => {
           if (!(p.dependsOn ?? []).includes(name)) {

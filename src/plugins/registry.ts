@@ -1,5 +1,6 @@
 import { coordinatorPlugin } from './coordinator/plugin.ts';
 import { corePlugin } from './core.ts';
+import { groupsPlugin } from './groups/plugin.ts';
 import { knowledgePlugin } from './knowledge/plugin.ts';
 import { orchestrationPlugin } from './orchestration/plugin.ts';
 import { runnersPlugin } from './runners/plugin.ts';
@@ -14,6 +15,7 @@ export const builtinPlugins = (): Plugin[] =>
     orchestrationPlugin,
     knowledgePlugin,
     schedulingPlugin,
+    groupsPlugin,
     runnersPlugin,
     coordinatorPlugin,
     turnsPlugin,

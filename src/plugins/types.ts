@@ -61,6 +61,8 @@ export interface PluginContext<C = unknown> {
   metrics: Registry | null;
   /** Where the plugin's diagnostics go (the server's logger). */
   log: Log;
+  /** The server's data directory (for files and sockets of its own), or null when it has none. */
+  dataDir: string | null;
   /**
    * What the loaded plugins contribute to the start of a task's session (each instance's
    * `startContext`), in load order; a contributor that fails is logged and left out. The

@@ -67,6 +67,7 @@ export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = 
     | 'personas'
     | 'knowledge'
     | 'schedules'
+    | 'groups'
     | 'coordinator'
     | 'turns';
   /** The plugin that defines it (set when the table is assembled; `core` for the kernel's own). */

@@ -31,6 +31,19 @@ const schema = z.looseObject({
     .optional(),
   /** Extra CLI arguments, last. */
   args: stringList.default([]),
+  /**
+   * More MCP servers, each a unix socket speaking newline-delimited JSON-RPC (a group's
+   * router.sock): name -> socket path. Each becomes seed 002's entry, `socat STDIO
+   * UNIX-CONNECT:<path>`, and its tools (`mcp__<name>__*`) are allowed. Sockets, not
+   * commands: a spawn cannot smuggle in a program to run this way.
+   */
+  mcpSockets: z
+    .record(
+      z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a server name is lowercase letters, digits, - and _'),
+      z.string().min(1).max(200).startsWith('/', 'must be an absolute socket path'),
+    )
+    .refine((v) => !('warren' in v), 'warren is the name of warren’s own server')
+    .default({}),
   /** How long warren's MCP server may take to be `connected`. */
   mcpTimeoutMs: z
     .number({ error: 'must be a positive number' })

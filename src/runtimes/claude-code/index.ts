@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { WarrenError } from '../../kernel/errors.ts';
 import { agentEnv } from '../env.ts';
 import { ExecutableLookup } from '../executable.ts';
@@ -57,6 +57,7 @@ export class ClaudeCodeRuntime implements Runtime {
       JSON.stringify({
         mcpServers: {
           warren: { type: 'http', url: ctx.mcpUrl, headers: { Authorization: `Bearer ${ctx.token}` } },
+          ...socketServers(config.mcpSockets),
         },
       }),
       { mode: 0o600 },
@@ -101,8 +102,35 @@ function claudeEnv(ctx: AgentContext): Record<string, string> {
   });
 }
 
+/** Seed 002's MCP entry for each socket: `socat STDIO UNIX-CONNECT:<path>`. */
+function socketServers(sockets: Record<string, string>): Record<string, unknown> {
+  const names = Object.keys(sockets);
+  if (names.length === 0) return {};
+  const socat = onPath('socat');
+  if (!socat) {
+    throw new WarrenError(
+      'runtime_unavailable',
+      'claude-code: config.mcpSockets needs socat on the server’s PATH',
+    );
+  }
+  return Object.fromEntries(
+    names.map((n) => [n, { type: 'stdio', command: socat, args: ['STDIO', `UNIX-CONNECT:${sockets[n]}`] }]),
+  );
+}
+
+const onPath = (bin: string): string | null =>
+  (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((d) => join(d, bin))
+    .find((p) => existsSync(p)) ?? null;
+
 function cliArgs(ctx: AgentContext, config: ClaudeConfig, mcpConfig: string, saved: SavedState): string[] {
-  const allowed = [...ctx.tools.map((t) => `${MCP_PREFIX}${t}`), ...config.allowedTools];
+  const allowed = [
+    ...ctx.tools.map((t) => `${MCP_PREFIX}${t}`),
+    ...Object.keys(config.mcpSockets).map((n) => `mcp__${n}`),
+    ...config.allowedTools,
+  ];
   return [
     '-p',
     '--input-format',

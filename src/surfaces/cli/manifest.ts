@@ -81,7 +81,9 @@ function groupOf(syscall: Syscall): string {
   if (first === 'fds' || first === 'streams' || first === 'zones') return first;
   if (syscall.group === 'events') return 'events';
   if (
-    ['plugins', 'tasks', 'inbox', 'personas', 'knowledge', 'schedules', 'coordinator'].includes(syscall.group)
+    ['plugins', 'tasks', 'inbox', 'personas', 'knowledge', 'schedules', 'groups', 'coordinator'].includes(
+      syscall.group,
+    )
   )
     return syscall.group;
   return 'sessions';

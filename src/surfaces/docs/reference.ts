@@ -17,6 +17,7 @@ const GROUP_TITLES: Record<Syscall['group'], string> = {
   personas: 'personas — stored agent configurations',
   knowledge: 'knowledge — findings, search and task workpads',
   schedules: 'schedules — the scheduling plugin',
+  groups: 'groups — agent groups, their sockets, routes and inbound messages (seed 002)',
   coordinator: 'coordinator — zoned agent sessions, services, invocations, delegations, the outbox',
   turns: 'turns — the coordinator bridge (durable turns, questions, reports, artifacts, watch)',
 };

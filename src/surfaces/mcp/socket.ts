@@ -1,9 +1,9 @@
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Principal } from '../../kernel/principal.ts';
 import type { Warren } from '../../warren.ts';
 import type { ToolCatalog } from './catalog.ts';
+import { UnixMcpListeners } from './unix.ts';
 
 /** The name of the operator a zone's socket speaks for. */
 export const SOCKET_OPERATOR = 'local';
@@ -16,8 +16,7 @@ export const socketPath = (dir: string, zone: string) => join(dir, `${zone}.sock
  * identity come from the socket: whoever can open it is that zone's local operator.
  */
 export class ZoneSockets {
-  private servers = new Map<string, NetServer>();
-  private conns = new Set<Socket>();
+  private readonly listeners = new UnixMcpListeners();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -37,57 +36,19 @@ export class ZoneSockets {
   }
 
   paths(): string[] {
-    return [...this.servers.keys()].map((z) => socketPath(this.dir, z));
+    return this.listeners.paths();
   }
 
   private async listen(zone: string): Promise<void> {
-    if (this.servers.has(zone)) return;
-    const path = socketPath(this.dir, zone);
-    rmSync(path, { force: true }); // a stale socket from a crashed server
     const principal: Principal = { kind: 'operator', name: SOCKET_OPERATOR, zone };
-    const server = createServer((conn) => {
-      this.conns.add(conn);
-      conn.on('error', () => conn.destroy());
-      void this.serveConnection(conn, principal).catch(() => conn.destroy());
-    });
-    this.servers.set(zone, server);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => resolve());
-    });
-    chmodSync(path, 0o600);
-  }
-
-  /** One MCP server per connection; the SDK loads with the first one, not with the server. */
-  private async serveConnection(conn: Socket, principal: Principal): Promise<void> {
-    const [{ StdioServerTransport }, { createMcpServer }] = await Promise.all([
-      import('@modelcontextprotocol/sdk/server/stdio.js'),
-      import('./server.ts'),
-    ]);
-    const mcp = createMcpServer(this.warren, this.catalog, principal);
-    const closed = () => {
-      this.conns.delete(conn);
-      void mcp.close().catch(() => {});
-    };
-    if (conn.destroyed) return closed();
-    conn.on('close', closed);
-    await mcp.connect(new StdioServerTransport(conn, conn));
+    // The MCP server module (and the SDK) load with the first connection, not with the server.
+    await this.listeners.listen(socketPath(this.dir, zone), async () =>
+      (await import('./server.ts')).createMcpServer(this.warren, this.catalog, principal),
+    );
   }
 
   async close(): Promise<void> {
     this.unsubscribe?.();
-    for (const c of this.conns) c.destroy();
-    await Promise.all(
-      [...this.servers.entries()].map(
-        ([zone, s]) =>
-          new Promise<void>((resolve) =>
-            s.close(() => {
-              rmSync(socketPath(this.dir, zone), { force: true });
-              resolve();
-            }),
-          ),
-      ),
-    );
-    this.servers.clear();
+    await this.listeners.closeAll();
   }
 }

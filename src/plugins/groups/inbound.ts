@@ -1,0 +1,132 @@
+import { WarrenError } from '../../kernel/errors.ts';
+import type { Kernel } from '../../kernel/kernel.ts';
+import type { Principal } from '../../kernel/principal.ts';
+import { principalId } from '../../kernel/principal.ts';
+import type { LogEvent } from '../../store/events.ts';
+import type { GroupAgents } from './agents.ts';
+import type { CompiledRoute } from './match.ts';
+import { RouteIndex } from './route-index.ts';
+import { compileRoutes, zoneRoutes } from './routes.ts';
+import { type GroupUnroutedTable, gdb } from './schema.ts';
+
+export interface InboundMessage {
+  platform: string;
+  room: string;
+  chat_jid: string;
+  sender: string;
+  verb: string;
+  text: string;
+  attachments?: unknown[] | undefined;
+}
+
+export type InboundResult =
+  | { routed: true; routeId: string; group: string; sessionId: string; how: string }
+  | { routed: false; unroutedId: string; reason: string };
+
+const ROUTE_EVENTS = new Set(['group.route_added', 'group.routes_set', 'group.route_deleted']);
+
+/**
+ * Inbound messages: the first route of the zone (by seq) whose match holds delivers the
+ * message to its target group's agent; the decision is logged either way. A message no
+ * route takes, or whose group cannot take it, waits in the `unrouted` inbox.
+ */
+export class Inbound {
+  /** Each zone's compiled routes; dropped when a route changes (on this node's commits). */
+  private readonly routes = new Map<string, Promise<RouteIndex<CompiledRoute>>>();
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly agents: GroupAgents,
+  ) {}
+
+  onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) if (ROUTE_EVENTS.has(e.type)) this.routes.delete(e.zone);
+  }
+
+  private compiled(zone: string): Promise<RouteIndex<CompiledRoute>> {
+    let r = this.routes.get(zone);
+    if (!r) {
+      r = zoneRoutes(this.kernel.store.reader, zone).then((rows) => new RouteIndex(compileRoutes(rows)));
+      r.catch(() => this.routes.delete(zone));
+      this.routes.set(zone, r);
+    }
+    return r;
+  }
+
+  async receive(p: Principal, msg: InboundMessage): Promise<InboundResult> {
+    const route = (await this.compiled(p.zone)).first(msg);
+    const by = principalId(p);
+    const summary = {
+      platform: msg.platform,
+      room: msg.room,
+      chat_jid: msg.chat_jid,
+      sender: msg.sender,
+      verb: msg.verb,
+    };
+    if (!route) return this.keep(p.zone, by, msg, 'no route matched');
+    try {
+      const d = await this.agents.deliver(p.zone, route.target, frame(msg), summary);
+      await this.kernel.store.writer.write(async (tx) => {
+        tx.append({
+          zone: p.zone,
+          type: 'group.routed',
+          actor: by,
+          session_id: d.sessionId,
+          payload: { ...summary, routeId: route.id, seq: route.seq, group: route.target, how: d.how },
+        });
+      });
+      return { routed: true, routeId: route.id, group: route.target, sessionId: d.sessionId, how: d.how };
+    } catch (error) {
+      // Kept, not dropped: the route matched but its group could not take it.
+      const reason =
+        error instanceof WarrenError
+          ? `route ${route.id} to ${route.target}: ${error.message}`
+          : String(error);
+      if (!(error instanceof WarrenError)) throw error;
+      return this.keep(p.zone, by, msg, reason);
+    }
+  }
+
+  private async keep(zone: string, by: string, msg: InboundMessage, reason: string): Promise<InboundResult> {
+    const row: GroupUnroutedTable = {
+      id: this.kernel.ids.id('inb'),
+      zone,
+      platform: msg.platform,
+      room: msg.room,
+      chat_jid: msg.chat_jid,
+      sender: msg.sender,
+      verb: msg.verb,
+      text: msg.text,
+      attachments: JSON.stringify(msg.attachments ?? []),
+      reason: reason.slice(0, 1000),
+      received_at: 0,
+    };
+    await this.kernel.store.writer.write(async (tx) => {
+      row.received_at = tx.now;
+      await gdb(tx.db).insertInto('group_unrouted').values(row).execute();
+      tx.append({
+        zone,
+        type: 'group.unrouted',
+        actor: by,
+        payload: {
+          id: row.id,
+          platform: msg.platform,
+          room: msg.room,
+          chat_jid: msg.chat_jid,
+          sender: msg.sender,
+          verb: msg.verb,
+          reason: row.reason,
+        },
+      });
+    });
+    return { routed: false, unroutedId: row.id, reason: row.reason };
+  }
+}
+
+/** What the agent reads: who said it where, then the text (and attachments, if any). */
+export function frame(msg: InboundMessage): string {
+  const head = `[${msg.platform} ${msg.verb} from ${msg.sender} in ${msg.chat_jid || msg.room}]`;
+  const att =
+    msg.attachments && msg.attachments.length > 0 ? `\n[attachments] ${JSON.stringify(msg.attachments)}` : '';
+  return `${head}\n${msg.text}${att}`;
+}

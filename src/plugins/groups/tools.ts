@@ -1,0 +1,18 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Syscall } from '../../syscalls/types.ts';
+
+/** A group tool as MCP lists it: its syscall's schema, less `group` (a socket's group is its path). */
+export function toolOf(s: Syscall): Tool {
+  const input = z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete input.$schema;
+  const props = input.properties as Record<string, unknown> | undefined;
+  if (props) delete props.group;
+  if (Array.isArray(input.required)) input.required = input.required.filter((r) => r !== 'group');
+  return {
+    name: s.name,
+    title: s.summary,
+    description: s.description ?? s.summary,
+    inputSchema: { type: 'object', ...input } as Tool['inputSchema'],
+  };
+}

@@ -1,0 +1,140 @@
+/** The route match language: parsing, validation (typed errors) and first-match order. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WarrenError } from '../../src/kernel/errors.ts';
+import { byOrder, firstMatch, formatMatch, matches, parseMatch } from '../../src/plugins/groups/match.ts';
+import { checkFolder } from '../../src/plugins/groups/names.ts';
+import { RouteIndex } from '../../src/plugins/groups/route-index.ts';
+import { refusal, toolsOf } from '../../src/plugins/groups/tiers.ts';
+
+const invalidInput = (fn: () => unknown, re: RegExp) =>
+  assert.throws(
+    fn,
+    (e: unknown) => e instanceof WarrenError && e.code === 'invalid_input' && re.test(e.message),
+  );
+
+describe('groups: match expressions', () => {
+  it('parses key=glob pairs, canonicalises their order, and matches all of them', () => {
+    const m = parseMatch('verb=mention  platform=telegram');
+    assert.equal(formatMatch(m), 'platform=telegram verb=mention');
+    assert.equal(matches(m, { platform: 'telegram', verb: 'mention', room: 'x' }), true);
+    assert.equal(matches(m, { platform: 'telegram', verb: 'message' }), false);
+    assert.equal(matches(parseMatch('room=-5075870332'), { room: '-5075870332' }), true);
+    assert.equal(matches(parseMatch('sender=*bot'), { sender: 'newsbot' }), true);
+    assert.equal(matches(parseMatch('sender=*bot'), { sender: 'bottle' }), false);
+    assert.equal(matches(parseMatch('chat_jid=*'), {}), true, 'a missing field is the empty string');
+    assert.equal(matches(parseMatch(''), { platform: 'x' }), true, 'an empty expression matches all');
+    assert.equal(
+      matches(parseMatch('room=a=b'), { room: 'a=b' }),
+      true,
+      'the glob is everything after the first =',
+    );
+  });
+
+  it('refuses unknown keys, repeated keys, empty or oversized globs and control characters', () => {
+    invalidInput(() => parseMatch('channel=x'), /unknown key "channel"/);
+    invalidInput(() => parseMatch('room'), /is not key=glob/);
+    invalidInput(() => parseMatch('=x'), /is not key=glob/);
+    invalidInput(() => parseMatch('room=a room=b'), /room given twice/);
+    invalidInput(() => parseMatch('room='), /empty glob/);
+    invalidInput(() => parseMatch(`room=${'*'.repeat(300)}`), /over 256 characters/);
+    invalidInput(() => parseMatch('room=a\tb'), /control character/);
+    invalidInput(() => parseMatch('x'.repeat(2000)), /at most 1024/);
+  });
+
+  it('a pathological glob against a long text stays linear-ish (the project matcher)', () => {
+    const m = parseMatch(`sender=${'*a'.repeat(100)}b`);
+    const started = performance.now();
+    assert.equal(matches(m, { sender: 'a'.repeat(5000) }), false);
+    assert.ok(performance.now() - started < 5000);
+  });
+
+  it('the first route by seq (then id) wins', () => {
+    const routes = [
+      { id: 'r3', seq: 5, target: 'c', match: parseMatch('platform=telegram') },
+      { id: 'r1', seq: 10, target: 'a', match: parseMatch('') },
+      { id: 'r2', seq: 5, target: 'b', match: parseMatch('platform=tele*') },
+    ].sort(byOrder);
+    assert.deepEqual(
+      routes.map((r) => r.id),
+      ['r2', 'r3', 'r1'],
+    );
+    assert.equal(firstMatch(routes, { platform: 'telegram' })?.target, 'b');
+    assert.equal(firstMatch(routes, { platform: 'whatsapp' })?.target, 'a');
+    assert.equal(firstMatch(routes.slice(0, 2), { platform: 'whatsapp' }), null);
+  });
+});
+
+describe('groups: folders and tiers', () => {
+  it('refuses folders that could escape the ipc dir', () => {
+    for (const bad of [
+      '..',
+      '../x',
+      'main/..',
+      '/main',
+      'main/',
+      'main//a',
+      '.',
+      'Main',
+      'a b',
+      'main/.hidden',
+      'x\u0000',
+      `a${'/a'.repeat(8)}`,
+    ]) {
+      invalidInput(() => checkFolder(bad), /group folder|at most/);
+    }
+    assert.equal(checkFolder('main/research-1/scraper_2'), 'main/research-1/scraper_2');
+  });
+
+  it('seed 002’s tiers: root all, world management + send, agent send, worker send_reply; deny wins', () => {
+    assert.equal(toolsOf(0, []).length, 20);
+    assert.equal(toolsOf(1, []).includes('spawn_group'), false);
+    assert.deepEqual(toolsOf(2, []).sort(), [
+      'delegate_to_parent',
+      'send_document',
+      'send_message',
+      'send_reply',
+    ]);
+    assert.deepEqual(toolsOf(3, []), ['send_reply']);
+    assert.deepEqual(toolsOf(7, []), ['send_reply']);
+    assert.deepEqual(toolsOf(0, ['allow:send_*', 'deny:send_reply']).sort(), [
+      'send_document',
+      'send_message',
+    ]);
+    assert.match(refusal(2, [], 'add_route') ?? '', /needs tier 1 or lower; this group is tier 2 \(agent\)/);
+    assert.match(refusal(0, ['deny:*'], 'add_route') ?? '', /deny:\*/);
+  });
+});
+
+describe('groups: the route index', () => {
+  it('gives the same first match as walking every route, for random routes and messages', () => {
+    const values = {
+      platform: ['telegram', 'slack'],
+      room: ['1', '2', '3'],
+      chat_jid: ['a', 'b'],
+      sender: ['x', 'y'],
+      verb: ['message', 'mention'],
+    };
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const keys = Object.keys(values) as Array<keyof typeof values>;
+    const routes = Array.from({ length: 400 }, (_, i) => {
+      const pairs = keys
+        .filter(() => rnd(3) === 0)
+        .map(
+          (k) =>
+            `${k}=${rnd(4) === 0 ? `${values[k][rnd(values[k].length)]!.slice(0, 1)}*` : values[k][rnd(values[k].length)]}`,
+        );
+      return { id: `r${i}`, seq: rnd(50), target: `g${i}`, match: parseMatch(pairs.join(' ')) };
+    }).sort(byOrder);
+    const index = new RouteIndex(routes);
+    for (let i = 0; i < 2000; i++) {
+      const msg = Object.fromEntries(keys.map((k) => [k, values[k][rnd(values[k].length)]!]));
+      assert.equal(index.first(msg)?.id, firstMatch(routes, msg)?.id);
+    }
+    assert.equal(new RouteIndex([]).first({ room: '1' }), null);
+  });
+});
