@@ -1,6 +1,7 @@
 import { WarrenError } from '../kernel/errors.ts';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { Principal } from '../kernel/principal.ts';
+import type { LogEvent } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
 import { inputError, type SyscallTable, tableOf } from '../syscalls/dispatch.ts';
 import type { Syscall } from '../syscalls/types.ts';
@@ -133,18 +134,17 @@ export class PluginHost {
           scope: phase.scope ?? 'node',
         });
       }
-      if (instance.onCommit) {
-        const listener = instance.onCommit.bind(instance);
-        this.unsubscribe.push(
-          store.writer.onCommit((events) => {
-            try {
-              listener(events);
-            } catch (error) {
-              log.error({ plugin: p.name, err: error }, `plugin ${p.name} subscriber failed`);
-            }
-          }),
-        );
-      }
+      const guarded = (listener: (events: readonly LogEvent[]) => void) => (events: readonly LogEvent[]) => {
+        try {
+          listener(events);
+        } catch (error) {
+          log.error({ plugin: p.name, err: error }, `plugin ${p.name} subscriber failed`);
+        }
+      };
+      if (instance.onCommit)
+        this.unsubscribe.push(store.writer.onCommit(guarded(instance.onCommit.bind(instance))));
+      if (instance.onAnyCommit)
+        this.unsubscribe.push(store.writer.onAnyCommit(guarded(instance.onAnyCommit.bind(instance))));
     }
   }
 

@@ -154,6 +154,12 @@ export interface PluginInstance {
    * it must not throw or block; queue work and do it asynchronously.
    */
   onCommit?(events: readonly LogEvent[]): void;
+  /**
+   * Each batch committed by any node sharing the database, this one's included, in seq order:
+   * for caches of what the log says (another node's change must drop them too), never for
+   * reactions that write, which the committing node makes. Same rules as `onCommit`.
+   */
+  onAnyCommit?(events: readonly LogEvent[]): void;
   targets?: SessionTargets;
   /**
    * Context for a task's session before it starts (prompt prefix): null when it has nothing.

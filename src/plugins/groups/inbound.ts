@@ -31,7 +31,7 @@ const ROUTE_EVENTS = new Set(['group.route_added', 'group.routes_set', 'group.ro
  * route takes, or whose group cannot take it, waits in the `unrouted` inbox.
  */
 export class Inbound {
-  /** Each zone's compiled routes; dropped when a route changes (on this node's commits). */
+  /** Each zone's compiled routes; dropped when a route changes (on any node). */
   private readonly routes = new Map<string, Promise<RouteIndex<CompiledRoute>>>();
 
   constructor(

@@ -94,10 +94,9 @@ export const groupsPlugin = definePlugin({
       inbound,
       maxDocumentBytes: config?.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT,
       phases: [{ name: 'sockets', run: syncAll, scope: 'node' }],
-      onCommit(events) {
-        inbound.onCommit(events);
-        onStatus(events);
-      },
+      onCommit: onStatus,
+      // Routes may change on any node: every node's compiled routes must follow.
+      onAnyCommit: (events) => inbound.onCommit(events),
       async stop() {
         await agents.settled();
         await sockets.closeAll();
