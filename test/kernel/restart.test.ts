@@ -69,15 +69,29 @@ forEachWarren('restart', (t) => {
   it('a SIGCHLD pending at shutdown is delivered once after restart, never twice', async () => {
     const loc = t.location();
     const w1 = await t.open({ location: loc });
+    // The parent blocks in a read of its gate's pipe (inside a turn, not at a safe point) until
+    // the test releases the gate after the restart: however slow the machine, the child's
+    // SIGCHLD cannot be handed over before the restart.
     const parent = await call(w1, 'ipc_spawn', {
       script: {
         steps: [
-          { sleep: 400 },
-          { wait: { as: 'news', match: 'SIGCHLD.*stopped' } },
+          {
+            spawn: {
+              as: 'gate',
+              pipe: 'sync',
+              script: { steps: [{ wait: { match: 'release' } }, { reply: 'go' }, { listen: {} }] },
+            },
+          },
+          { read: { fd: '$gate.pipeFd', as: 'go' } },
+          { wait: { as: 'news', match: 'SIGCHLD.*completed' } },
           { say: 'got: ${news.text}' },
           { listen: {} },
         ],
       },
+    });
+    const gate = await until(async () => {
+      const all = (await call(w1, 'ps', { all: true })).sessions as { id: string; parentId: string | null }[];
+      return all.find((s) => s.parentId === parent.session.id)?.id;
     });
     const child = await call(
       w1,
@@ -86,10 +100,11 @@ forEachWarren('restart', (t) => {
       asSession(parent.session.id),
     );
     await waitStatus(w1, child.session.id, 'stopped');
-    // The parent is asleep (not at a safe point): the signal waits in the log.
     await w1.close();
 
     const w2 = await t.open({ location: loc });
+    await waitStatus(w2, gate, 'idle');
+    await call(w2, 'send', { id: gate, text: 'release' });
     const said = await until(async () => {
       const s = await sessionOf(w2, parent.session.id);
       return s.lastMessage?.startsWith('got:') ? s.lastMessage : null;
