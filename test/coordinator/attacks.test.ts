@@ -40,7 +40,12 @@ forEachWarren('coordinator: an agent against another agent', (target) => {
     const made = await h.api(
       'POST',
       `${Z}/invocations`,
-      { service_id: svc.id, idempotency_key: 'secret-key', method: 'm', params: { secret: 42 } },
+      {
+        service_id: svc.id,
+        idempotency_key: 'secret-key',
+        method: 'm',
+        params: { secret: 'only-the-caller-may-see-this' },
+      },
       as(caller),
     );
     assert.equal(made.json.created, true);
@@ -117,7 +122,10 @@ forEachWarren('coordinator: an agent against another agent', (target) => {
       as(attacker),
     );
     assert.equal(code(replay), '409 conflict');
-    assert.ok(!JSON.stringify(replay.json).includes('42'), 'the other caller’s params do not leak');
+    // Neither its params nor its id (a request id is random text: test for the marker itself).
+    const leaked = JSON.stringify(replay.json);
+    assert.ok(!leaked.includes('only-the-caller-may-see-this'), 'the other caller’s params do not leak');
+    assert.ok(!leaked.includes(inv.id), 'nor the invocation’s id');
     // Its own caller gets the original back.
     const again = await h.api(
       'POST',
