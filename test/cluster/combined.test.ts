@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { alive, type Server, sleep, within } from '../crash/harness.ts';
+import { assertAckedInLog, assertGapFree, statusChanges } from '../helpers/log-checks.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { echoScript, type RunnerProcess, startRunner } from '../runners/helpers.ts';
 import { Cluster, echoProcesses, readUntil, spawnEcho } from './harness.ts';
@@ -188,35 +189,12 @@ forEachStore(
 
       await c.withStore(async (s) => {
         // Every acknowledged message is in the log at its seq; the log has no gap.
-        const msgs = await s.reader
-          .selectFrom('events')
-          .select(['seq', 'payload'])
-          .where('type', '=', 'stream.message')
-          .execute();
-        const bySeq = new Map(msgs.map((r) => [Number(r.seq), JSON.parse(r.payload).text as string]));
-        for (const m of acked)
-          assert.equal(bySeq.get(m.seq), m.text, `acknowledged ${m.text} at seq ${m.seq}`);
-        const span = await s.reader
-          .selectFrom('events')
-          .select((eb) => [
-            eb.fn.countAll<number>().as('n'),
-            eb.fn.min('seq').as('lo'),
-            eb.fn.max('seq').as('hi'),
-          ])
-          .executeTakeFirstOrThrow();
-        assert.equal(Number(span.lo), 1);
-        assert.equal(Number(span.n), Number(span.hi), 'seqs 1..head, no gap');
+        await assertAckedInLog(s, acked);
+        await assertGapFree(s);
 
         // Suspended and resumed exactly once if it was on A or r2; never suspended otherwise.
         for (const g of agents) {
-          const evs = await s.reader
-            .selectFrom('events')
-            .select(['payload'])
-            .where('session_id', '=', g.id)
-            .where('type', '=', 'session.status')
-            .orderBy('seq')
-            .execute();
-          const st = evs.map((e) => JSON.parse(e.payload) as { to: string; reason?: string });
+          const st = await statusChanges(s, g.id);
           const suspended = st.filter((e) => e.to === 'suspended');
           const resumed = st.filter((e) => e.reason === 'resumed');
           const moved = g.node === 0 || g.where === 'r2';

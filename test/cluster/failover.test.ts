@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { alive, type Server, sleep, within } from '../crash/harness.ts';
+import { assertAckedInLog, assertGapFree, statusChanges } from '../helpers/log-checks.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { Cluster, echoes, readUntil, spawnEcho } from './harness.ts';
 
@@ -83,37 +84,13 @@ forEachStore(
       assert.ok(acked.length > 50, `the writers got through (${acked.length} acknowledged)`);
 
       await c.withStore(async (s) => {
-        // Every acknowledged message is in the log, at the seq it was acknowledged with.
-        const rows = await s.reader
-          .selectFrom('events')
-          .select(['seq', 'payload'])
-          .where('type', '=', 'stream.message')
-          .execute();
-        const bySeq = new Map(rows.map((r) => [Number(r.seq), JSON.parse(r.payload).text as string]));
-        for (const m of acked)
-          assert.equal(bySeq.get(m.seq), m.text, `acknowledged ${m.text} at seq ${m.seq}`);
-        // No gap in the log.
-        const span = await s.reader
-          .selectFrom('events')
-          .select((eb) => [
-            eb.fn.countAll<number>().as('n'),
-            eb.fn.min('seq').as('lo'),
-            eb.fn.max('seq').as('hi'),
-          ])
-          .executeTakeFirstOrThrow();
-        assert.equal(Number(span.lo), 1);
-        assert.equal(Number(span.n), Number(span.hi), 'seqs 1..head, no gap');
+        // Every acknowledged message is in the log, at the seq it was acknowledged with; no gap.
+        await assertAckedInLog(s, acked);
+        await assertGapFree(s);
 
         // Each of A's sessions: suspended once for the lost node, resumed once, on B or C.
         for (const g of onA) {
-          const evs = await s.reader
-            .selectFrom('events')
-            .select(['payload'])
-            .where('session_id', '=', g.id)
-            .where('type', '=', 'session.status')
-            .orderBy('seq')
-            .execute();
-          const st = evs.map((e) => JSON.parse(e.payload) as { to: string; reason?: string });
+          const st = await statusChanges(s, g.id);
           assert.equal(st.filter((e) => e.reason === 'node lost').length, 1, `${g.id}: one handover`);
           assert.equal(st.filter((e) => e.reason === 'resumed').length, 1, `${g.id}: resumed once`);
         }

@@ -6,6 +6,7 @@ import { after, it } from 'node:test';
 import { Store } from '../../src/store/store.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { createIds } from '../../src/util/ids.ts';
+import { assertGapFree } from '../helpers/log-checks.ts';
 import { type ServerProcess, startServer } from '../helpers/server.ts';
 import { forEachStore } from '../helpers/stores.ts';
 
@@ -131,17 +132,7 @@ forEachStore('kill -9 mid-burst', (target) => {
       createIds(systemClock),
     );
     try {
-      const row = await store.reader
-        .selectFrom('events')
-        .select((eb) => [
-          eb.fn.countAll<number>().as('n'),
-          eb.fn.min('seq').as('lo'),
-          eb.fn.max('seq').as('hi'),
-        ])
-        .executeTakeFirstOrThrow();
-      assert.equal(Number(row.lo), 1);
-      assert.equal(Number(row.n), Number(row.hi), 'no gaps in seq');
-      assert.equal(await store.log.head(), Number(row.hi));
+      assert.equal(await store.log.head(), await assertGapFree(store));
     } finally {
       await store.close();
     }
