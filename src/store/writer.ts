@@ -51,6 +51,25 @@ interface Pending {
   payload: string;
 }
 
+/** Fill in a pending event's ref now that it has its seq: the event as the log holds it. */
+function sequenced(p: Pending, seq: number, id: string, ts: number): LogEvent {
+  p.ref.seq = seq;
+  p.ref.id = id;
+  p.ref.ts = ts;
+  const e = p.event;
+  return {
+    seq,
+    id,
+    zone: e.zone,
+    ts,
+    type: e.type,
+    actor: e.actor,
+    session_id: e.session_id ?? null,
+    stream_id: e.stream_id ?? null,
+    payload: e.payload ?? {},
+  };
+}
+
 const EVENT_COLUMNS = [
   'seq',
   'id',
@@ -412,34 +431,18 @@ export class GroupCommitWriter {
     for (let i = 0; i < pending.length; i++) {
       const p = pending[i]!;
       seq += 1;
-      const id = ids[i]!;
-      p.ref.seq = seq;
-      p.ref.id = id;
-      p.ref.ts = now;
-      const e = p.event;
-      const session = e.session_id ?? null;
-      const stream = e.stream_id ?? null;
+      const ev = sequenced(p, seq, ids[i]!, now);
       const o = i * EVENT_COLUMNS.length;
       params[o] = seq;
-      params[o + 1] = id;
-      params[o + 2] = e.zone;
+      params[o + 1] = ev.id;
+      params[o + 2] = ev.zone;
       params[o + 3] = now;
-      params[o + 4] = e.type;
-      params[o + 5] = e.actor;
-      params[o + 6] = session;
-      params[o + 7] = stream;
+      params[o + 4] = ev.type;
+      params[o + 5] = ev.actor;
+      params[o + 6] = ev.session_id;
+      params[o + 7] = ev.stream_id;
       params[o + 8] = p.payload;
-      events[i] = {
-        seq,
-        id,
-        zone: e.zone,
-        ts: now,
-        type: e.type,
-        actor: e.actor,
-        session_id: session,
-        stream_id: stream,
-        payload: e.payload ?? {},
-      };
+      events[i] = ev;
     }
     // PostgreSQL inside a transaction (SQLite: sequenceSqlite): fixed SQL text and positional
     // parameters, in multi-row chunks, since PostgreSQL wants few round trips.
@@ -462,25 +465,19 @@ export class GroupCommitWriter {
     for (let i = 0; i < pending.length; i++) {
       const p = pending[i]!;
       seq += 1;
-      const id = this.ids.event();
-      p.ref.seq = seq;
-      p.ref.id = id;
-      p.ref.ts = now;
-      const e = p.event;
-      const session = e.session_id ?? null;
-      const stream = e.stream_id ?? null;
-      direct.run(SQLITE_INSERT_SQL, [seq, id, e.zone, now, e.type, e.actor, session, stream, p.payload]);
-      events[i] = {
+      const ev = sequenced(p, seq, this.ids.event(), now);
+      direct.run(SQLITE_INSERT_SQL, [
         seq,
-        id,
-        zone: e.zone,
-        ts: now,
-        type: e.type,
-        actor: e.actor,
-        session_id: session,
-        stream_id: stream,
-        payload: e.payload ?? {},
-      };
+        ev.id,
+        ev.zone,
+        now,
+        ev.type,
+        ev.actor,
+        ev.session_id,
+        ev.stream_id,
+        p.payload,
+      ]);
+      events[i] = ev;
     }
     return events;
   }
@@ -524,22 +521,7 @@ export class GroupCommitWriter {
     const first = Number(head.rows[0]!.seq) - n + 1;
     const events: LogEvent[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      const p = pending[i]!;
-      const seq = first + i;
-      p.ref.seq = seq;
-      p.ref.id = ids[i]!;
-      p.ref.ts = now;
-      events[i] = {
-        seq,
-        id: ids[i]!,
-        zone: zones[i]!,
-        ts: now,
-        type: types[i]!,
-        actor: actors[i]!,
-        session_id: sessions[i]!,
-        stream_id: streams[i]!,
-        payload: p.event.payload ?? {},
-      };
+      events[i] = sequenced(pending[i]!, first + i, ids[i]!, now);
     }
     return events;
   }
