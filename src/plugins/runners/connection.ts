@@ -1,12 +1,12 @@
 import type { WebSocket } from 'ws';
-import { ERROR_STATUS, WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../kernel/errors.ts';
 import type { Usage } from '../../kernel/records.ts';
 import type { AgentExit } from '../../runtimes/types.ts';
 import type { Log } from '../../util/log.ts';
+import { InFlight } from './in-flight.ts';
 import type { RemoteAgent } from './remote-agent.ts';
 import type { ErrorBody, RunnerFrame, ServerFrame } from './wire.ts';
 
-type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 type Request = ServerFrame extends infer F ? (F extends { id: number } ? Omit<F, 'id'> : never) : never;
 
 /** What a runner said about itself when it connected. */
@@ -27,7 +27,8 @@ const SINK_METHODS = new Set(['output', 'event', 'usage', 'busy', 'idle', 'saveS
  */
 export class RunnerConnection {
   readonly agents = new Map<string, RemoteAgent>();
-  private readonly pending = new Map<number, Pending>();
+  // A runner's own failure codes it may not share with this server read as the runtime's.
+  private readonly inFlight = new InFlight('runtime_failed');
   private readonly tunnels = new Map<number, AbortController>();
   private nextId = 1;
   open = true;
@@ -50,23 +51,12 @@ export class RunnerConnection {
   request(frame: Request, ms: number): Promise<unknown> {
     if (!this.open) return Promise.reject(offline(this.info.name));
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new WarrenError('unavailable', `runner ${this.info.name} did not answer in ${ms} ms`));
-      }, ms);
-      this.pending.set(id, {
-        resolve: (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-      this.send({ ...frame, id } as ServerFrame);
-    });
+    return this.inFlight.start(
+      id,
+      ms,
+      () => new WarrenError('unavailable', `runner ${this.info.name} did not answer in ${ms} ms`),
+      () => this.send({ ...frame, id } as ServerFrame),
+    );
   }
 
   forget(sessionId: string, agent: RemoteAgent): void {
@@ -77,8 +67,7 @@ export class RunnerConnection {
   closed(why: string): void {
     if (!this.open) return;
     this.open = false;
-    for (const p of this.pending.values()) p.reject(offline(this.info.name));
-    this.pending.clear();
+    this.inFlight.failAll(() => offline(this.info.name));
     for (const ac of this.tunnels.values()) ac.abort();
     this.tunnels.clear();
     for (const agent of [...this.agents.values()]) agent.lost(why);
@@ -94,14 +83,8 @@ export class RunnerConnection {
 
   async onFrame(f: RunnerFrame): Promise<void> {
     switch (f.t) {
-      case 'result': {
-        const p = this.pending.get(f.id);
-        this.pending.delete(f.id);
-        if (!p) return;
-        if (f.ok) p.resolve(f.value);
-        else p.reject(new WarrenError(errorCode(f.error), f.error.message, f.error.details));
-        return;
-      }
+      case 'result':
+        return this.inFlight.settle(f);
       case 'sink':
         return this.sink(f);
       case 'call':
@@ -254,8 +237,4 @@ function errorBody(error: unknown): ErrorBody {
   if (error instanceof WarrenError)
     return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
   return { code: 'internal', message: (error as Error)?.message ?? String(error) };
-}
-
-function errorCode(e: ErrorBody): WarrenError['code'] {
-  return (Object.hasOwn(ERROR_STATUS, e.code) ? e.code : 'runtime_failed') as WarrenError['code'];
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import WebSocket from 'ws';
 import { WarrenError } from '../../../kernel/errors.ts';
 import type { RuntimeRegistry } from '../../../runtimes/types.ts';
+import { InFlight } from '../in-flight.ts';
 import {
   CLOSE_REFUSED,
   CONNECT_PATH,
@@ -40,10 +41,7 @@ export class Runner {
   private connected = false;
   private stopped = false;
   private nextId = 1;
-  private readonly pending = new Map<
-    number,
-    { resolve: (v: unknown) => void; reject: (e: unknown) => void }
-  >();
+  private readonly inFlight = new InFlight('internal');
   private readonly agents: RunnerAgents;
   private readonly proxy: TunnelProxy;
   private backoff = 200;
@@ -123,9 +121,7 @@ export class Runner {
     const was = this.connected;
     this.connected = false;
     this.ws = undefined;
-    for (const p of this.pending.values())
-      p.reject(new WarrenError('unavailable', 'disconnected from the server'));
-    this.pending.clear();
+    this.inFlight.failAll(() => new WarrenError('unavailable', 'disconnected from the server'));
     this.proxy.failAll();
     // The server has suspended the sessions of these agents: it resumes them on reconnect.
     await this.agents.stopAll();
@@ -146,21 +142,8 @@ export class Runner {
         this.backoff = 200;
         this.opts.log(`runner: connected as ${f.environment} (${f.connection}); tunnel ${this.proxy.url()}`);
         return;
-      case 'result': {
-        const p = this.pending.get(f.id);
-        this.pending.delete(f.id);
-        if (!p) return;
-        if (f.ok) p.resolve(f.value);
-        else
-          p.reject(
-            new WarrenError(
-              (f.error.code as WarrenError['code']) ?? 'internal',
-              f.error.message,
-              f.error.details,
-            ),
-          );
-        return;
-      }
+      case 'result':
+        return this.inFlight.settle(f);
       case 'start':
         return this.answer(f.id, () => this.agents.start(f.runtime, f.ctx));
       case 'stop':
@@ -191,23 +174,12 @@ export class Runner {
     if (!this.connected)
       return Promise.reject(new WarrenError('unavailable', 'disconnected from the server'));
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new WarrenError('unavailable', 'the server did not answer'));
-      }, REQUEST_MS);
-      this.pending.set(id, {
-        resolve: (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-      this.send({ ...frame, id } as RunnerFrame);
-    });
+    return this.inFlight.start(
+      id,
+      REQUEST_MS,
+      () => new WarrenError('unavailable', 'the server did not answer'),
+      () => this.send({ ...frame, id } as RunnerFrame),
+    );
   }
 
   private send(frame: RunnerFrame): void {
