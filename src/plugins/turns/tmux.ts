@@ -33,16 +33,22 @@ export async function sendKeys(target: string, text: string): Promise<void> {
 /** Whether the pane exists and its process is alive. */
 export async function paneAlive(target: string): Promise<boolean> {
   try {
-    const out = await tmux(['display-message', '-p', '-t', target, '#{pane_dead} #{pane_current_path}']);
-    return out.trim().startsWith('0 ');
+    return (await tmux(['display-message', '-p', '-t', target, '#{pane_dead}'])).trim() === '0';
   } catch {
     return false;
   }
 }
 
+/**
+ * The pane's working directory. tmux reads it from the pane's process, and a pane started a
+ * moment ago may not show one yet: ask again for a short while before saying so.
+ */
 export async function paneCwd(target: string): Promise<string> {
-  const out = await tmux(['display-message', '-p', '-t', target, '#{pane_current_path}']);
-  return out.trim();
+  for (let attempt = 0; ; attempt++) {
+    const cwd = (await tmux(['display-message', '-p', '-t', target, '#{pane_current_path}'])).trim();
+    if (cwd !== '' || attempt === 20) return cwd;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** The last `lines` lines of a pane (advisory: what the screen shows, not the turn's outcome). */
