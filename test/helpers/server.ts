@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reapOnExit } from './reaper.ts';
 
 export const WARREN_BIN = fileURLToPath(new URL('../../bin/warren.js', import.meta.url));
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
@@ -61,6 +62,7 @@ export async function startServer(opts: {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...binEnv(), ...opts.env },
   });
+  reapOnExit(child);
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => {
     out += c;

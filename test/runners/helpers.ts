@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { reapOnExit } from '../helpers/reaper.ts';
 import { binEnv, type ServerProcess, WARREN_BIN } from '../helpers/server.ts';
 
 export const ECHO_AGENT = fileURLToPath(new URL('../fixtures/runner-echo.mjs', import.meta.url));
@@ -39,6 +40,7 @@ export async function startRunner(opts: {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...cleanEnv(), ...binEnv() },
   });
+  reapOnExit(child);
   let out = '';
   for (const s of [child.stdout!, child.stderr!]) s.setEncoding('utf8').on('data', (c: string) => (out += c));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
