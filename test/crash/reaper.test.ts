@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/warrens.ts';
@@ -23,15 +24,19 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let server = 0;
+    let dataDir = '';
     t.after(() => {
       holder.kill('SIGKILL');
       if (server && alive(server)) process.kill(server, 'SIGKILL');
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
     let out = '';
     holder.stdout!.setEncoding('utf8').on('data', (c: string) => {
       out += c;
     });
-    server = Number(await until(() => /server (\d+)/.exec(out)?.[1], 60_000, 'the server to start'));
+    const started = await until(() => /server (\d+) (\S+)/.exec(out), 60_000, 'the server to start');
+    server = Number(started[1]);
+    dataDir = started[2]!;
     assert.ok(alive(server));
     holder.kill(signal);
     await until(() => !alive(server), 15_000, 'the server to go');
