@@ -4,7 +4,7 @@ import { alive, type Server, sleep, within } from '../crash/harness.ts';
 import { assertAckedInLog, assertGapFree, statusChanges } from '../helpers/log-checks.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { echoScript, type RunnerProcess, startRunner } from '../runners/helpers.ts';
-import { Cluster, echoProcesses, readUntil, spawnEcho } from './harness.ts';
+import { Cluster, echoProcesses, readUntil, roomWriters, spawnEcho } from './harness.ts';
 
 /** A session counts as live again within this (generous, for a loaded machine). */
 const LIVE_AGAIN_MS = 60_000;
@@ -110,25 +110,8 @@ forEachStore(
 
       // A room: created on B, written by eight writers through every node, read through C.
       const room = await b.api<{ fd: number }>('POST', '/v1/streams', { name: 'traffic', selfEcho: true });
-      const acked: Array<{ text: string; seq: number }> = [];
       const read: Array<{ text: string; seq: number }> = [];
-      let writing = true;
       let reading = true;
-      const writer = async (w: number) => {
-        let n = w % 3;
-        for (let k = 0; writing; k++) {
-          const text = `w${w}-${k}`;
-          try {
-            const r = await servers[n]!.api<{ seq: number }>('POST', `/v1/fds/${room.fd}/write`, {
-              message: text,
-            });
-            acked.push({ text, seq: r.seq });
-          } catch {
-            if (n === 0) n = 1 + (w % 2); // A is gone: B or C
-            await sleep(20);
-          }
-        }
-      };
       const reader = async () => {
         while (reading) {
           const r = await cc.api<{ messages: Array<{ text: string; seq: number }> }>(
@@ -139,7 +122,8 @@ forEachStore(
           read.push(...r.messages.map((m) => ({ text: m.text, seq: m.seq })));
         }
       };
-      const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+      const writers = roomWriters(servers, room.fd, 8);
+      const { acked } = writers;
       const readerDone = reader();
       await within(15_000, 'traffic flowing', () => acked.length >= 40);
 
@@ -169,8 +153,7 @@ forEachStore(
       console.log(`# runner r2 SIGKILLed and restarted: its sessions live after ${Date.now() - r2Killed} ms`);
 
       await sleep(500);
-      writing = false;
-      await Promise.all(writers);
+      await writers.stop();
       assert.ok(acked.length > 50, `the writers got through (${acked.length} acknowledged)`);
       // The reader on C gets every acknowledged message (bounded), then stops.
       const want = new Set(acked.map((m) => m.seq));

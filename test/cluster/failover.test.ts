@@ -3,7 +3,7 @@ import { after, it } from 'node:test';
 import { alive, type Server, sleep, within } from '../crash/harness.ts';
 import { assertAckedInLog, assertGapFree, statusChanges } from '../helpers/log-checks.ts';
 import { forEachStore } from '../helpers/stores.ts';
-import { Cluster, echoes, readUntil, spawnEcho } from './harness.ts';
+import { Cluster, echoes, readUntil, roomWriters, spawnEcho } from './harness.ts';
 
 /**
  * Three nodes on one PostgreSQL, agents on each, eight writers on a room through all of them;
@@ -39,23 +39,8 @@ forEachStore(
 
       // Eight writers on one room, through every node; a writer whose node died moves on.
       const room = await b.api<{ fd: number }>('POST', '/v1/streams', { name: 'traffic', selfEcho: true });
-      const acked: Array<{ text: string; seq: number }> = [];
-      let writing = true;
-      const writer = async (w: number) => {
-        let n = w % 3;
-        for (let k = 0; writing; k++) {
-          const text = `w${w}-${k}`;
-          try {
-            const r = await servers[n]!.api<{ seq: number }>('POST', `/v1/fds/${room.fd}/write`, {
-              message: text,
-            });
-            acked.push({ text, seq: r.seq });
-          } catch {
-            n = n === 0 ? 1 + (w % 2) : n; // A is gone: B or C
-          }
-        }
-      };
-      const writers = Array.from({ length: 8 }, (_, w) => writer(w));
+      const writers = roomWriters(servers, room.fd, 8);
+      const { acked } = writers;
       await sleep(800);
       const killedAt = Date.now();
       await a.signal('SIGKILL');
@@ -79,8 +64,7 @@ forEachStore(
         `# failover: A's sessions running elsewhere ${Date.now() - killedAt} ms after its SIGKILL (${failover} ms of polling)`,
       );
       await sleep(500);
-      writing = false;
-      await Promise.all(writers);
+      await writers.stop();
       assert.ok(acked.length > 50, `the writers got through (${acked.length} acknowledged)`);
 
       await c.withStore(async (s) => {

@@ -180,3 +180,39 @@ export function echoProcesses(sessions: readonly string[]): Map<string, number[]
   }
   return out;
 }
+
+/**
+ * Writers on one room through every node (writer w starts on node w % 3), each recording the
+ * messages the server acknowledged with their seqs. A writer whose node is gone (node 0, the
+ * one the tests kill) moves to B or C. `stop()` ends them and returns what was acknowledged.
+ */
+export function roomWriters(
+  servers: readonly Server[],
+  fd: number,
+  count: number,
+): { acked: Array<{ text: string; seq: number }>; stop(): Promise<Array<{ text: string; seq: number }>> } {
+  const acked: Array<{ text: string; seq: number }> = [];
+  let writing = true;
+  const writer = async (w: number) => {
+    let n = w % servers.length;
+    for (let k = 0; writing; k++) {
+      const text = `w${w}-${k}`;
+      try {
+        const r = await servers[n]!.api<{ seq: number }>('POST', `/v1/fds/${fd}/write`, { message: text });
+        acked.push({ text, seq: r.seq });
+      } catch {
+        if (n === 0) n = 1 + (w % 2); // A is gone: B or C
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  };
+  const running = Array.from({ length: count }, (_, w) => writer(w));
+  return {
+    acked,
+    async stop() {
+      writing = false;
+      await Promise.all(running);
+      return acked;
+    },
+  };
+}
