@@ -12,12 +12,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { operator } from '../src/kernel/principal.ts';
 import type { AgentHandle, AgentInput, Runtime } from '../src/runtimes/types.ts';
 import type { SessionsTable } from '../src/store/schema.ts';
 import { Warren } from '../src/warren.ts';
+import { eventsDdl, sqliteFloor } from './lib/floor.ts';
 import { pacedIssue } from './lib/paced.ts';
 import { type BenchRow, dropSchema, pgProblem } from './store.ts';
 
@@ -190,38 +190,13 @@ async function sqliteCommitFloor(opts: { rate?: number; ms?: number } = {}): Pro
   // Take the events DDL from a store the kernel migrated: same columns, same indexes.
   const w = await Warren.open({ dataDir: tmp.dir, kernel: benchKernel });
   await w.close();
-  const src = new SqliteDatabase(join(tmp.dir, 'warren.db'), { readonly: true });
-  const ddl = src
-    .prepare(`select sql from sqlite_master where tbl_name = 'events' and sql is not null order by type desc`)
-    .all() as Array<{ sql: string }>;
-  src.close();
-  const db = new SqliteDatabase(join(tmp.dir, 'floor.db'));
+  const floor = sqliteFloor(join(tmp.dir, 'floor.db'), eventsDdl(join(tmp.dir, 'warren.db')));
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    for (const d of ddl) db.exec(d.sql);
-    const insert = db.prepare(
-      'insert into events (seq, id, zone, ts, type, actor, session_id, stream_id, payload) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    const commit = db.transaction((seq: number, text: string) =>
-      insert.run(
-        seq,
-        `evt_${String(seq).padStart(26, '0')}`,
-        'default',
-        Date.now(),
-        'stream.message',
-        'operator:bench',
-        null,
-        'str_bench',
-        JSON.stringify({ text, kind: 'message' }),
-      ),
-    );
-    let seq = 0;
     const measure = async (runMs: number) => {
       const latencies: number[] = [];
       await paced(rate, runMs, async (i) => {
         const t = performance.now();
-        commit(++seq, `m${i}`);
+        floor.append(`m${i}`);
         latencies.push(performance.now() - t);
       });
       return latencies;
@@ -229,7 +204,7 @@ async function sqliteCommitFloor(opts: { rate?: number; ms?: number } = {}): Pro
     await measure(300);
     return await measure(ms);
   } finally {
-    db.close();
+    floor.close();
   }
 }
 

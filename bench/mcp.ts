@@ -17,10 +17,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import SqliteDatabase from 'better-sqlite3';
 import { z } from 'zod';
 import { serve } from '../src/server.ts';
 import { SocketClientTransport } from '../test/helpers/mcp.ts';
+import { eventsDdl, sqliteFloor } from './lib/floor.ts';
 import type { BenchRow } from './store.ts';
 
 const CALLS = 1000;
@@ -56,37 +56,15 @@ async function connect(transport: Transport): Promise<Client> {
 }
 
 /** The SDK's bare server: one no-op tool, on Streamable HTTP and on a unix socket. */
-async function bareServers(dir: string, eventsDdl: readonly string[]) {
-  const db = new SqliteDatabase(join(dir, 'floor.db'));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  for (const sql of eventsDdl) db.exec(sql);
-  const insert = db.prepare(
-    'insert into events (seq, id, zone, ts, type, actor, session_id, stream_id, payload) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  let seq = 0;
-  const commit = db.transaction((text: string) => {
-    seq++;
-    insert.run(
-      seq,
-      `evt_${String(seq).padStart(26, '0')}`,
-      'default',
-      Date.now(),
-      'stream.message',
-      'operator:bench',
-      null,
-      'str_bench',
-      JSON.stringify({ text, kind: 'message' }),
-    );
-    return seq;
-  });
+async function bareServers(dir: string, ddl: readonly string[]) {
+  const floor = sqliteFloor(join(dir, 'floor.db'), ddl);
   const make = () => {
     const s = new McpServer({ name: 'bare', version: '0' });
     s.registerTool('noop', { inputSchema: { message: z.string() } }, async ({ message }) => ({
       content: [{ type: 'text', text: message.length.toString() }],
     }));
     s.registerTool('insert', { inputSchema: { message: z.string() } }, async ({ message }) => ({
-      content: [{ type: 'text', text: String(commit(message)) }],
+      content: [{ type: 'text', text: String(floor.append(message)) }],
     }));
     return s;
   };
@@ -121,25 +99,9 @@ async function bareServers(dir: string, eventsDdl: readonly string[]) {
       http.closeAllConnections();
       await new Promise<void>((r) => http.close(() => r()));
       await new Promise<void>((r) => net.close(() => r()));
-      db.close();
+      floor.close();
     },
   };
-}
-
-/** The `events` table's DDL (table and indexes) of a migrated store. */
-function eventsDdl(dbFile: string): string[] {
-  const src = new SqliteDatabase(dbFile, { readonly: true });
-  try {
-    return (
-      src
-        .prepare(
-          `select sql from sqlite_master where tbl_name = 'events' and sql is not null order by type desc`,
-        )
-        .all() as Array<{ sql: string }>
-    ).map((r) => r.sql);
-  } finally {
-    src.close();
-  }
 }
 
 export async function mcpToolCall(): Promise<BenchRow[]> {

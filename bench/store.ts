@@ -17,6 +17,7 @@ import { Store } from '../src/store/store.ts';
 import { systemClock } from '../src/util/clock.ts';
 import { createIds } from '../src/util/ids.ts';
 import { fillLog } from '../test/store/fill-log.ts';
+import { eventsDdl, floorDb } from './lib/floor.ts';
 
 export interface BenchRow {
   name: string;
@@ -114,18 +115,9 @@ async function appendRound(dir: string, total: number, appenders: number): Promi
   // Raw: the same table (its DDL copied from the store's file), the same pragmas, the same
   // rows, one prepared insert per row, in transactions of the sizes the writer committed.
   const src = new SqliteDatabase(join(dir, 'writer.db'), { readonly: true });
-  const ddl = src
-    .prepare(`select sql from sqlite_master where tbl_name = 'events' and sql is not null order by type desc`)
-    .all() as Array<{ sql: string }>;
   const rows = src.prepare('select * from events order by seq').raw().all() as unknown[][];
   src.close();
-  const raw = new SqliteDatabase(join(dir, 'raw.db'));
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = NORMAL');
-  for (const d of ddl) raw.exec(d.sql);
-  const insert = raw.prepare(
-    'insert into events (seq, id, zone, ts, type, actor, session_id, stream_id, payload) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  const { db: raw, insert } = floorDb(join(dir, 'raw.db'), eventsDdl(join(dir, 'writer.db')));
   const insertBatch = raw.transaction((batch: unknown[][]) => {
     for (const r of batch) insert.run(r);
   });
