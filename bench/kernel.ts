@@ -95,6 +95,10 @@ interface LatencyResult {
   rate: number;
   /** p99 of the time until the last subscriber had a message. */
   allP99: number;
+  /** The writer during the measured run: transactions, units per transaction, mean ms each. */
+  batches: number;
+  unitsPerBatch: number;
+  batchMs: number;
 }
 
 /** Publish → deliver latency on one warren (a fresh SQLite file or PostgreSQL schema). */
@@ -162,7 +166,16 @@ async function latencyCase(c: LatencyCase): Promise<LatencyResult> {
     // Warm-up (JIT, statement caches, page cache), then the measured run.
     await run('w', warmupMs);
     await warren.store.writer.drained();
+    let batches = 0;
+    let units = 0;
+    let batchMs = 0;
+    const stop = warren.store.writer.onBatch((b) => {
+      batches += 1;
+      units += b.units;
+      batchMs += b.ms;
+    });
     const m = await run('m', ms);
+    stop();
     const s = summary(m.latencies);
     return {
       p50: s.p50,
@@ -171,6 +184,9 @@ async function latencyCase(c: LatencyCase): Promise<LatencyResult> {
       deliveries: s.n,
       rate: m.achieved,
       allP99: summary(m.allLatencies).p99,
+      batches,
+      unitsPerBatch: batches > 0 ? units / batches : 0,
+      batchMs: batches > 0 ? batchMs / batches : 0,
     };
   } finally {
     sink.listener = () => {};
@@ -287,7 +303,7 @@ function latencyRows(
       baseline: round(floor.p99, 3),
       ratio: round(r.p99 / floor.p99, 1),
       ...(goal.p99 !== undefined ? { max: goal.p99 } : {}),
-      note: `max ${round(r.max, 1)} ms (baseline max ${round(floor.max, 1)} ms); p99 until the last subscriber has it ${round(r.allP99, 2)} ms`,
+      note: `max ${round(r.max, 1)} ms (baseline max ${round(floor.max, 1)} ms); p99 until the last subscriber has it ${round(r.allP99, 2)} ms; writer: ${r.batches} transactions, ${round(r.unitsPerBatch, 1)} units and ${round(r.batchMs, 2)} ms each`,
     },
   ];
 }
@@ -331,7 +347,7 @@ export async function publishLatencyPostgres(opts: { ms?: number } = {}): Promis
     label,
     r,
     floor,
-    {},
+    { p99: 10 },
     'baseline: one autocommit pg insert, synchronous_commit=off (one round trip)',
   );
 }
@@ -341,7 +357,7 @@ export async function publishLatencyPostgres(opts: { ms?: number } = {}): Promis
  * The knee is the highest rate whose p99 stays at or under 100 ms.
  */
 export async function postgresKnee(opts: { rates?: number[]; ms?: number } = {}): Promise<BenchRow[]> {
-  const rates = opts.rates ?? [1000, 2000, 3000, 4000, 5000];
+  const rates = opts.rates ?? [1000, 2000, 3000, 4000, 5000, 6000, 8000];
   const label = 'postgres knee (10 subs, p99 <= 100 ms)';
   const problem = await pgProblem();
   if (problem) return [{ name: label, value: Number.NaN, unit: '', note: `SKIPPED: ${problem}` }];
@@ -355,7 +371,9 @@ export async function postgresKnee(opts: { rates?: number[]; ms?: number } = {})
       seen.push(`${rate}/s: ${(error as Error).message}`);
       break;
     }
-    seen.push(`${rate}/s: p50 ${round(r.p50, 1)} p99 ${round(r.p99, 1)} ms, achieved ${round(r.rate, 0)}/s`);
+    seen.push(
+      `${rate}/s: p50 ${round(r.p50, 1)} p99 ${round(r.p99, 1)} ms, achieved ${round(r.rate, 0)}/s, ${round(r.unitsPerBatch, 1)} units per transaction`,
+    );
     if (r.p99 > 100 || r.rate < rate * 0.9) break;
     knee = rate;
   }

@@ -23,23 +23,30 @@ export interface ReadResult {
 
 export async function write(k: KernelContext, p: Principal, fd: number, text: string, data?: unknown) {
   const actor = principalId(p);
-  const ref = await k.store.writer.write(async (tx) => {
-    const { row, stream } = await fdAndStream(tx, p, fd);
-    if (!canWrite(row.perm)) throw forbidden(`fd ${fd} is read-only (${row.perm})`);
-    const peer = stream.kind === 'pipe' && stream.session_id !== actor ? stream.session_id : null;
-    const child = peer ? await sessionById(tx.db, peer) : undefined;
-    // Like EPIPE: nobody will ever read this pipe, so nothing is written.
-    if (child?.status === 'stopped') {
-      throw new WarrenError(
-        'peer_gone',
-        `session ${child.id} has stopped (${child.end_reason}); nothing reads its pipe${canReanimate(child) ? ' — open it (session open) to reanimate it first' : ''}`,
-        { session: child.id, endReason: child.end_reason },
-      );
-    }
-    const ref = postMessage(tx, stream, actor, { text, ...(data !== undefined ? { data } : {}) });
-    if (child) await inputArrived(tx, k, child, p);
-    return ref;
-  });
+  const ref = await k.store.writer.write(
+    async (tx) => {
+      const { row, stream } = await fdAndStream(tx, p, fd);
+      if (!canWrite(row.perm)) throw forbidden(`fd ${fd} is read-only (${row.perm})`);
+      const peer = stream.kind === 'pipe' && stream.session_id !== actor ? stream.session_id : null;
+      const child = peer ? await sessionById(tx.db, peer) : undefined;
+      // Like EPIPE: nobody will ever read this pipe, so nothing is written.
+      if (child?.status === 'stopped') {
+        throw new WarrenError(
+          'peer_gone',
+          `session ${child.id} has stopped (${child.end_reason}); nothing reads its pipe${canReanimate(child) ? ' — open it (session open) to reanimate it first' : ''}`,
+          { session: child.id, endReason: child.end_reason },
+        );
+      }
+      const ref = postMessage(tx, stream, actor, { text, ...(data !== undefined ? { data } : {}) });
+      if (child) {
+        // Up to here the unit only read and appended; input to a child may change its status.
+        await tx.isolate();
+        await inputArrived(tx, k, child, p);
+      }
+      return ref;
+    },
+    { readsFirst: true },
+  );
   return { seq: ref.seq };
 }
 

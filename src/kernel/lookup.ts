@@ -119,6 +119,49 @@ export async function fdRow(
   return row;
 }
 
+const FD_COLUMNS = [
+  'id',
+  'zone',
+  'holder',
+  'num',
+  'stream_id',
+  'perm',
+  'mode',
+  'cursor',
+  'owned',
+  'spawned',
+  'created_at',
+  'closed_at',
+] as const;
+const STREAM_COLUMNS = [
+  'id',
+  'zone',
+  'name',
+  'kind',
+  'owner',
+  'session_id',
+  'self_echo',
+  'created_at',
+  'closed_at',
+] as const;
+
+/**
+ * The fd, its stream and the caller's status in one statement (a message write's only
+ * read): columns as `f_<col>`, `s_<col>`, then `me_status` (null for an operator).
+ */
+const FD_AND_STREAM_SQL = `select ${FD_COLUMNS.map((c) => `f.${c} as f_${c}`).join(', ')}, ${STREAM_COLUMNS.map((c) => `s.${c} as s_${c}`).join(', ')}, me.status as me_status
+from fds f join streams s on s.id = f.stream_id left join sessions me on me.id = ?
+where f.zone = ? and f.holder = ? and f.num = ? and f.closed_at is null`;
+
+type Prefixed<P extends string, T> = { [K in keyof T as `${P}${K & string}`]: T[K] };
+type FdAndStreamRow = Prefixed<'f_', FdsTable> & Prefixed<'s_', StreamsTable> & { me_status: string | null };
+
+function unprefix<T>(row: Record<string, unknown>, prefix: string, columns: readonly string[]): T {
+  const out: Record<string, unknown> = {};
+  for (const c of columns) out[c] = row[prefix + c];
+  return out as T;
+}
+
 /** The caller's open fd and the stream behind it, read in the write unit that acts on them. */
 export async function fdAndStream(
   tx: WriteTx,
@@ -126,9 +169,21 @@ export async function fdAndStream(
   fd: number,
   opts: { reservedOk?: boolean } = {},
 ) {
-  if (p.kind === 'session') await liveSessionRow(tx, p.sessionId);
-  const row = await fdRow(tx, p.zone, principalId(p), fd);
-  const stream = await streamRow(tx, row.stream_id);
+  const holder = principalId(p);
+  const joined = await tx.first<FdAndStreamRow>(FD_AND_STREAM_SQL, [
+    p.kind === 'session' ? p.sessionId : null,
+    p.zone,
+    holder,
+    fd,
+  ]);
+  // Anything but a live caller's open fd: the reads one by one, for the precise error.
+  if (!joined || (p.kind === 'session' && (joined.me_status === null || joined.me_status === 'stopped'))) {
+    if (p.kind === 'session') await liveSessionRow(tx, p.sessionId);
+    await fdRow(tx, p.zone, holder, fd);
+    if (!joined) throw notFound('fd', fd);
+  }
+  const row = unprefix<FdsTable>(joined as Record<string, unknown>, 'f_', FD_COLUMNS);
+  const stream = unprefix<StreamsTable>(joined as Record<string, unknown>, 's_', STREAM_COLUMNS);
   if (stream.closed_at !== null && !opts.reservedOk)
     throw new WarrenError('conflict', `the stream behind fd ${fd} is closed`);
   return { row, stream };

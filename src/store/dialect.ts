@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { Checkpointer } from './checkpointer.ts';
 import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFiles } from './file-modes.ts';
 import { CurrentSchemaPostgresDialect } from './introspect.ts';
+import { NamedStatements } from './pg-named.ts';
 import type { Database } from './schema.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
@@ -46,6 +47,8 @@ export interface Connections {
   writer: Kysely<Database>;
   /** SQLite: the same connection as `writer`, for prepared statements run directly. */
   direct?: SqliteDirect;
+  /** PostgreSQL: statement texts that run as named prepared statements on every connection. */
+  named?: NamedStatements;
   /** Readers: never block behind a write batch. */
   reader: Kysely<Database>;
   close(): Promise<void>;
@@ -180,12 +183,18 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
   // An idle client that loses its server must not crash the kernel; the next query reports it.
   writerPool.on('error', () => {});
   readerPool.on('error', () => {});
-  const writer = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: writerPool }) });
-  const reader = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: readerPool }) });
+  const named = new NamedStatements();
+  const writer = new Kysely<Database>({
+    dialect: new CurrentSchemaPostgresDialect({ pool: named.pool(writerPool) }),
+  });
+  const reader = new Kysely<Database>({
+    dialect: new CurrentSchemaPostgresDialect({ pool: named.pool(readerPool) }),
+  });
   return {
     kind: 'postgres',
     writer,
     reader,
+    named,
     async close() {
       await writer.destroy();
       await reader.destroy();

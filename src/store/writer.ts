@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, sql, Transaction } from 'kysely';
+import { CompiledQuery, type ControlledTransaction, type Kysely, sql, type Transaction } from 'kysely';
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
@@ -16,6 +16,17 @@ export interface WriteTx {
   append(event: NewEvent): EventRef;
   /** Runs once the batch is durable, before the caller's promise resolves. */
   afterCommit(fn: () => void): void;
+  /**
+   * The first row of a fixed, hot query (`?` placeholders), without the query builder: on
+   * SQLite a cached prepared statement on the writer's connection, on PostgreSQL one round
+   * trip. Same rows as `db` gives, the batch's own uncommitted writes included.
+   */
+  first<R>(text: string, params: readonly unknown[]): Promise<R | undefined>;
+  /**
+   * A unit queued with `readsFirst` calls this before its first statement that writes (it
+   * is a no-op for any other unit, which is isolated from the start).
+   */
+  isolate(): Promise<void>;
 }
 
 export type CommitListener = (events: readonly LogEvent[]) => void;
@@ -39,6 +50,11 @@ interface Unit {
   fn: (tx: WriteTx) => Promise<unknown>;
   /** A unit that only appends cannot fail halfway, so it needs no savepoint. */
   appendOnly: boolean;
+  /**
+   * A unit that reads before it writes needs its savepoint only from its first write
+   * (`tx.isolate()`): one that only reads and appends, like a message write, takes none.
+   */
+  readsFirst: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -104,19 +120,6 @@ const PG_SEQUENCE_NOTIFY_SQL = PG_SEQUENCE_SQL.replace(
   'select seq, pg_notify($10, seq::text || $11) from h',
 );
 
-/** Rows per multi-row insert on PostgreSQL (x 9 parameters, well under its 65 535). */
-const PG_INSERT_CHUNK = 500;
-
-/** PostgreSQL: `insert into events (...) values ($1, ...), ...` for `rows` rows. */
-function pgInsertSql(rows: number): string {
-  const width = EVENT_COLUMNS.length;
-  const tuples = Array.from(
-    { length: rows },
-    (_, r) => `(${EVENT_COLUMNS.map((_, c) => `$${r * width + c + 1}`).join(', ')})`,
-  );
-  return `insert into "events" (${EVENT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${tuples.join(', ')}`;
-}
-
 /** SQLite: one prepared one-row insert, run per event (faster there than a multi-row VALUES, measured ~1.4x). */
 const SQLITE_HEAD_SQL = 'update log_head set seq = seq + ? where id = 1 returning seq';
 
@@ -151,6 +154,8 @@ export class GroupCommitWriter {
   notify: { channel: string; node: string } | undefined;
   private observers = new Set<BatchObserver>();
   private idle: Array<() => void> = [];
+  /** `first`'s query texts with PostgreSQL's numbered placeholders (a few fixed texts). */
+  private readonly pgTexts = new Map<string, string>();
   /** Where a failing commit listener is reported (set by the assembly). */
   log: Log = stderrLog;
   /**
@@ -164,14 +169,25 @@ export class GroupCommitWriter {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly maxBatch = 1024,
-  ) {}
+  ) {
+    conn.named?.add(PG_SEQUENCE_SQL);
+    conn.named?.add(PG_SEQUENCE_NOTIFY_SQL);
+  }
 
-  write<R>(fn: (tx: WriteTx) => Promise<R>, opts: { appendOnly?: boolean } = {}): Promise<R> {
+  /**
+   * Queue a unit of work. `appendOnly`: it only appends. `readsFirst`: it only reads (and
+   * appends) until it calls `tx.isolate()`, which it must before any statement that writes.
+   */
+  write<R>(
+    fn: (tx: WriteTx) => Promise<R>,
+    opts: { appendOnly?: boolean; readsFirst?: boolean } = {},
+  ): Promise<R> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     return new Promise<R>((resolve, reject) => {
       this.queue.push({
         fn: this.carry ? this.carry(fn) : fn,
         appendOnly: opts.appendOnly ?? false,
+        readsFirst: opts.readsFirst ?? false,
         resolve: resolve as (v: unknown) => void,
         reject,
       });
@@ -254,18 +270,23 @@ export class GroupCommitWriter {
     for (const r of this.idle.splice(0)) r();
   }
 
-  /** The number of events committed, or null when the batch failed. */
+  /**
+   * The number of events committed, or null when the batch failed.
+   *
+   * The transaction begins only when a unit needs one: before a unit that may write, or
+   * when a `readsFirst` unit isolates. Until then units read on the writer's connection
+   * outside a transaction, which sees the same rows (this writer is the only one on it, and
+   * on PostgreSQL READ COMMITTED reads see only what is committed anyway). A batch that
+   * never begins (appends, and reads that lead to appends: message writes) is sequenced
+   * in one autocommit statement on PostgreSQL, one short transaction on SQLite.
+   */
   private async runBatch(batch: Unit[]): Promise<number | null> {
     const now = this.clock.now();
     const outcomes: Outcome[] = [];
     const pending: Pending[] = [];
     const after: Array<() => void> = [];
-    let trx: Awaited<ReturnType<ReturnType<Kysely<Database>['startTransaction']>['execute']>> | undefined;
-    if (this.conn.kind === 'postgres' && batch.every((u) => u.appendOnly)) {
-      return this.runAppendBatch(batch, now);
-    }
+    let trx: ControlledTransaction<Database> | undefined;
     try {
-      trx = await this.conn.writer.startTransaction().execute();
       // Savepoints keep a failing unit from sinking its neighbours. A batch of one has no
       // neighbour: if its unit fails, the whole transaction (all it wrote) is rolled back
       // and the unit rejected with its own error, below, so it needs none.
@@ -274,10 +295,21 @@ export class GroupCommitWriter {
       // the next unit needs a fresh one (one round trip on PostgreSQL) or by the commit.
       // After a unit fails, `rollback to` leaves the savepoint in place, ready for reuse.
       let savepoint: 'none' | 'clean' | 'dirty' = 'none';
+      const db = () => trx ?? this.conn.writer;
       for (const unit of batch) {
         const mark = pending.length;
         const markAfter = after.length;
-        const tx = this.unitTx(trx, now, pending, after);
+        let isolated = false;
+        const isolateUnit = async () => {
+          if (isolated) return;
+          isolated = true;
+          trx ??= await this.conn.writer.startTransaction().execute();
+          if (!isolate) return;
+          if (savepoint === 'none') await this.savepoint(trx, 'savepoint unit');
+          else if (savepoint === 'dirty') await this.renewSavepoint(trx);
+          savepoint = 'clean';
+        };
+        const tx = this.unitTx(db, now, pending, after, isolateUnit);
         if (unit.appendOnly) {
           // No savepoint, but it can still throw (a payload JSON cannot encode): drop its
           // events and fail it alone, not the whole batch.
@@ -290,28 +322,32 @@ export class GroupCommitWriter {
           }
           continue;
         }
+        if (!unit.readsFirst) await isolateUnit();
         if (!isolate) {
           // Alone in the batch: a throw goes to the catch below, which rolls back and rejects it.
           outcomes.push({ ok: true, value: await unit.fn(tx) });
           continue;
         }
-        if (savepoint === 'none') await this.savepoint(trx, 'savepoint unit');
-        else if (savepoint === 'dirty') await this.renewSavepoint(trx);
-        savepoint = 'clean';
         try {
           const value = await unit.fn(tx);
-          savepoint = 'dirty';
+          if (isolated) savepoint = 'dirty';
           outcomes.push({ ok: true, value });
         } catch (error) {
-          await this.savepoint(trx, 'rollback to savepoint unit');
+          // Not isolated: it wrote nothing (it only read), so dropping its appends undoes it.
+          if (isolated && trx) await this.savepoint(trx, 'rollback to savepoint unit');
           pending.length = mark;
           after.length = markAfter;
           outcomes.push({ ok: false, error });
         }
       }
-      const committed = await this.sequence(trx, pending, now);
-      await trx.commit().execute();
-      trx = undefined;
+      let committed: LogEvent[];
+      if (trx) {
+        committed = await this.sequence(trx, pending, now);
+        await trx.commit().execute();
+        trx = undefined;
+      } else {
+        committed = await this.sequenceAlone(pending, now);
+      }
       this.settle(batch, outcomes, committed, after);
       return committed.length;
     } catch (error) {
@@ -326,48 +362,47 @@ export class GroupCommitWriter {
   }
 
   /**
-   * PostgreSQL, a batch of appends only: nothing to isolate and nothing read, so the one
-   * sequencing statement runs on its own (autocommit): one round trip instead of four
-   * (begin, update, insert, commit). It is atomic and holds the `log_head` lock to its
-   * commit like any transaction.
+   * Sequence a batch that needed no transaction of its own: on PostgreSQL the one statement
+   * (autocommit; atomic, and holding `log_head`'s lock to its commit like any transaction),
+   * on SQLite the head and the rows in one short transaction on the writer's connection.
    */
-  private async runAppendBatch(batch: Unit[], now: number): Promise<number | null> {
-    const outcomes: Outcome[] = [];
-    const pending: Pending[] = [];
-    const after: Array<() => void> = [];
-    for (const unit of batch) {
-      const mark = pending.length;
-      const markAfter = after.length;
-      try {
-        outcomes.push({ ok: true, value: await unit.fn(this.unitTx(this.conn.writer, now, pending, after)) });
-      } catch (error) {
-        pending.length = mark;
-        after.length = markAfter;
-        outcomes.push({ ok: false, error });
-      }
-    }
-    let committed: LogEvent[];
+  private async sequenceAlone(pending: Pending[], now: number): Promise<LogEvent[]> {
+    if (pending.length === 0) return [];
+    const direct = this.conn.direct;
+    if (!direct) return this.sequencePostgres(this.conn.writer, pending, now);
+    direct.run('begin', []);
     try {
-      committed = await this.sequence(this.conn.writer, pending, now);
+      const events = this.sequenceSqlite(direct, pending, now);
+      direct.run('commit', []);
+      return events;
     } catch (error) {
-      for (const unit of batch) unit.reject(error);
-      return null;
+      try {
+        direct.run('rollback', []);
+      } catch {
+        // Already rolled back by SQLite itself (a failed commit): nothing left to undo.
+      }
+      throw error;
     }
-    this.settle(batch, outcomes, committed, after);
-    return committed.length;
   }
 
   /** What one unit sees; its appends and after-commit hooks go to the batch's lists. */
   private unitTx(
-    db: Transaction<Database> | Kysely<Database>,
+    db: () => Transaction<Database> | Kysely<Database>,
     now: number,
     pending: Pending[],
     after: Array<() => void>,
+    isolate: () => Promise<void>,
   ): WriteTx {
+    const first = <R>(text: string, params: readonly unknown[]) => this.first<R>(db(), text, params);
     return {
-      db,
+      // Read at each use: the transaction may begin partway through a unit (`isolate`).
+      get db() {
+        return db();
+      },
       kind: this.conn.kind,
       now,
+      first,
+      isolate,
       append: (event) => {
         // A malformed event fails its own unit here, instead of the whole batch at insert.
         if (
@@ -385,6 +420,23 @@ export class GroupCommitWriter {
     };
   }
 
+  private async first<R>(
+    db: Transaction<Database> | Kysely<Database>,
+    text: string,
+    params: readonly unknown[],
+  ): Promise<R | undefined> {
+    if (this.conn.direct) return this.conn.direct.get<R>(text, params);
+    let pgText = this.pgTexts.get(text);
+    if (pgText === undefined) {
+      let n = 0;
+      pgText = text.replace(/\?/g, () => `$${++n}`);
+      this.pgTexts.set(text, pgText);
+      this.conn.named?.add(pgText);
+    }
+    const result = await db.executeQuery<R>(CompiledQuery.raw(pgText, [...params]));
+    return result.rows[0];
+  }
+
   /** The batch is durable: listeners first (in seq order), then hooks, then callers. */
   private settle(batch: Unit[], outcomes: Outcome[], committed: LogEvent[], after: Array<() => void>): void {
     this.publish(committed);
@@ -396,62 +448,11 @@ export class GroupCommitWriter {
     });
   }
 
-  /** Take `n` seqs under the log_head row lock, then insert the rows. */
-  private async sequence(
-    db: Transaction<Database> | Kysely<Database>,
-    pending: Pending[],
-    now: number,
-  ): Promise<LogEvent[]> {
+  /** Inside the batch's transaction: take `n` seqs under the log_head row lock, insert the rows. */
+  private async sequence(db: Transaction<Database>, pending: Pending[], now: number): Promise<LogEvent[]> {
     if (pending.length === 0) return [];
     if (this.conn.direct) return this.sequenceSqlite(this.conn.direct, pending, now);
-    // Autocommit (a batch of appends only): the one-statement form. Inside a transaction
-    // the two plain statements below measured faster on PostgreSQL than the CTE (the
-    // CTE's planning costs more than the round trip it saves there), so they stay.
-    if (this.conn.kind === 'postgres' && !(db instanceof Transaction)) {
-      return this.sequencePostgres(db, pending, now);
-    }
-    // Ids in batch order, as seqs will be: both stay monotonic together (and the notice
-    // below names them before the seqs are taken).
-    const ids = pending.map(() => this.ids.event());
-    const notify = this.notify;
-    const head =
-      notify === undefined
-        ? await sql<{
-            seq: number;
-          }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq`.execute(db)
-        : await sql<{
-            seq: number;
-          }>`update log_head set seq = seq + ${pending.length} where id = 1 returning seq, pg_notify(${notify.channel}, seq::text || ${this.notice(notify.node, now, pending, ids)})`.execute(
-            db,
-          );
-    const last = Number(head.rows[0]!.seq);
-    let seq = last - pending.length;
-    const events: LogEvent[] = new Array(pending.length);
-    const params: unknown[] = new Array(pending.length * EVENT_COLUMNS.length);
-    for (let i = 0; i < pending.length; i++) {
-      const p = pending[i]!;
-      seq += 1;
-      const ev = sequenced(p, seq, ids[i]!, now);
-      const o = i * EVENT_COLUMNS.length;
-      params[o] = seq;
-      params[o + 1] = ev.id;
-      params[o + 2] = ev.zone;
-      params[o + 3] = now;
-      params[o + 4] = ev.type;
-      params[o + 5] = ev.actor;
-      params[o + 6] = ev.session_id;
-      params[o + 7] = ev.stream_id;
-      params[o + 8] = p.payload;
-      events[i] = ev;
-    }
-    // PostgreSQL inside a transaction (SQLite: sequenceSqlite): fixed SQL text and positional
-    // parameters, in multi-row chunks, since PostgreSQL wants few round trips.
-    const width = EVENT_COLUMNS.length;
-    for (let i = 0; i < pending.length; i += PG_INSERT_CHUNK) {
-      const n = Math.min(PG_INSERT_CHUNK, pending.length - i);
-      await db.executeQuery(CompiledQuery.raw(pgInsertSql(n), params.slice(i * width, (i + n) * width)));
-    }
-    return events;
+    return this.sequencePostgres(db, pending, now);
   }
 
   /**

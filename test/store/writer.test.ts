@@ -272,6 +272,77 @@ forEachStore('store: units of work', (target) => {
     assert.equal(next!.seq, 8);
   });
 
+  it('readsFirst units take a savepoint only from their first write; each failure still undoes only its own', async () => {
+    const store = await target.open();
+    await store.writer.write(async (tx) => {
+      await tx.db.insertInto('settings').values({ key: 'taken', value: '0' }).execute();
+    });
+    // One batch: readers that succeed or fail before writing, and writers that isolate first.
+    const reader = (key: string, fail: boolean) =>
+      store.writer.write(
+        async (tx) => {
+          const row = await tx.first<{ value: string }>('select value from settings where key = ?', [
+            'taken',
+          ]);
+          assert.equal(row?.value, '0');
+          tx.append(ev(1, { type: `read.${key}` }));
+          if (fail) throw new Error(`reader ${key} failed`);
+          return key;
+        },
+        { readsFirst: true },
+      );
+    const writer = (key: string, fail?: 'throw' | 'db') =>
+      store.writer.write(
+        async (tx) => {
+          assert.equal(await tx.first('select value from settings where key = ?', [key]), undefined);
+          tx.append(ev(1, { type: `write.${key}` }));
+          await tx.isolate();
+          await tx.db.insertInto('settings').values({ key, value: '1' }).execute();
+          if (fail === 'db')
+            await tx.db.insertInto('settings').values({ key: 'taken', value: '1' }).execute();
+          if (fail === 'throw') throw new Error(`writer ${key} failed`);
+          return key;
+        },
+        { readsFirst: true },
+      );
+    const results = await Promise.allSettled([
+      writer('a'),
+      reader('r1', false),
+      reader('r2', true),
+      writer('b', 'throw'),
+      reader('r3', true),
+      writer('c'),
+      reader('r4', false),
+      writer('d', 'db'),
+      writer('e'),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'rejected',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ],
+    );
+    assert.deepEqual(await settingKeys(store), ['a', 'c', 'e', 'taken']);
+    assert.deepEqual(
+      (await store.log.tail(0)).map((e) => e.type),
+      ['write.a', 'read.r1', 'write.c', 'read.r4', 'write.e'],
+    );
+    // `first` sees the batch's own uncommitted writes, as `db` does.
+    const seen = await store.writer.write(async (tx) => {
+      await tx.db.insertInto('settings').values({ key: 'fresh', value: 'yes' }).execute();
+      return tx.first<{ value: string }>('select value from settings where key = ?', ['fresh']);
+    });
+    assert.equal(seen?.value, 'yes');
+  });
+
   it('an append-only unit that cannot be encoded, or a malformed event, fails alone', async () => {
     const store = await target.open();
     const results = await Promise.allSettled([
