@@ -447,3 +447,32 @@ forEachStore('store: commit listeners', (target) => {
     assert.deepEqual(await allSeqs(store), range(1, 11));
   });
 });
+
+forEachStore(
+  'store: prepared statements',
+  (target) => {
+    it("the writer's hot statements run as named prepared statements, parsed once per connection", async () => {
+      const store = await target.open();
+      for (let i = 0; i < 3; i++) {
+        await store.writer.write(
+          async (tx) => {
+            assert.ok(await tx.first('select seq from log_head where id = ?', [1]));
+            tx.append(ev(i));
+          },
+          { readsFirst: true },
+        );
+      }
+      // Asked on the writer's own connection: prepared statements belong to their session.
+      const prepared = await store.writer.write(async (tx) =>
+        sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(
+          tx.db,
+        ),
+      );
+      const texts = prepared.rows.filter((r) => r.name.startsWith('warren_')).map((r) => r.statement);
+      assert.equal(texts.filter((t) => t === 'select seq from log_head where id = $1').length, 1);
+      assert.equal(texts.filter((t) => t.startsWith('with h as (update log_head')).length, 1);
+      assert.deepEqual(await allSeqs(store), [1, 2, 3]);
+    });
+  },
+  { backends: ['postgres'] },
+);
