@@ -17,9 +17,10 @@ export interface WriteTx {
   /** Runs once the batch is durable, before the caller's promise resolves. */
   afterCommit(fn: () => void): void;
   /**
-   * The first row of a fixed, hot query (`?` placeholders), without the query builder: on
-   * SQLite a cached prepared statement on the writer's connection, on PostgreSQL one round
-   * trip. Same rows as `db` gives, the batch's own uncommitted writes included.
+   * The first row of a fixed, hot query (`?` placeholders, and no `?` anywhere else in the
+   * text), without the query builder: on SQLite a cached prepared statement on the writer's
+   * connection, on PostgreSQL a named prepared statement, one round trip. The same rows as
+   * `db` gives, the batch's own uncommitted writes included.
    */
   first<R>(text: string, params: readonly unknown[]): Promise<R | undefined>;
   /**
