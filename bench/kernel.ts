@@ -321,7 +321,7 @@ export async function publishLatency(opts: { counts?: number[]; ms?: number } = 
         `publish→deliver, sqlite, ${subscribers} sub${subscribers === 1 ? '' : 's'}`,
         r,
         floor,
-        subscribers === 100 ? { p99: 5 } : {},
+        subscribers === 100 ? { p99: 2 } : {},
         floorNote,
       ),
     );
