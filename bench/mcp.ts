@@ -19,6 +19,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
 import { serve } from '../src/server.ts';
+import { isolatingFetch } from '../src/surfaces/mcp/client-fetch.ts';
 import { SocketClientTransport } from '../test/helpers/mcp.ts';
 import { eventsDdl, sqliteFloor } from './lib/floor.ts';
 import type { BenchRow } from './store.ts';
@@ -117,10 +118,13 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
     const http = await connect(
       new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), {
         requestInit: { headers: { authorization: `Bearer ${key}` } },
+        fetch: isolatingFetch(),
       }),
     );
     const socket = await connect(new SocketClientTransport(running.sockets.paths()[0]!));
-    const bareHttp = await connect(new StreamableHTTPClientTransport(new URL(bare.url)));
+    const bareHttp = await connect(
+      new StreamableHTTPClientTransport(new URL(bare.url), { fetch: isolatingFetch() }),
+    );
     const bareSocket = await connect(new SocketClientTransport(bare.sock));
     clients.push(http, socket, bareHttp, bareSocket);
 
