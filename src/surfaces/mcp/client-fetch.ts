@@ -30,10 +30,13 @@ export function isolatingFetch(base: FetchLike = fetch): FetchLike {
       unlink();
       return response;
     }
-    // Read to the end (flush), or cancelled or failed (cancel, which a failed source calls too).
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({ flush: unlink, cancel: unlink }),
-    );
+    // Read to the end (flush), or cancelled or failed (cancel, which a failed source calls too;
+    // Node has it, TypeScript's lib does not yet).
+    const ends: Transformer<Uint8Array, Uint8Array> & { cancel: () => void } = {
+      flush: unlink,
+      cancel: unlink,
+    };
+    const body = response.body.pipeThrough(new TransformStream(ends));
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,
