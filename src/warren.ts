@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import type { Authority } from './auth/authenticate.ts';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
 import { isJwtPrincipal, type JwtOptions, JwtVerifier } from './auth/jwt.ts';
+import { OperatorKeyCache } from './auth/key-cache.ts';
 import { loadSecret } from './auth/secret.ts';
 import { TokenSigner } from './auth/tokens.ts';
 import { Cluster } from './cluster/cluster.ts';
@@ -70,6 +71,8 @@ export type CallExtra = Pick<SyscallContext, 'signal' | 'progress'> & {
 export class Warren implements Authority {
   /** Verifies bearer JWTs of an external issuer, when one is configured (auth/jwt.ts). */
   jwt: JwtVerifier | null = null;
+  /** Operator keys verified live (null in a cluster, where another node may revoke one). */
+  operatorKeys: OperatorKeyCache | null = null;
 
   private constructor(
     readonly store: Store,
@@ -180,6 +183,7 @@ export class Warren implements Authority {
       cluster,
     );
     if (opts.jwt) warren.jwt = new JwtVerifier(opts.jwt);
+    if (!cluster) warren.operatorKeys = new OperatorKeyCache(store);
     const call = (principal: Principal, name: string, input: unknown) => warren.call(principal, name, input);
     kernel.setInvoker(call);
     try {

@@ -8,7 +8,7 @@ import { OPERATOR_KEY_FILE } from './key-file.ts';
 
 export { OPERATOR_KEY_FILE };
 
-const hash = (key: string) => createHash('sha256').update(key).digest('hex');
+export const keyHash = (key: string) => createHash('sha256').update(key).digest('hex');
 
 /**
  * On first start (no key in the database) create an operator key: stored hashed, written
@@ -31,7 +31,7 @@ export async function ensureOperatorKey(
     if (any) return false;
     await tx.db
       .insertInto('operator_keys')
-      .values({ id: `key_${ids.secret(8)}`, name, hash: hash(key), created_at: tx.now, revoked_at: null })
+      .values({ id: `key_${ids.secret(8)}`, name, hash: keyHash(key), created_at: tx.now, revoked_at: null })
       .execute();
     tx.append({ zone: 'default', type: 'operator.key_created', actor: 'kernel', payload: { name } });
     return true;
@@ -46,7 +46,11 @@ export async function ensureOperatorKey(
 /** The operator name behind a key, or null. */
 export async function verifyOperatorKey(store: Store, key: string): Promise<string | null> {
   if (!key.startsWith('wk_')) return null;
-  const h = hash(key);
+  return operatorOfHash(store, keyHash(key));
+}
+
+/** The operator name behind a key's hash (a live key's), or null. */
+export async function operatorOfHash(store: Store, h: string): Promise<string | null> {
   const row = await store.reader
     .selectFrom('operator_keys')
     .select(['name', 'hash'])
@@ -64,7 +68,7 @@ export async function createOperatorKey(store: Store, ids: IdGenerator, name: st
   const createdAt = await store.writer.write(async (tx) => {
     await tx.db
       .insertInto('operator_keys')
-      .values({ id, name, hash: hash(key), created_at: tx.now, revoked_at: null })
+      .values({ id, name, hash: keyHash(key), created_at: tx.now, revoked_at: null })
       .execute();
     tx.append({ zone: 'default', type: 'operator.key_created', actor: by, payload: { name, id } });
     return tx.now;
