@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WarrenError } from '../kernel/errors.ts';
@@ -8,7 +8,8 @@ import { OPERATOR_KEY_FILE } from './key-file.ts';
 
 export { OPERATOR_KEY_FILE };
 
-export const keyHash = (key: string) => createHash('sha256').update(key).digest('hex');
+// One-shot: half the cost of a Hash object, and it runs on every operator request.
+export const keyHash = (key: string) => hash('sha256', key, 'hex');
 
 /**
  * On first start (no key in the database) create an operator key: stored hashed, written
