@@ -207,33 +207,34 @@ export class Warren implements Authority {
     return warren;
   }
 
-  private get policy(): DispatchPolicy {
-    return { gate: this.gate, limits: this.limits, absent: this.plugins.absent };
-  }
+  /** What dispatch checks every call against; its parts never change, so it is built once. */
+  private dispatchPolicy: DispatchPolicy | undefined;
 
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
-  async call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
-    const { traceparent, ...rest } = extra;
-    const run = async () => {
-      // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
-      const who =
-        principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-      // A JWT of an external issuer reaches the coordinator's API and nothing else.
-      if (isJwtPrincipal(who) && this.table.get(name)?.plugin !== 'coordinator') {
-        throw new WarrenError(
-          'forbidden',
-          `a bearer JWT may call the coordinator's operations only, not ${name}`,
-        );
-      }
-      return dispatch(
-        this.table,
-        this.policy,
-        { principal: who, kernel: this.kernel, plugins: this.plugins, ...rest },
-        name,
-        input,
+  call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
+    return this.tracer
+      ? this.tracer.syscall(principal, name, input, extra.traceparent, () =>
+          this.run(principal, name, input, extra),
+        )
+      : this.run(principal, name, input, extra);
+  }
+
+  private async run(principal: Principal, name: string, input: unknown, extra: CallExtra): Promise<unknown> {
+    // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
+    const who =
+      principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
+    // A JWT of an external issuer reaches the coordinator's API and nothing else.
+    if (isJwtPrincipal(who) && this.table.get(name)?.plugin !== 'coordinator') {
+      throw new WarrenError(
+        'forbidden',
+        `a bearer JWT may call the coordinator's operations only, not ${name}`,
       );
-    };
-    return this.tracer ? this.tracer.syscall(principal, name, input, traceparent, run) : run();
+    }
+    const ctx: SyscallContext = { principal: who, kernel: this.kernel, plugins: this.plugins };
+    if (extra.signal) ctx.signal = extra.signal;
+    if (extra.progress) ctx.progress = extra.progress;
+    this.dispatchPolicy ??= { gate: this.gate, limits: this.limits, absent: this.plugins.absent };
+    return dispatch(this.table, this.dispatchPolicy, ctx, name, input);
   }
 
   /** A session principal with its tool set, read from its row. */
