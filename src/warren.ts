@@ -212,11 +212,13 @@ export class Warren implements Authority {
 
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
   call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
-    return this.tracer
-      ? this.tracer.syscall(principal, name, input, extra.traceparent, () =>
-          this.run(principal, name, input, extra),
-        )
-      : this.run(principal, name, input, extra);
+    const tracer = this.tracer;
+    if (!tracer) return this.run(principal, name, input, extra);
+    // Async, so that a throw in the tracer rejects like every other failure of a call.
+    return (async () =>
+      tracer.syscall(principal, name, input, extra.traceparent, () =>
+        this.run(principal, name, input, extra),
+      ))();
   }
 
   private async run(principal: Principal, name: string, input: unknown, extra: CallExtra): Promise<unknown> {
