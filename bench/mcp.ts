@@ -115,7 +115,9 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
     { host: '127.0.0.1', port: 0, dataDir: dir, durability: 'process', demo: false },
     { write: () => true },
   );
-  const bare = await bareServers(dir, eventsDdl(join(dir, 'warren.db')));
+  const ddl = eventsDdl(join(dir, 'warren.db'));
+  const bare = await bareServers(dir, ddl);
+  const surfaceFloor = sqliteFloor(join(dir, 'surface-floor.db'), ddl);
   const clients: Client[] = [];
   try {
     const key = readFileSync(join(dir, 'operator.key'), 'utf8').trim();
@@ -157,6 +159,24 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
     for (const [, client, tool, args] of cases) await warm(client, tool, args);
     for (const [name, client, tool, args] of cases) measured.set(name, await timeCalls(client, tool, args));
 
+    // The surface alone: the same calls with the kernel's write swapped for the floor's insert,
+    // so what is left over the floor is the MCP path's own (transports, auth, dispatch), not
+    // the write unit's.
+    const kernel = running.warren.kernel;
+    const realWrite = kernel.write;
+    kernel.write = async (_p, _fd, text) => ({ seq: surfaceFloor.append(text) });
+    try {
+      const swapped: typeof cases = [
+        ['MCP surface, Streamable HTTP', http, 'ipc_write', () => ({ fd: httpFd, message: msg() })],
+        ['MCP surface, unix socket', socket, 'ipc_write', () => ({ fd: sockFd, message: msg() })],
+      ];
+      for (const [, client, tool, args] of swapped) await warm(client, tool, args);
+      for (const [name, client, tool, args] of swapped)
+        measured.set(name, await timeCalls(client, tool, args));
+    } finally {
+      kernel.write = realWrite;
+    }
+
     const rows: BenchRow[] = [];
     for (const transport of ['Streamable HTTP', 'unix socket']) {
       const w = measured.get(`MCP ipc_write, ${transport}`)!;
@@ -187,6 +207,17 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
           note: `${CALLS} sequential calls; baseline: the SDK's bare server, a tool doing one better-sqlite3 insert + commit (WAL, synchronous=NORMAL, the events table's DDL)${p === 50 ? '; goal ≤ 1.3×' : ''}`,
         });
       }
+      const surface = measured.get(`MCP surface, ${transport}`)!;
+      const value = percentile(surface, 50);
+      const baseline = percentile(floor, 50);
+      rows.push({
+        name: `MCP surface alone vs one durable insert p50, ${transport}`,
+        value,
+        unit: 'ms',
+        baseline,
+        ratio: value / baseline,
+        note: `ipc_write with the kernel's write swapped for the floor's insert: the MCP path without the write unit; baseline as above`,
+      });
       const total = w.reduce((s, x) => s + x, 0);
       rows.push({
         name: `MCP ipc_write calls/s (one client), ${transport}`,
@@ -198,6 +229,7 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
     await bare.close();
+    surfaceFloor.close();
     await running.stop();
     rmSync(dir, { recursive: true, force: true });
   }
