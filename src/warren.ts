@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import type { Authority } from './auth/authenticate.ts';
 import { Gate, type GatingPolicy } from './auth/gating.ts';
 import { isJwtPrincipal, type JwtOptions, JwtVerifier } from './auth/jwt.ts';
+import { OperatorKeyCache } from './auth/key-cache.ts';
 import { loadSecret } from './auth/secret.ts';
 import { TokenSigner } from './auth/tokens.ts';
 import { Cluster } from './cluster/cluster.ts';
@@ -70,6 +71,8 @@ export type CallExtra = Pick<SyscallContext, 'signal' | 'progress'> & {
 export class Warren implements Authority {
   /** Verifies bearer JWTs of an external issuer, when one is configured (auth/jwt.ts). */
   jwt: JwtVerifier | null = null;
+  /** Operator keys verified live (null in a cluster, where another node may revoke one). */
+  operatorKeys: OperatorKeyCache | null = null;
 
   private constructor(
     readonly store: Store,
@@ -180,6 +183,7 @@ export class Warren implements Authority {
       cluster,
     );
     if (opts.jwt) warren.jwt = new JwtVerifier(opts.jwt);
+    if (!cluster) warren.operatorKeys = new OperatorKeyCache(store);
     const call = (principal: Principal, name: string, input: unknown) => warren.call(principal, name, input);
     kernel.setInvoker(call);
     try {
@@ -203,33 +207,36 @@ export class Warren implements Authority {
     return warren;
   }
 
-  private get policy(): DispatchPolicy {
-    return { gate: this.gate, limits: this.limits, absent: this.plugins.absent };
-  }
+  /** What dispatch checks every call against; its parts never change, so it is built once. */
+  private dispatchPolicy: DispatchPolicy | undefined;
 
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
-  async call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
-    const { traceparent, ...rest } = extra;
-    const run = async () => {
-      // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
-      const who =
-        principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-      // A JWT of an external issuer reaches the coordinator's API and nothing else.
-      if (isJwtPrincipal(who) && this.table.get(name)?.plugin !== 'coordinator') {
-        throw new WarrenError(
-          'forbidden',
-          `a bearer JWT may call the coordinator's operations only, not ${name}`,
-        );
-      }
-      return dispatch(
-        this.table,
-        this.policy,
-        { principal: who, kernel: this.kernel, plugins: this.plugins, ...rest },
-        name,
-        input,
+  call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
+    const tracer = this.tracer;
+    if (!tracer) return this.run(principal, name, input, extra);
+    // Async, so that a throw in the tracer rejects like every other failure of a call.
+    return (async () =>
+      tracer.syscall(principal, name, input, extra.traceparent, () =>
+        this.run(principal, name, input, extra),
+      ))();
+  }
+
+  private async run(principal: Principal, name: string, input: unknown, extra: CallExtra): Promise<unknown> {
+    // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
+    const who =
+      principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
+    // A JWT of an external issuer reaches the coordinator's API and nothing else.
+    if (isJwtPrincipal(who) && this.table.get(name)?.plugin !== 'coordinator') {
+      throw new WarrenError(
+        'forbidden',
+        `a bearer JWT may call the coordinator's operations only, not ${name}`,
       );
-    };
-    return this.tracer ? this.tracer.syscall(principal, name, input, traceparent, run) : run();
+    }
+    const ctx: SyscallContext = { principal: who, kernel: this.kernel, plugins: this.plugins };
+    if (extra.signal) ctx.signal = extra.signal;
+    if (extra.progress) ctx.progress = extra.progress;
+    this.dispatchPolicy ??= { gate: this.gate, limits: this.limits, absent: this.plugins.absent };
+    return dispatch(this.table, this.dispatchPolicy, ctx, name, input);
   }
 
   /** A session principal with its tool set, read from its row. */

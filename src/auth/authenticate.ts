@@ -2,6 +2,7 @@ import { WarrenError } from '../kernel/errors.ts';
 import { DEFAULT_ZONE, type Principal } from '../kernel/principal.ts';
 import type { Store } from '../store/store.ts';
 import { type JwtVerifier, looksLikeJwt } from './jwt.ts';
+import type { OperatorKeyCache } from './key-cache.ts';
 import { verifyOperatorKey } from './keys.ts';
 import type { TokenSigner } from './tokens.ts';
 
@@ -12,6 +13,8 @@ export interface Authority {
   toolsOf(tools: string | null, depth: number): readonly string[];
   /** Bearer JWTs of an external issuer, when configured. */
   jwt?: JwtVerifier | null;
+  /** Live operator keys already verified, when this node may cache them (key-cache.ts). */
+  operatorKeys?: OperatorKeyCache | null;
 }
 
 const unauthenticated = (message: string) => new WarrenError('unauthenticated', message);
@@ -29,7 +32,9 @@ export async function authenticate(
   if (!bearer) throw unauthenticated('missing credentials: send "Authorization: Bearer <key or token>"');
   if (auth.jwt && looksLikeJwt(bearer)) return auth.jwt.verify(bearer);
   if (!bearer.startsWith('wst_')) {
-    const name = await verifyOperatorKey(auth.store, bearer);
+    const name = auth.operatorKeys
+      ? await auth.operatorKeys.verify(bearer)
+      : await verifyOperatorKey(auth.store, bearer);
     if (!name) throw unauthenticated('invalid API key');
     return { kind: 'operator', name, zone: zone || DEFAULT_ZONE };
   }

@@ -116,3 +116,41 @@ export class HotCounter {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 }
+
+/** A counter with several labels, a cell per combination of their values (found by one string key). */
+export class HotLabeledCounter {
+  readonly type = 'counter';
+  readonly aggregator = 'sum';
+  private readonly cells = new Map<string, { n: number; values: readonly string[] }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labels: readonly string[],
+  ) {}
+
+  /** Count one, for these label values (in the order of the label names). */
+  inc(...values: string[]): void {
+    const key = values.join('\u0000');
+    const c = this.cells.get(key);
+    if (c) c.n++;
+    else this.cells.set(key, { n: 1, values });
+  }
+
+  register(registry: Registry): this {
+    registry.registerMetric(this as never);
+    return this;
+  }
+
+  reset(): void {
+    this.cells.clear();
+  }
+
+  async get() {
+    const values: Value[] = [...this.cells.values()].map((c) => ({
+      labels: Object.fromEntries(this.labels.map((l, i) => [l, c.values[i]!])),
+      value: c.n,
+    }));
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+}

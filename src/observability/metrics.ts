@@ -3,7 +3,7 @@ import type { SessionCount } from '../kernel/health.ts';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
-import { HotCounter, HotHistogram } from './hot.ts';
+import { HotCounter, HotHistogram, HotLabeledCounter } from './hot.ts';
 
 /** How long a scrape's session counts are reused: scrapes stay one cheap query per window. */
 export const SESSIONS_CACHE_MS = 2_000;
@@ -30,8 +30,9 @@ export class WarrenMetrics {
   private readonly delivery: HotHistogram;
   private readonly phaseSeconds: Histogram<'phase'>;
   private readonly phaseErrors: Counter<'phase'>;
-  private readonly mcp: Counter<'tool' | 'outcome'>;
-  private readonly http: Counter<'method' | 'route' | 'status'>;
+  /** Counted per call and per request: plain numbers too. */
+  private readonly mcp: HotLabeledCounter;
+  private readonly http: HotLabeledCounter;
   private sessionsCache: { at: number; rows: Promise<SessionCount[]> } | undefined;
 
   constructor(
@@ -83,18 +84,16 @@ export class WarrenMetrics {
       labelNames: ['phase'],
       registers,
     });
-    this.mcp = new Counter({
-      name: 'warren_mcp_calls_total',
-      help: 'MCP tool calls, by tool and outcome (ok, or the error code)',
-      labelNames: ['tool', 'outcome'],
-      registers,
-    });
-    this.http = new Counter({
-      name: 'warren_http_requests_total',
-      help: 'HTTP requests, by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
+    this.mcp = new HotLabeledCounter(
+      'warren_mcp_calls_total',
+      'MCP tool calls, by tool and outcome (ok, or the error code)',
+      ['tool', 'outcome'],
+    ).register(this.registry);
+    this.http = new HotLabeledCounter(
+      'warren_http_requests_total',
+      'HTTP requests, by method, route pattern and status',
+      ['method', 'route', 'status'],
+    ).register(this.registry);
     const sessions = this.sessionCounts.bind(this);
     new Gauge({
       name: 'warren_sessions',
@@ -150,11 +149,11 @@ export class WarrenMetrics {
   }
 
   mcpCall(tool: string, outcome: string): void {
-    this.mcp.inc({ tool, outcome });
+    this.mcp.inc(tool, outcome);
   }
 
   httpRequest(method: string, route: string, status: number): void {
-    this.http.inc({ method, route, status: String(status) });
+    this.http.inc(method, route, String(status));
   }
 
   /** The exposition text and its content type. */

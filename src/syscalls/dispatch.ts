@@ -30,12 +30,12 @@ export interface DispatchPolicy {
 export const DEFAULT_LIMITS: InputLimits = { promptBytes: 256 * 1024, messageBytes: 256 * 1024 };
 
 /** The free-text fields of any syscall's input, and which cap bounds them. */
-const CAPPED_FIELDS: Record<string, keyof InputLimits> = {
-  prompt: 'promptBytes',
-  systemPrompt: 'promptBytes',
-  message: 'messageBytes',
-  text: 'messageBytes',
-};
+const CAPPED_FIELDS: ReadonlyArray<readonly [string, keyof InputLimits]> = [
+  ['prompt', 'promptBytes'],
+  ['systemPrompt', 'promptBytes'],
+  ['message', 'messageBytes'],
+  ['text', 'messageBytes'],
+];
 
 /**
  * Prompts and messages are capped in bytes before validation: one oversized input makes
@@ -43,7 +43,7 @@ const CAPPED_FIELDS: Record<string, keyof InputLimits> = {
  */
 function checkSizes(name: string, input: unknown, limits: InputLimits): void {
   if (!input || typeof input !== 'object') return;
-  for (const [field, cap] of Object.entries(CAPPED_FIELDS)) {
+  for (const [field, cap] of CAPPED_FIELDS) {
     const value = (input as Record<string, unknown>)[field];
     if (typeof value !== 'string' || value.length * 3 <= limits[cap]) continue;
     const bytes = Buffer.byteLength(value);
@@ -75,18 +75,30 @@ export function missingSyscall(name: string, absent?: ReadonlyMap<string, string
 /** Deeper than any real input; the log's JSON.stringify overflows the stack a few thousand levels down. */
 export const MAX_INPUT_DEPTH = 64;
 
-/** Refuse input nested deeper than `max`, without recursing (every transport, not only HTTP). */
+/** Refuse input nested deeper than `max` (every transport, not only HTTP). */
 function checkDepth(name: string, input: unknown, max = MAX_INPUT_DEPTH): void {
-  const stack: Array<[unknown, number]> = [[input, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (value === null || typeof value !== 'object') continue;
-    if (depth >= max)
-      throw new WarrenError('invalid_input', `${name}: input nests deeper than ${max} levels`, {
-        maxDepth: max,
-      });
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  if (deeperThan(input, 0, max))
+    throw new WarrenError('invalid_input', `${name}: input nests deeper than ${max} levels`, {
+      maxDepth: max,
+    });
+}
+
+/**
+ * Whether `value` nests `max` levels or more below `depth`. It recurses, but never past `max`
+ * frames: however deep the input, the stack stays shallow. No allocation for the usual flat input.
+ */
+function deeperThan(value: unknown, depth: number, max: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth >= max) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (deeperThan(child, depth + 1, max)) return true;
+    return false;
   }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && deeperThan((value as Record<string, unknown>)[key], depth + 1, max))
+      return true;
+  }
+  return false;
 }
 
 /**

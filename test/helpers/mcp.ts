@@ -1,6 +1,7 @@
 /** The official MCP SDK client, connected to a warren over Streamable HTTP. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isolatingFetch } from '../../src/surfaces/mcp/client-fetch.ts';
 
 export async function mcpClient(
   url: string,
@@ -10,6 +11,7 @@ export async function mcpClient(
   const client = new Client({ name: 'warren-test', version: '0.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${bearer}`, ...headers } },
+    fetch: isolatingFetch(),
   });
   await client.connect(transport);
   return client;

@@ -1,6 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isolatingFetch } from '../mcp/client-fetch.ts';
 import type { OutputStream } from './types.ts';
 
 /**
@@ -23,7 +24,11 @@ const responseId = (m: JSONRPCMessage): Id | undefined =>
   !('method' in m) && 'id' in m ? (m.id as Id) : undefined;
 
 export async function bridge(endpoint: URL, headers: Record<string, string>, stderr: OutputStream) {
-  const upstream = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } });
+  const upstream = new StreamableHTTPClientTransport(endpoint, {
+    requestInit: { headers },
+    // A long-lived relay: its requests must not pile listeners on the transport's signal.
+    fetch: isolatingFetch(),
+  });
   const downstream = new StdioServerTransport(process.stdin, process.stdout);
   /** Requests sent upstream and not answered yet. */
   const outstanding = new Set<Id>();

@@ -16,9 +16,10 @@ export function registerMetrics(app: FastifyInstance, warren: Warren, isPublic: 
     });
     return;
   }
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     // The route's pattern, not its URL: ids in paths must not become label values.
     metrics.httpRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode);
+    done();
   });
   app.get('/metrics', { config: { public: isPublic } }, async (req, reply) => {
     if (!isPublic && principalOf(req).kind !== 'operator') {

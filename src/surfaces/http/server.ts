@@ -79,8 +79,10 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
       },
     }),
   );
-  app.addHook('onSend', async (req, reply) => {
+  // Callback hooks, not async ones: no promise per request for a header.
+  app.addHook('onSend', (req, reply, payload, done) => {
     reply.header('x-request-id', req.id);
+    done(null, payload);
   });
   const cookies = new CookieSessions(warren.store, warren.kernel.clock, warren.kernel.ids);
   registerAuth(app, warren, cookies);

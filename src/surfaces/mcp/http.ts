@@ -32,6 +32,9 @@ interface Session {
   lastSeen: number;
 }
 
+/** Distinct allowed Host headers remembered (a port each, say); past it they are parsed each time. */
+const MAX_REMEMBERED_HOSTS = 64;
+
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** The hostname of a Host header or Origin URL, or null if it cannot be read. */
@@ -99,11 +102,18 @@ export function registerMcpHttp(
     sessions.clear();
   });
 
+  // Host headers already found allowed, as sent: a client sends the same one every call, and
+  // parsing it is a URL parse. Bounded, and only allowed values enter.
+  const allowedHeaders = new Set<string>();
   const guard = (req: FastifyRequest, reply: FastifyReply): boolean => {
-    const host = hostnameOf(req.headers.host ?? '', false);
-    if (!host || !allowed.has(host)) {
-      rpcError(reply, 403, -32000, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed`);
-      return false;
+    const header = req.headers.host ?? '';
+    if (!allowedHeaders.has(header)) {
+      const host = hostnameOf(header, false);
+      if (!host || !allowed.has(host)) {
+        rpcError(reply, 403, -32000, `Host ${JSON.stringify(header)} is not allowed`);
+        return false;
+      }
+      if (allowedHeaders.size < MAX_REMEMBERED_HOSTS) allowedHeaders.add(header);
     }
     const origin = req.headers.origin;
     if (origin !== undefined) {

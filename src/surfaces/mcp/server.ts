@@ -1,20 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { CallExtra, Warren } from '../../warren.ts';
 import type { ToolCatalog } from './catalog.ts';
 import { registerCompletion } from './completion.ts';
 import { type ErrorLog, publicError, stderrLog } from './log.ts';
 import { registerPrompts } from './prompts.ts';
 import { registerResources } from './resources.ts';
 import { registerSubscriptions } from './subscriptions.ts';
+
+type ToolCallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 export const SERVER_INFO = { name: 'warren', version: '0.1.0' } as const;
 /**
@@ -54,33 +59,19 @@ export function createMcpServer(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (!warren.table.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const requestId = `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    // Over HTTP, a client's W3C traceparent makes the call's span join its trace.
+    const traceparent = extra.requestInfo?.headers.traceparent;
+    const callExtra: CallExtra = { signal: extra.signal };
+    if (typeof traceparent === 'string') callExtra.traceparent = traceparent;
+    // Progress only for a caller that asked (a progress token): no timer otherwise.
     const token = request.params._meta?.progressToken;
-    let ticks = 0;
-    const progress =
-      token === undefined
-        ? undefined
-        : (message: string) =>
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken: token, progress: ++ticks, message },
-              })
-              .catch(() => {});
-    const timer = progress
-      ? setInterval(() => progress(`${name}: still waiting`), catalog.progressEveryMs)
-      : undefined;
+    const timer = token === undefined ? undefined : progressOf(extra, token, name, callExtra);
     try {
-      // Over HTTP, a client's W3C traceparent makes the call's span join its trace.
-      const traceparent = extra.requestInfo?.headers.traceparent;
-      const out = (await warren.call(principal, name, args ?? {}, {
-        signal: extra.signal,
-        ...(progress ? { progress } : {}),
-        ...(typeof traceparent === 'string' ? { traceparent } : {}),
-      })) as Record<string, unknown>;
+      const out = (await warren.call(principal, name, args ?? {}, callExtra)) as Record<string, unknown>;
       warren.metrics?.mcpCall(name, 'ok');
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
+      const requestId = `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
       const we = publicError(error, requestId, log);
       warren.metrics?.mcpCall(name, we.code);
       const typed = { ...we.toJSON(), requestId };
@@ -104,5 +95,24 @@ export function createMcpServer(
       if (timer) clearInterval(timer);
     }
   });
+
+  /** Progress notifications for one call: `callExtra.progress`, and a timer that says "still waiting". */
+  const progressOf = (
+    extra: ToolCallExtra,
+    token: string | number,
+    name: string,
+    callExtra: CallExtra,
+  ): NodeJS.Timeout => {
+    let ticks = 0;
+    const progress = (message: string) =>
+      void extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: ++ticks, message },
+        })
+        .catch(() => {});
+    callExtra.progress = progress;
+    return setInterval(() => progress(`${name}: still waiting`), catalog.progressEveryMs);
+  };
   return server;
 }
