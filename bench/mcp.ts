@@ -26,6 +26,8 @@ import type { BenchRow } from './store.ts';
 
 const CALLS = 1000;
 const WARMUP = 500;
+/** Each case's calls come in this many rounds, the cases taking turns: drift (load, JIT) hits all alike. */
+const ROUNDS = 5;
 
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -35,14 +37,15 @@ async function warm(client: Client, name: string, args: () => Record<string, unk
   for (let i = 0; i < WARMUP; i++) await client.callTool({ name, arguments: args() });
 }
 
-/** Sequential calls; latency of each. */
+/** `calls` sequential calls; the latency of each, in call order. */
 async function timeCalls(
   client: Client,
   name: string,
   args: () => Record<string, unknown>,
+  calls: number,
 ): Promise<number[]> {
   const lat: number[] = [];
-  for (let i = 0; i < CALLS; i++) {
+  for (let i = 0; i < calls; i++) {
     const t = performance.now();
     const r = (await client.callTool({ name, arguments: args() })) as {
       isError?: boolean;
@@ -51,7 +54,7 @@ async function timeCalls(
     lat.push(performance.now() - t);
     if (r.isError) throw new Error(`${name} failed: ${r.content[0]?.text}`);
   }
-  return lat.sort((a, b) => a - b);
+  return lat;
 }
 
 async function connect(transport: Transport): Promise<Client> {
@@ -145,37 +148,88 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
     let n = 0;
     const msg = () => `message ${++n} of the MCP bench, a line of ordinary length`;
 
-    const cases: Array<[string, Client, string, () => Record<string, unknown>]> = [
-      ['MCP ipc_write, Streamable HTTP', http, 'ipc_write', () => ({ fd: httpFd, message: msg() })],
-      ['MCP bare SDK no-op, Streamable HTTP', bareHttp, 'noop', () => ({ message: msg() })],
-      ['MCP ipc_write, unix socket', socket, 'ipc_write', () => ({ fd: sockFd, message: msg() })],
-      ['MCP bare SDK no-op, unix socket', bareSocket, 'noop', () => ({ message: msg() })],
-      ['MCP bare SDK one insert, Streamable HTTP', bareHttp, 'insert', () => ({ message: msg() })],
-      ['MCP bare SDK one insert, unix socket', bareSocket, 'insert', () => ({ message: msg() })],
-    ];
-    const measured = new Map<string, number[]>();
-    // Every case warms up before any is timed: otherwise the first timed (warren over HTTP)
-    // would pay the warm-up of the code all cases share (the SDK, undici, zod) for the others.
-    for (const [, client, tool, args] of cases) await warm(client, tool, args);
-    for (const [name, client, tool, args] of cases) measured.set(name, await timeCalls(client, tool, args));
-
     // The surface alone: the same calls with the kernel's write swapped for the floor's insert,
     // so what is left over the floor is the MCP path's own (transports, auth, dispatch), not
     // the write unit's.
     const kernel = running.warren.kernel;
     const realWrite = kernel.write;
-    kernel.write = async (_p, _fd, text) => ({ seq: surfaceFloor.append(text) });
+    const floorWrite: typeof realWrite = async (_p, _fd, text) => ({ seq: surfaceFloor.append(text) });
+    const cases: Array<{
+      name: string;
+      client: Client;
+      tool: string;
+      args: () => Record<string, unknown>;
+      swap?: true;
+    }> = [
+      {
+        name: 'MCP ipc_write, Streamable HTTP',
+        client: http,
+        tool: 'ipc_write',
+        args: () => ({ fd: httpFd, message: msg() }),
+      },
+      {
+        name: 'MCP bare SDK no-op, Streamable HTTP',
+        client: bareHttp,
+        tool: 'noop',
+        args: () => ({ message: msg() }),
+      },
+      {
+        name: 'MCP ipc_write, unix socket',
+        client: socket,
+        tool: 'ipc_write',
+        args: () => ({ fd: sockFd, message: msg() }),
+      },
+      {
+        name: 'MCP bare SDK no-op, unix socket',
+        client: bareSocket,
+        tool: 'noop',
+        args: () => ({ message: msg() }),
+      },
+      {
+        name: 'MCP bare SDK one insert, Streamable HTTP',
+        client: bareHttp,
+        tool: 'insert',
+        args: () => ({ message: msg() }),
+      },
+      {
+        name: 'MCP bare SDK one insert, unix socket',
+        client: bareSocket,
+        tool: 'insert',
+        args: () => ({ message: msg() }),
+      },
+      {
+        name: 'MCP surface, Streamable HTTP',
+        client: http,
+        tool: 'ipc_write',
+        args: () => ({ fd: httpFd, message: msg() }),
+        swap: true,
+      },
+      {
+        name: 'MCP surface, unix socket',
+        client: socket,
+        tool: 'ipc_write',
+        args: () => ({ fd: sockFd, message: msg() }),
+        swap: true,
+      },
+    ];
+    const measured = new Map<string, number[]>(cases.map((c) => [c.name, []]));
     try {
-      const swapped: typeof cases = [
-        ['MCP surface, Streamable HTTP', http, 'ipc_write', () => ({ fd: httpFd, message: msg() })],
-        ['MCP surface, unix socket', socket, 'ipc_write', () => ({ fd: sockFd, message: msg() })],
-      ];
-      for (const [, client, tool, args] of swapped) await warm(client, tool, args);
-      for (const [name, client, tool, args] of swapped)
-        measured.set(name, await timeCalls(client, tool, args));
+      // Every case warms up before any is timed (the code they share, the SDK, undici and zod,
+      // warms up once for all), then the cases take turns, a round at a time.
+      for (const c of cases) {
+        kernel.write = c.swap ? floorWrite : realWrite;
+        await warm(c.client, c.tool, c.args);
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const c of cases) {
+          kernel.write = c.swap ? floorWrite : realWrite;
+          measured.get(c.name)!.push(...(await timeCalls(c.client, c.tool, c.args, CALLS / ROUNDS)));
+        }
+      }
     } finally {
       kernel.write = realWrite;
     }
+    for (const lat of measured.values()) lat.sort((a, b) => a - b);
 
     const rows: BenchRow[] = [];
     for (const transport of ['Streamable HTTP', 'unix socket']) {
@@ -190,7 +244,7 @@ export async function mcpToolCall(): Promise<BenchRow[]> {
           unit: 'ms',
           baseline,
           ratio: value / baseline,
-          note: `${CALLS} sequential calls; baseline: the SDK's bare server, a no-op tool, same transport`,
+          note: `${CALLS} sequential calls in ${ROUNDS} rounds, the cases taking turns; baseline: the SDK's bare server, a no-op tool, same transport`,
         });
       }
       const floor = measured.get(`MCP bare SDK one insert, ${transport}`)!;
