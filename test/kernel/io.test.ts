@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { asSession, call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
+import { asSession, call, forEachWarren, idleScript, op, until } from '../helpers/warrens.ts';
 
 forEachWarren('streams and fds', (t) => {
   it('a sync read waits a bounded time, then says "nothing yet"', async () => {
@@ -214,6 +214,50 @@ forEachWarren('streams and fds', (t) => {
     assert.equal((await call(w, 'events', { since: String(now + 60_000) })).events.length, 0);
     await assert.rejects(call(w, 'events', { since: '' }), { code: 'invalid_input' });
     await assert.rejects(call(w, 'events', { until: 'yesterday-ish' }), { code: 'invalid_input' });
+  });
+
+  it('message writes that share a batch fail alone, each with its own error; the others commit in order', async () => {
+    const w = await t.open();
+    const room = await call(w, 'streams_create', { name: 'shared', selfEcho: true });
+    const a = await call(w, 'ipc_spawn', { script: idleScript });
+    const ro = await call(w, 'ipc_attach', {
+      fd: room.fd,
+      targetSessionId: a.session.id,
+      permission: 'r',
+      deliveryMode: 'detach',
+    });
+    const gone = await call(w, 'ipc_spawn', { script: idleScript });
+    const goneFd = (
+      await call(w, 'ipc_attach', {
+        fd: room.fd,
+        targetSessionId: gone.session.id,
+        permission: 'rw',
+        deliveryMode: 'detach',
+      })
+    ).fd;
+    await call(w, 'kill', { id: gone.session.id, signal: 'SIGKILL' });
+    await until(
+      async () => (await call(w, 'session_show', { id: gone.session.id })).session.status === 'stopped',
+    );
+    const units: number[] = [];
+    const stop = w.store.writer.onBatch((b) => units.push(b.units));
+    // Issued in one tick: one batch, where a message write reads but takes no savepoint.
+    const results = await Promise.allSettled([
+      w.kernel.write(op, room.fd, 'first'),
+      w.kernel.write(op, 999, 'no such fd'),
+      w.kernel.write(asSession(a.session.id), ro.fd, 'read-only'),
+      w.kernel.write(op, room.fd, 'second'),
+      w.kernel.write(asSession(gone.session.id), goneFd, 'from a stopped session'),
+      w.kernel.write(op, room.fd, 'third'),
+    ]);
+    stop();
+    assert.ok(units.includes(6), `one batch of the six writes (batches: ${units.join(', ')})`);
+    const codes = results.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code: string }).code));
+    assert.deepEqual(codes, ['ok', 'not_found', 'forbidden', 'ok', 'session_stopped', 'ok']);
+    const seqs = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.seq] : []));
+    assert.deepEqual(seqs, [seqs[0], seqs[0]! + 1, seqs[0]! + 2], 'the three that committed are consecutive');
+    const got = (await call(w, 'ipc_read', { fd: room.fd })).messages.map((m: { text: string }) => m.text);
+    assert.deepEqual(got, ['first', 'second', 'third']);
   });
 
   it('transcript pages backwards; session events page forwards', async () => {
