@@ -66,12 +66,6 @@ export async function subtree(db: Db, id: string): Promise<SessionsTable[]> {
   return out;
 }
 
-export async function streamRow(tx: WriteTx, id: string): Promise<StreamsTable> {
-  const row = await tx.db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound('stream', id);
-  return row;
-}
-
 /** An open stream by id or, within the zone, by name. */
 export async function openStreamByRef(
   tx: WriteTx | { db: Db },
