@@ -80,45 +80,11 @@ export class HotHistogram {
   }
 }
 
-/** A counter with one label, its values kept in a map. */
+/**
+ * A counter with labels, a cell per combination of their values (found by one string key:
+ * the value itself when there is one label). The hot path increments a plain number.
+ */
 export class HotCounter {
-  readonly type = 'counter';
-  readonly aggregator = 'sum';
-  private readonly counts = new Map<string, { n: number }>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly label: string,
-  ) {}
-
-  /** The cell for one label value: increment its `n`. */
-  cell(labelValue: string): { n: number } {
-    let c = this.counts.get(labelValue);
-    if (!c) {
-      c = { n: 0 };
-      this.counts.set(labelValue, c);
-    }
-    return c;
-  }
-
-  register(registry: Registry): this {
-    registry.registerMetric(this as never);
-    return this;
-  }
-
-  reset(): void {
-    this.counts.clear();
-  }
-
-  async get() {
-    const values: Value[] = [...this.counts].map(([lv, c]) => ({ labels: { [this.label]: lv }, value: c.n }));
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-}
-
-/** A counter with several labels, a cell per combination of their values (found by one string key). */
-export class HotLabeledCounter {
   readonly type = 'counter';
   readonly aggregator = 'sum';
   private readonly cells = new Map<string, { n: number; values: readonly string[] }>();
@@ -129,12 +95,15 @@ export class HotLabeledCounter {
     private readonly labels: readonly string[],
   ) {}
 
-  /** Count one, for these label values (in the order of the label names). */
-  inc(...values: string[]): void {
-    const key = values.join('\u0000');
-    const c = this.cells.get(key);
-    if (c) c.n++;
-    else this.cells.set(key, { n: 1, values });
+  /** The cell for these label values (in the order of the label names): increment its `n`. */
+  cell(...values: string[]): { n: number } {
+    const key = values.length === 1 ? values[0]! : values.join('\u0000');
+    let c = this.cells.get(key);
+    if (!c) {
+      c = { n: 0, values };
+      this.cells.set(key, c);
+    }
+    return c;
   }
 
   register(registry: Registry): this {

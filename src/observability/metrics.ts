@@ -3,7 +3,7 @@ import type { SessionCount } from '../kernel/health.ts';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
-import { HotCounter, HotHistogram, HotLabeledCounter } from './hot.ts';
+import { HotCounter, HotHistogram } from './hot.ts';
 
 /** How long a scrape's session counts are reused: scrapes stay one cheap query per window. */
 export const SESSIONS_CACHE_MS = 2_000;
@@ -31,8 +31,8 @@ export class WarrenMetrics {
   private readonly phaseSeconds: Histogram<'phase'>;
   private readonly phaseErrors: Counter<'phase'>;
   /** Counted per call and per request: plain numbers too. */
-  private readonly mcp: HotLabeledCounter;
-  private readonly http: HotLabeledCounter;
+  private readonly mcp: HotCounter;
+  private readonly http: HotCounter;
   private sessionsCache: { at: number; rows: Promise<SessionCount[]> } | undefined;
 
   constructor(
@@ -44,7 +44,7 @@ export class WarrenMetrics {
     this.events = new HotCounter(
       'warren_events_appended_total',
       'Events committed to the action log, by type',
-      'type',
+      ['type'],
     ).register(this.registry);
     const head = () => this.lastSeq;
     new Gauge({
@@ -84,12 +84,12 @@ export class WarrenMetrics {
       labelNames: ['phase'],
       registers,
     });
-    this.mcp = new HotLabeledCounter(
+    this.mcp = new HotCounter(
       'warren_mcp_calls_total',
       'MCP tool calls, by tool and outcome (ok, or the error code)',
       ['tool', 'outcome'],
     ).register(this.registry);
-    this.http = new HotLabeledCounter(
+    this.http = new HotCounter(
       'warren_http_requests_total',
       'HTTP requests, by method, route pattern and status',
       ['method', 'route', 'status'],
@@ -149,11 +149,11 @@ export class WarrenMetrics {
   }
 
   mcpCall(tool: string, outcome: string): void {
-    this.mcp.inc(tool, outcome);
+    this.mcp.cell(tool, outcome).n++;
   }
 
   httpRequest(method: string, route: string, status: number): void {
-    this.http.inc(method, route, String(status));
+    this.http.cell(method, route, String(status)).n++;
   }
 
   /** The exposition text and its content type. */
