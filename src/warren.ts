@@ -73,6 +73,8 @@ export class Warren implements Authority {
   jwt: JwtVerifier | null = null;
   /** Operator keys verified live (null in a cluster, where another node may revoke one). */
   operatorKeys: OperatorKeyCache | null = null;
+  /** What dispatch checks every call against; its parts never change, so it is built once. */
+  private readonly dispatchPolicy: DispatchPolicy;
 
   private constructor(
     readonly store: Store,
@@ -90,7 +92,9 @@ export class Warren implements Authority {
     private readonly tracer: SyscallTracer | null,
     /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
     readonly cluster: Cluster | null,
-  ) {}
+  ) {
+    this.dispatchPolicy = { gate, limits, absent: plugins.absent };
+  }
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
     const clock = opts.clock ?? systemClock;
@@ -207,9 +211,6 @@ export class Warren implements Authority {
     return warren;
   }
 
-  /** What dispatch checks every call against; its parts never change, so it is built once. */
-  private dispatchPolicy: DispatchPolicy | undefined;
-
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
   call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
     const tracer = this.tracer;
@@ -235,7 +236,6 @@ export class Warren implements Authority {
     const ctx: SyscallContext = { principal: who, kernel: this.kernel, plugins: this.plugins };
     if (extra.signal) ctx.signal = extra.signal;
     if (extra.progress) ctx.progress = extra.progress;
-    this.dispatchPolicy ??= { gate: this.gate, limits: this.limits, absent: this.plugins.absent };
     return dispatch(this.table, this.dispatchPolicy, ctx, name, input);
   }
 
