@@ -128,9 +128,10 @@ const SQLITE_INSERT_SQL = `insert into "events" (${EVENT_COLUMNS.map((c) => `"${
 
 /**
  * The only path that writes. Units queue up; whatever is queued when the writer is free
- * becomes one transaction (group commit), each unit inside its own savepoint so one
- * failure does not sink its neighbours. Seqs are taken from `log_head` at the end of the
- * transaction, under its row lock, so seq order is commit order and has no gaps.
+ * becomes one batch (group commit): one transaction, begun when a unit first needs it, each
+ * unit that writes inside its own savepoint so one failure does not sink its neighbours.
+ * Seqs are taken from `log_head` at the end of the batch, under its row lock, so seq order
+ * is commit order and has no gaps.
  */
 export class GroupCommitWriter {
   private queue: Unit[] = [];

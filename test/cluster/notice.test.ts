@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import pg from 'pg';
-import { CommitTail } from '../../src/cluster/tail.ts';
-import type { LogEvent } from '../../src/store/events.ts';
 import { type Notice, readNotice } from '../../src/store/notice.ts';
-import { systemClock } from '../../src/util/clock.ts';
-import { stderrLog } from '../../src/util/log.ts';
 import { forEachStore } from '../helpers/stores.ts';
+import { orderedFeed } from './feed.ts';
 
 const poll = async (what: string, ok: () => boolean) => {
   const deadline = Date.now() + 10_000;
@@ -70,13 +67,8 @@ forEachStore(
       const here = await target.open({ location: loc });
       const other = await target.open({ location: loc });
       here.writer.notify = { channel: 'unused', node: 'here' };
-      // The poll is a minute and the tail is not started: nothing here reads the log.
-      const tail = new CommitTail(here, systemClock, 60_000, stderrLog);
-      await tail.prime();
-      const any: number[] = [];
-      const remote: number[] = [];
-      here.writer.onAnyCommit((evs: readonly LogEvent[]) => any.push(...evs.map((e) => e.seq)));
-      here.writer.onRemoteCommit((evs: readonly LogEvent[]) => remote.push(...evs.map((e) => e.seq)));
+      // The tail is not started: nothing here reads the log until the test says so.
+      const { tail, any, remote } = await orderedFeed(here);
       const ev = { zone: 'default', type: 'test.tick', actor: 'test', payload: {} };
       const noticeOf = async (n: number): Promise<Notice> => {
         const refs = await other.writer.append(Array.from({ length: n }, () => ev));

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { CommitTail } from '../../src/cluster/tail.ts';
-import type { LogEvent } from '../../src/store/events.ts';
-import { systemClock } from '../../src/util/clock.ts';
-import { stderrLog } from '../../src/util/log.ts';
 import { forEachStore } from '../helpers/stores.ts';
+import { orderedFeed } from './feed.ts';
 
 /**
  * The ordered feed, without servers: two stores on one schema stand for two nodes. This
@@ -18,12 +15,8 @@ forEachStore(
       const loc = target.location();
       const here = await target.open({ location: loc });
       const other = await target.open({ location: loc });
-      const tail = new CommitTail(here, systemClock, 60_000, stderrLog);
-      await tail.prime();
-      const any: number[] = [];
-      const remote: number[] = [];
-      here.writer.onAnyCommit((evs: readonly LogEvent[]) => any.push(...evs.map((e) => e.seq)));
-      here.writer.onRemoteCommit((evs: readonly LogEvent[]) => remote.push(...evs.map((e) => e.seq)));
+      // The tail is not started: nothing here reads the log until the test says so.
+      const { tail, any, remote } = await orderedFeed(here);
       const ev = { zone: 'default', type: 'test.tick', actor: 'test', payload: {} };
       try {
         const [first] = await other.writer.append([ev]);
