@@ -45,7 +45,7 @@ after(() => {
       process.kill(pid, 'SIGKILL');
     } catch {}
   }
-  rmSync(root, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 let n = 0;

@@ -45,7 +45,7 @@ after(async () => {
     } catch {}
   }
   await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 /** A private HOME and config dir for one agent, and a working directory. */

@@ -17,7 +17,8 @@ const root = mkdtempSync(join(tmpdir(), 'warren-claude-persona-'));
 const closers: Array<() => Promise<void>> = [];
 after(async () => {
   await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true });
+  // A real CLI's last writes into its HOME can land while the tree is being removed: retry.
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 forEachWarren(

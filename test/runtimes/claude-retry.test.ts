@@ -25,7 +25,7 @@ afterEach(async () => {
   started = undefined;
   await Promise.allSettled(closers.splice(0).map((c) => c()));
 });
-after(() => rmSync(root, { recursive: true, force: true }));
+after(() => rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
 
 async function startClaude(script: Script): Promise<Started> {
   const model = await startMockAnthropic(script);

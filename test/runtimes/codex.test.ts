@@ -35,7 +35,7 @@ after(async () => {
     } catch {}
   }
   await mock?.close();
-  rmSync(homeRoot, { recursive: true, force: true });
+  rmSync(homeRoot, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 afterEach(() => {
   mock.requests.length = 0;
