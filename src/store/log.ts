@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { parseJson } from '../util/json.ts';
 import type { LogEvent } from './events.ts';
+import type { NamedStatements } from './pg-named.ts';
 import type { Database, EventsTable } from './schema.ts';
 
 export const DEFAULT_SESSION_EVENTS_LIMIT = 500;
@@ -43,7 +44,24 @@ export const toLogEvent = (row: EventsTable): LogEvent => ({
 
 /** Reads of the action log by cursor. Every view (session, stream, type) is a query on one table. */
 export class LogReader {
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * `named` (PostgreSQL): the hot reads' texts, fixed whatever their values, are registered
+   * there, so they run as prepared statements instead of being planned at every call: a
+   * read at a cursor (every `ipc_read`, every backlog), the cluster's tail, the head.
+   */
+  constructor(
+    private readonly db: Kysely<Database>,
+    named?: NamedStatements,
+  ) {
+    if (!named) return;
+    for (const q of [
+      this.messagesAfterQuery('', 0, 1),
+      this.tailQuery(0, 1, undefined),
+      this.tailQuery(0, 1, ''),
+      this.headQuery(),
+    ])
+      named.add(q.compile().sql);
+  }
 
   /** One session's events, oldest first (replay order), after `from`. */
   async sessionEvents(sessionId: string, opts: { from?: number; limit?: number } = {}): Promise<LogEvent[]> {
@@ -93,31 +111,43 @@ export class LogReader {
 
   /** Everything after `after`, oldest first: replay, live-stream catch-up. */
   async tail(after: number, opts: { limit?: number; zone?: string } = {}): Promise<LogEvent[]> {
-    let query = this.db.selectFrom('events').selectAll().where('seq', '>', after);
-    if (opts.zone !== undefined) query = query.where('zone', '=', opts.zone);
-    const rows = await query
-      .orderBy('seq', 'asc')
-      .limit(clampLimit(opts.limit, DEFAULT_SESSION_EVENTS_LIMIT))
-      .execute();
+    const rows = await this.tailQuery(
+      after,
+      clampLimit(opts.limit, DEFAULT_SESSION_EVENTS_LIMIT),
+      opts.zone,
+    ).execute();
     return rows.map(toLogEvent);
+  }
+
+  private tailQuery(after: number, limit: number, zone: string | undefined) {
+    let query = this.db.selectFrom('events').selectAll().where('seq', '>', after);
+    if (zone !== undefined) query = query.where('zone', '=', zone);
+    return query.orderBy('seq', 'asc').limit(limit);
   }
 
   /** Messages on the given streams past a cursor: what an fd still has due. */
   async messagesAfter(streamId: string, after: number, limit = 1000): Promise<LogEvent[]> {
-    const rows = await this.db
+    const rows = await this.messagesAfterQuery(streamId, after, limit).execute();
+    return rows.map(toLogEvent);
+  }
+
+  private messagesAfterQuery(streamId: string, after: number, limit: number) {
+    return this.db
       .selectFrom('events')
       .selectAll()
       .where('stream_id', '=', streamId)
       .where('type', '=', 'stream.message')
       .where('seq', '>', after)
       .orderBy('seq', 'asc')
-      .limit(limit)
-      .execute();
-    return rows.map(toLogEvent);
+      .limit(limit);
   }
 
   async head(): Promise<number> {
-    const row = await this.db.selectFrom('log_head').select('seq').where('id', '=', 1).executeTakeFirst();
+    const row = await this.headQuery().executeTakeFirst();
     return Number(row?.seq ?? 0);
+  }
+
+  private headQuery() {
+    return this.db.selectFrom('log_head').select('seq').where('id', '=', 1);
   }
 }

@@ -25,7 +25,7 @@ export class Store {
     this.kind = conn.kind;
     this.writer = new GroupCommitWriter(conn, clock, ids);
     this.reader = conn.reader;
-    this.log = new LogReader(conn.reader);
+    this.log = new LogReader(conn.reader, conn.named);
     this.optimizer = new Optimizer(conn.kind, this.writer, clock);
   }
 

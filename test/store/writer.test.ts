@@ -473,6 +473,28 @@ forEachStore(
       assert.equal(texts.filter((t) => t.startsWith('with h as (update log_head')).length, 1);
       assert.deepEqual(await allSeqs(store), [1, 2, 3]);
     });
+
+    it("the log's hot reads (a read at a cursor, the tail, the head) run as named prepared statements", async () => {
+      const store = await target.open();
+      await store.writer.append([ev(1)]);
+      // One call at a time: the reader pool hands back the connection it just released.
+      for (let i = 0; i < 2; i++) {
+        assert.equal((await store.log.messagesAfter('str_none', 0, 10)).length, 0);
+        assert.equal((await store.log.tail(0, { limit: 5 })).length, 1);
+        assert.equal((await store.log.tail(0, { limit: 5, zone: 'z1' })).length, 1);
+        assert.equal(await store.log.head(), 1);
+      }
+      const prepared = await sql<{
+        name: string;
+        statement: string;
+      }>`select name, statement from pg_prepared_statements`.execute(store.reader);
+      const texts = prepared.rows.filter((r) => r.name.startsWith('warren_')).map((r) => r.statement);
+      const named = (fragment: string) => texts.filter((t) => t.includes(fragment)).length;
+      assert.equal(named('"type" = $2 and "seq" > $3'), 1, 'messagesAfter');
+      assert.equal(named('where "seq" > $1 order by'), 1, 'tail');
+      assert.equal(named('where "seq" > $1 and "zone" = $2'), 1, 'tail of a zone');
+      assert.equal(named('from "log_head"'), 1, 'head');
+    });
   },
   { backends: ['postgres'] },
 );
