@@ -17,6 +17,17 @@ export function sessionById(db: Db, id: string): Promise<SessionsTable | undefin
   return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+const SESSION_BY_ID_SQL = 'select * from sessions where id = ?';
+
+/**
+ * The same read inside a write unit, as a prepared statement (`tx.first`): the turn path
+ * (reports, status changes, SIGCHLD) reads a session row per turn, and the query builder's
+ * per-query cost was most of that read's.
+ */
+export function sessionIn(tx: WriteTx, id: string): Promise<SessionsTable | undefined> {
+  return tx.first<SessionsTable>(SESSION_BY_ID_SQL, [id]);
+}
+
 export async function sessionRow(tx: WriteTx | { db: Db }, id: string): Promise<SessionsTable> {
   const row = await sessionById(tx.db, id);
   if (!row) throw notFound('session', id);

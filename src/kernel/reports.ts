@@ -7,7 +7,7 @@ import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { endSession } from './lifecycle.ts';
-import { sessionById } from './lookup.ts';
+import { sessionIn } from './lookup.ts';
 import { holdsLease } from './ownership.ts';
 import { setStatus } from './status.ts';
 import { recordUsage } from './usage.ts';
@@ -148,7 +148,7 @@ async function applyAll(tx: WriteTx, id: string, items: Queued[], reuseRows: boo
       await r.fn(tx, row as SessionsTable);
       continue;
     }
-    if (!known) row = await sessionById(tx.db, id);
+    if (!known) row = await sessionIn(tx, id);
     if (!row) continue;
     const next = await r.fn(tx, row);
     known = reuseRows && next !== undefined;
@@ -166,6 +166,9 @@ export interface SinkHooks {
   /** This kernel run, recorded with every agent process it starts. */
   runId: string;
 }
+
+/** An agent's line of output is its session's last message (one per line: a prepared statement). */
+const OUTPUT_SQL = 'update sessions set last_message = ?, updated_at = ? where id = ?';
 
 /** The sink a runtime reports into, for one session. */
 export function agentSink(
@@ -193,11 +196,7 @@ export function agentSink(
   return {
     output: (text) =>
       apply(async (tx, r) => {
-        await tx.db
-          .updateTable('sessions')
-          .set({ last_message: text, updated_at: tx.now })
-          .where('id', '=', id)
-          .execute();
+        await tx.run(OUTPUT_SQL, [text, tx.now, id]);
         tx.append({ zone, type: 'session.output', actor: id, session_id: id, payload: { text } });
         return setActivity(tx, { ...r, last_message: text, updated_at: tx.now }, null);
       }),

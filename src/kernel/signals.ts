@@ -1,7 +1,7 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
-import { sessionById } from './lookup.ts';
+import { sessionIn } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { postMessage } from './streams.ts';
 import { isInit } from './zones.ts';
@@ -83,7 +83,7 @@ export async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<v
   // init consumes its SIGCHLDs and nobody waits on them: an ordinary turn of a top-level
   // session (idle) would be one more event per turn for no reader. Stops are still recorded.
   if (child.status === 'idle' && isInit(child.parent_id)) return;
-  const parent = await sessionById(tx.db, child.parent_id);
+  const parent = await sessionIn(tx, child.parent_id);
   if (!parent || parent.status === 'stopped') return;
   await sendSignal(tx, child.zone, parent.id, 'SIGCHLD', {
     child: child.id,

@@ -2,12 +2,20 @@ import type { SessionStatus, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
-import { sessionById } from './lookup.ts';
+import { sessionIn } from './lookup.ts';
 import { KERNEL_ACTOR } from './principal.ts';
 import { notifyParent } from './signals.ts';
-import { addTotals, sumUp } from './usage.ts';
+import { sumUp } from './usage.ts';
 
 const ONE_TURN = { inputTokens: 0, outputTokens: 0, costUsd: 0, turns: 1 };
+
+/**
+ * Every turn moves its session twice (running, idle): fixed texts, prepared once, not the
+ * query builder. A turn's end counts one more turn, on the row and in its subtree's totals.
+ */
+const STATUS_SQL = 'update sessions set status = ?, updated_at = ?, suspend_reason = ? where id = ?';
+const TURN_ENDED_SQL =
+  'update sessions set status = ?, updated_at = ?, suspend_reason = ?, turns = ?, subtree_turns = subtree_turns + 1 where id = ?';
 
 /**
  * Move a live session between pending, running, idle and suspended (stopping is endSession's).
@@ -22,16 +30,19 @@ export async function setStatus(
 ): Promise<SessionsTable> {
   if (row.status === 'stopped') return row;
   if (row.status === to) return row;
-  const patch: Partial<SessionsTable> = { status: to, updated_at: tx.now };
-  if (to === 'suspended') patch.suspend_reason = extra.reason ?? 'suspended';
-  else patch.suspend_reason = null;
+  const patch: Partial<SessionsTable> = {
+    status: to,
+    updated_at: tx.now,
+    suspend_reason: to === 'suspended' ? (extra.reason ?? 'suspended') : null,
+  };
   if (to === 'idle') patch.turns = row.turns + 1;
   // A turn counts in its subtree's totals too: its own row's in this statement, the rest in sumUp.
-  await tx.db
-    .updateTable('sessions')
-    .set((eb) => (to === 'idle' ? { ...patch, ...addTotals(eb, ONE_TURN) } : patch))
-    .where('id', '=', row.id)
-    .execute();
+  await tx.run(
+    to === 'idle' ? TURN_ENDED_SQL : STATUS_SQL,
+    to === 'idle'
+      ? [to, tx.now, patch.suspend_reason, patch.turns, row.id]
+      : [to, tx.now, patch.suspend_reason, row.id],
+  );
   tx.append({
     zone: row.zone,
     type: 'session.status',
@@ -49,10 +60,10 @@ export async function setStatus(
     await notifyParent(tx, next);
     if (next.max_turns !== null && next.turns >= next.max_turns) {
       await endSession(tx, core, next.id, 'budget_exceeded', KERNEL_ACTOR, { maxTurns: next.max_turns });
-      return (await sessionById(tx.db, row.id)) ?? next;
+      return (await sessionIn(tx, row.id)) ?? next;
     }
     // A budget that covers it may have acted on it (a SIGTERM, an end): read what it left.
-    if (next.budget_scope !== null) return (await sessionById(tx.db, row.id)) ?? next;
+    if (next.budget_scope !== null) return (await sessionIn(tx, row.id)) ?? next;
   }
   return next;
 }

@@ -20,7 +20,12 @@ export interface CursorUpdate {
  * of the query builder; on PostgreSQL one statement per chunk instead of a round trip per fd.
  */
 export async function flushCursors(tx: WriteTx, updates: readonly CursorUpdate[]): Promise<void> {
-  for (const q of flushCursorsStatements(tx.kind, updates)) await tx.db.executeQuery(q);
+  if (tx.kind === 'postgres') {
+    for (const q of flushCursorsStatements(tx.kind, updates)) await tx.db.executeQuery(q);
+    return;
+  }
+  // SQLite: straight on the writer's connection (`tx.run`), without the builder's async hop per fd.
+  for (const u of updates) await tx.run(SQLITE_FLUSH_SQL, [u.cursor, u.id, u.cursor]);
 }
 
 /** The statements of one flush: on SQLite one per fd, on PostgreSQL one per chunk of fds. */

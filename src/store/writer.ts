@@ -23,6 +23,8 @@ export interface WriteTx {
    * `db` gives, the batch's own uncommitted writes included.
    */
   first<R>(text: string, params: readonly unknown[]): Promise<R | undefined>;
+  /** A fixed, hot statement that returns nothing, the same way as `first`. */
+  run(text: string, params: readonly unknown[]): Promise<void>;
   /**
    * A unit queued with `readsFirst` calls this before its first statement that writes (it
    * is a no-op for any other unit, which is isolated from the start).
@@ -156,7 +158,7 @@ export class GroupCommitWriter {
   notify: { channel: string; node: string } | undefined;
   private observers = new Set<BatchObserver>();
   private idle: Array<() => void> = [];
-  /** `first`'s query texts with PostgreSQL's numbered placeholders (a few fixed texts). */
+  /** `first`'s and `run`'s texts with PostgreSQL's numbered placeholders (a few fixed texts). */
   private readonly pgTexts = new Map<string, string>();
   /** Where a failing commit listener is reported (set by the assembly). */
   log: Log = stderrLog;
@@ -396,6 +398,7 @@ export class GroupCommitWriter {
     isolate: () => Promise<void>,
   ): WriteTx {
     const first = <R>(text: string, params: readonly unknown[]) => this.first<R>(db(), text, params);
+    const run = (text: string, params: readonly unknown[]) => this.run(db(), text, params);
     return {
       // Read at each use: the transaction may begin partway through a unit (`isolate`).
       get db() {
@@ -404,6 +407,7 @@ export class GroupCommitWriter {
       kind: this.conn.kind,
       now,
       first,
+      run,
       isolate,
       append: (event) => {
         // A malformed event fails its own unit here, instead of the whole batch at insert.
@@ -428,6 +432,21 @@ export class GroupCommitWriter {
     params: readonly unknown[],
   ): Promise<R | undefined> {
     if (this.conn.direct) return this.conn.direct.get<R>(text, params);
+    const result = await db.executeQuery<R>(CompiledQuery.raw(this.pgText(text), [...params]));
+    return result.rows[0];
+  }
+
+  private async run(
+    db: Transaction<Database> | Kysely<Database>,
+    text: string,
+    params: readonly unknown[],
+  ): Promise<void> {
+    if (this.conn.direct) return this.conn.direct.run(text, params);
+    await db.executeQuery(CompiledQuery.raw(this.pgText(text), [...params]));
+  }
+
+  /** A `?` text with PostgreSQL's numbered placeholders, registered as a named statement. */
+  private pgText(text: string): string {
     let pgText = this.pgTexts.get(text);
     if (pgText === undefined) {
       let n = 0;
@@ -435,8 +454,7 @@ export class GroupCommitWriter {
       this.pgTexts.set(text, pgText);
       this.conn.named?.add(pgText);
     }
-    const result = await db.executeQuery<R>(CompiledQuery.raw(pgText, [...params]));
-    return result.rows[0];
+    return pgText;
   }
 
   /** The batch is durable: listeners first (in seq order), then hooks, then callers. */
