@@ -343,6 +343,50 @@ forEachStore('store: units of work', (target) => {
     assert.equal(seen?.value, 'yes');
   });
 
+  it('run writes inside the unit: its neighbours see it, and a unit that fails takes its run writes back', async () => {
+    const store = await target.open();
+    await store.writer.write(async (tx) => {
+      await tx.db
+        .insertInto('settings')
+        .values([
+          { key: 'a', value: '0' },
+          { key: 'b', value: '0' },
+        ])
+        .execute();
+    });
+    const set = (key: string, value: string, fail = false) =>
+      store.writer.write(async (tx) => {
+        await tx.run('update settings set value = ? where key = ?', [value, key]);
+        tx.append(ev(1, { type: `set.${key}.${value}` }));
+        if (fail) throw new Error(`set ${key} failed`);
+        return (await tx.first<{ value: string }>('select value from settings where key = ?', [key]))?.value;
+      });
+    // One batch: each unit in its own savepoint, the failing one rolled back alone.
+    const results = await Promise.allSettled([set('a', '1'), set('b', '1', true), set('a', '2')]);
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')),
+      ['1', 'rejected', '2'],
+    );
+    const rows = await store.reader
+      .selectFrom('settings')
+      .selectAll()
+      .where('key', 'in', ['a', 'b'])
+      .execute();
+    assert.deepEqual(Object.fromEntries(rows.map((r) => [r.key, r.value])), { a: '2', b: '0' });
+    assert.deepEqual(
+      (await store.log.tail(0)).map((e) => e.type),
+      ['set.a.1', 'set.a.2'],
+    );
+    // Alone in its batch, a failing unit's run is rolled back with the whole transaction.
+    await assert.rejects(set('b', '9', true), /set b failed/);
+    const b = await store.reader
+      .selectFrom('settings')
+      .select('value')
+      .where('key', '=', 'b')
+      .executeTakeFirst();
+    assert.equal(b?.value, '0');
+  });
+
   it('an append-only unit that cannot be encoded, or a malformed event, fails alone', async () => {
     const store = await target.open();
     const results = await Promise.allSettled([
