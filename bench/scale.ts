@@ -3,8 +3,9 @@
  * Run this file on its own (`npx tsx bench/scale.ts`) to print its rows.
  *
  * - scaleLog: the operations that read no history (spawn, fd list, ps, write, read at a
- *   cursor, restart to serving) with 1k, 100k and 1M events in the log and the same ten
- *   idle sessions; the 1M figures against the 1k ones of the same run (goal: within 1.2×).
+ *   cursor, restart to serving) with 1k, 100k and 1M events in the log and ten idle
+ *   sessions, one data dir per size, all open at once and timed in turn, call by call; the
+ *   1M figures against the 1k ones of the same run (goal: within 1.2×).
  * - scaleSessions: 10, 1,000 and 10,000 live idle script sessions → spawn p50/p99 (goal
  *   at 10,000 within 1.5× of 10), fd list, ps, a reconcile tick with nothing to do (goal
  *   ≤ 5 ms), the process's RSS (goal ≤ 1 GiB); then 1M events added and a real
@@ -35,7 +36,7 @@ interface LogLevel {
   head: number;
   open: number;
   spawn: Summary;
-  /** Undefined when skipped (see slowBefore). */
+  /** Undefined when skipped (see SLOW_BEFORE_MS). */
   fds: Summary | undefined;
   ps: Summary;
   write: Summary;
@@ -44,72 +45,135 @@ interface LogLevel {
   load: string;
 }
 
-const ROOMS_PER_LEVEL = 10;
+const ROOMS_PER_LEVEL = 30;
 /**
- * One operator fd list can take minutes today, and a call cannot be cut short: it is
- * skipped at the next level once it took this long at the one before (a tenth or a
- * hundredth of the size), or was skipped there. The rows say so.
+ * An operator's fd list took minutes before it was paged, and a call cannot be cut short:
+ * a bigger size (or population) is skipped once one call took this long at a smaller one.
+ * The rows say so.
  */
 const SLOW_BEFORE_MS = 500;
 const slowBefore = (prev: { fds: Summary | undefined } | undefined): boolean =>
   prev !== undefined && (prev.fds === undefined || prev.fds.p50 > SLOW_BEFORE_MS);
 
-/**
- * One level: open the warren (its ten sessions resume), time the operations, close it, and
- * time a real server's restart to serving on the same data dir. Writes and reads go to rooms
- * that stayed quiet while the log grew: the read at the fd's cursor is the case where a
- * planner that walks the log instead of the stream's index shows.
- */
-async function measureLevel(
-  dir: string,
-  events: number,
-  rooms: Array<[string, number]>,
-  opts: ScaleOpts,
-  prev: LogLevel | undefined,
-): Promise<LogLevel> {
-  const t0 = performance.now();
-  const warren = await Warren.open({ dataDir: dir, kernel: roomyKernel(true) });
-  const open = performance.now() - t0;
-  const load = load1();
+/** One log size's world: its data dir and the quiet rooms its writes and reads go to. */
+interface World {
+  events: number;
+  dir: string;
+  rooms: Array<[string, number]>;
+}
+
+/** Ten idle sessions and the quiet rooms, then the log filled to `events`. */
+async function buildWorld(dir: string, events: number): Promise<World> {
+  const rooms: Array<[string, number]> = [];
+  const setup = await Warren.open({ dataDir: dir, kernel: roomyKernel(true) });
   try {
-    const head = await warren.store.log.head();
-    const spawn = await timeEach(opts.samples, () => spawnKillCycle(warren), 5);
-    const fds = slowBefore(prev)
-      ? undefined
-      : await timeWithin(20, 5000, () => warren.call(op, 'ipc_list_fds', {}));
-    const ps = await timeWithin(20, 5000, () => warren.call(op, 'ps', {}));
-    const writeMs: number[] = [];
-    const readMs: number[] = [];
-    for (const [name, fd] of rooms) {
-      let t = performance.now();
-      await warren.call(op, 'ipc_write', { fd, message: `hello ${name}` });
-      writeMs.push(performance.now() - t);
-      t = performance.now();
-      const got = (await warren.call(op, 'ipc_read', { fd })) as { messages: unknown[] };
-      readMs.push(performance.now() - t);
-      if (got.messages.length !== 1) throw new Error(`read ${got.messages.length} messages on ${name}`);
+    for (let i = 0; i < 10; i++) await spawnIdle(setup);
+    for (let k = 0; k < ROOMS_PER_LEVEL; k++) {
+      const name = `quiet-${k}`;
+      const room = (await setup.call(op, 'streams_create', { name, selfEcho: true })) as { fd: number };
+      rooms.push([name, room.fd]);
     }
-    await warren.store.writer.drained();
-    const res = {
-      events,
-      head,
-      open,
-      spawn,
-      fds,
-      ps,
-      write: summary(writeMs),
-      read: summary(readMs),
-      load,
-    };
-    await warren.close();
-    // Slow restarts: one sample, not the median of three, to keep the run bounded.
-    const restarts = (prev?.restart ?? 0) > 8000 ? 1 : 3;
-    const r = await restartToServing(dir, { restarts, boundMs: opts.restartBoundMs });
-    // No answer within the bound: the bound is the figure (a lower bound).
-    return { ...res, restart: median(r.restarts) ?? opts.restartBoundMs };
-  } catch (error) {
-    await warren.close();
-    throw error;
+  } finally {
+    await setup.close();
+  }
+  const t = performance.now();
+  const added = fillLog(dbOf(dir), events);
+  process.stderr.write(
+    `  log: ${fmt(events)} events (+${fmt(added)} in ${round((performance.now() - t) / 1000, 1)} s)\n`,
+  );
+  return { events, dir, rooms };
+}
+
+/** `rounds` rounds of `fn` on every warren in turn: drift in the machine hits every size alike. */
+async function interleaved(
+  warrens: readonly Warren[],
+  rounds: number,
+  fn: (w: Warren, i: number, round: number) => Promise<number>,
+  warmup = 0,
+): Promise<number[][]> {
+  const ms: number[][] = warrens.map(() => []);
+  for (let r = -warmup; r < rounds; r++) {
+    for (const [i, w] of warrens.entries()) {
+      const took = await fn(w, i, r);
+      if (r >= 0) ms[i]!.push(took);
+    }
+  }
+  return ms;
+}
+
+const timed = async (fn: () => Promise<unknown>): Promise<number> => {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+};
+
+/**
+ * Every size's warren open at once (their ten sessions resume), each operation timed on one,
+ * then the next, round after round; then each closed, and a real server's restart to serving
+ * timed on each data dir in turn, three rounds. Writes and reads go to rooms that stayed
+ * quiet while the log grew: the read at the fd's cursor is the case where a planner that
+ * walks the log instead of the stream's index shows.
+ */
+async function measureLevels(worlds: readonly World[], opts: ScaleOpts): Promise<LogLevel[]> {
+  const warrens: Warren[] = [];
+  const open: number[] = [];
+  try {
+    for (const w of worlds) {
+      const t = performance.now();
+      warrens.push(await Warren.open({ dataDir: w.dir, kernel: roomyKernel(true) }));
+      open.push(performance.now() - t);
+    }
+    const load = load1();
+    const heads = await Promise.all(warrens.map((w) => w.store.log.head()));
+    const spawn = await interleaved(warrens, opts.samples, (w) => spawnKillCycle(w), 5);
+    // The fd list: once one call at a size took over SLOW_BEFORE_MS, the bigger sizes are skipped.
+    const listing: Warren[] = [];
+    for (const w of warrens) {
+      listing.push(w);
+      if ((await timed(() => w.call(op, 'ipc_list_fds', {}))) > SLOW_BEFORE_MS) break;
+    }
+    const fdsMs = await interleaved(listing, 20, (w) => timed(() => w.call(op, 'ipc_list_fds', {})));
+    const ps = await interleaved(warrens, 20, (w) => timed(() => w.call(op, 'ps', {})));
+    const write = await interleaved(warrens, ROOMS_PER_LEVEL, (w, i, r) =>
+      timed(() => w.call(op, 'ipc_write', { fd: worlds[i]!.rooms[r]![1], message: `hello ${r}` })),
+    );
+    const read = await interleaved(warrens, ROOMS_PER_LEVEL, async (w, i, r) => {
+      const t = performance.now();
+      const got = (await w.call(op, 'ipc_read', { fd: worlds[i]!.rooms[r]![1] })) as { messages: unknown[] };
+      const ms = performance.now() - t;
+      if (got.messages.length !== 1) throw new Error(`read ${got.messages.length} messages on quiet-${r}`);
+      return ms;
+    });
+    await Promise.all(warrens.map((w) => w.store.writer.drained()));
+    const levels = worlds.map((w, i): Omit<LogLevel, 'restart'> => {
+      const listed = listing.indexOf(warrens[i]!);
+      return {
+        events: w.events,
+        head: heads[i]!,
+        open: open[i]!,
+        spawn: summary(spawn[i]!),
+        fds: listed === -1 ? undefined : summary(fdsMs[listed]!),
+        ps: summary(ps[i]!),
+        write: summary(write[i]!),
+        read: summary(read[i]!),
+        load,
+      };
+    });
+    await Promise.all(warrens.splice(0).map((w) => w.close()));
+    // Restarts, a round over every size at a time; no answer within the bound counts as the bound.
+    const restarts: number[][] = worlds.map(() => []);
+    for (let r = 0; r < 3; r++) {
+      for (const [i, w] of worlds.entries()) {
+        const { restarts: took } = await restartToServing(w.dir, {
+          restarts: 1,
+          boundMs: opts.restartBoundMs,
+        });
+        restarts[i]!.push(took[0] ?? opts.restartBoundMs);
+      }
+    }
+    return levels.map((l, i) => ({ ...l, restart: median(restarts[i]!) }));
+  } finally {
+    await Promise.all(warrens.map((w) => w.close()));
   }
 }
 
@@ -136,31 +200,14 @@ const defaults: ScaleOpts = {
 
 export async function scaleLog(o: Partial<ScaleOpts> = {}): Promise<BenchRow[]> {
   const opts = { ...defaults, ...o };
-  using tmp = tempDir();
-  // The world: ten idle sessions and the rooms each level writes to, then the levels.
-  const rooms = opts.logSizes.flatMap((_, l) =>
-    Array.from({ length: ROOMS_PER_LEVEL }, (_, k) => `quiet-${l}-${k}`),
-  );
-  const roomFds: Array<[string, number]> = [];
-  const setup = await Warren.open({ dataDir: tmp.dir, kernel: roomyKernel(true) });
+  const tmps = opts.logSizes.map(() => tempDir());
   try {
-    for (let i = 0; i < 10; i++) await spawnIdle(setup);
-    for (const name of rooms) {
-      const room = (await setup.call(op, 'streams_create', { name, selfEcho: true })) as { fd: number };
-      roomFds.push([name, room.fd]);
-    }
+    const worlds: World[] = [];
+    for (const [l, size] of opts.logSizes.entries()) worlds.push(await buildWorld(tmps[l]!.dir, size));
+    return logRows(await measureLevels(worlds, opts));
   } finally {
-    await setup.close();
+    for (const t of tmps) t[Symbol.dispose]();
   }
-  const levels: LogLevel[] = [];
-  for (const [l, size] of opts.logSizes.entries()) {
-    const t = performance.now();
-    const added = fillLog(dbOf(tmp.dir), size);
-    process.stderr.write(`  log: +${fmt(added)} events in ${round((performance.now() - t) / 1000, 1)} s\n`);
-    const slice = roomFds.slice(l * ROOMS_PER_LEVEL, (l + 1) * ROOMS_PER_LEVEL);
-    levels.push(await measureLevel(tmp.dir, size, slice, opts, levels.at(-1)));
-  }
-  return logRows(levels);
 }
 
 function logRows(levels: LogLevel[]): BenchRow[] {
@@ -195,7 +242,6 @@ function logRows(levels: LogLevel[]): BenchRow[] {
       note: `goal ≤ 1.2× of ${label(base.events)}; ${each(get)} ms${extra}${skip.join('')}`,
     };
   };
-  const loads = levels.map((l) => l.load).join('/');
   return [
     row(
       'spawn p50',
@@ -209,7 +255,7 @@ function logRows(levels: LogLevel[]): BenchRow[] {
     row(
       'restart to serving (warren serve, kill -9)',
       (l) => l.restart,
-      `; median of 3 (1 where the level before took > 8 s); in-process Warren.open ${each((l) => l.open, 0)} ms; load ${loads}`,
+      `; median of 3, the sizes taking turns; in-process Warren.open ${each((l) => l.open, 0)} ms; load ${base.load}`,
     ),
   ];
 }
