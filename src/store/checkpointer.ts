@@ -10,9 +10,15 @@ import { Worker } from 'node:worker_threads';
  * the write lock nor waits for readers, so it cannot make a commit wait or fail.
  * (FULL/RESTART would: they hold the write lock while waiting for readers, and a writer
  * whose deferred transaction read first then gets SQLITE_BUSY instead of waiting.)
- * The WAL stays bounded without them: once a checkpoint has copied every frame, the next
- * commit starts the WAL over from its beginning, and the writer's `journal_size_limit`
- * cuts the file back; the store's close runs one TRUNCATE.
+ *
+ * The WAL only starts over from its beginning at a write that finds every frame already
+ * copied. Under writes that never pause, each checkpoint finishes with newer frames behind
+ * it, so that moment never comes and the WAL grows without bound (measured: 1.8 GiB in 6 s
+ * of back-to-back appends; every page read then searches an ever longer WAL index). So once
+ * a checkpoint reports the WAL past `restartFrames`, the writer asks for a catch-up before
+ * its next batch (`behind`, `catchUp`): it waits, off the event loop, while the worker
+ * copies the few frames still behind, and that batch's commit restarts the WAL;
+ * `journal_size_limit` then cuts the file back. The store's close runs one TRUNCATE.
  *
  * The worker's code is inline (an eval worker loading better-sqlite3 by resolved path) so
  * it runs the same from TypeScript sources and from a compiled build.
@@ -22,14 +28,36 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 0');
-const timer = setInterval(() => {
+const passive = () => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    return db.pragma('wal_checkpoint(PASSIVE)')[0];
   } catch (e) {
     // SQLITE_BUSY and friends: the next round tries again.
+    return undefined;
   }
+};
+// Asked once per restartFrames of growth: from 0 after the WAL started over, or from where
+// the last catch-up left it when a reader kept it from starting over.
+// Shared with the writer's thread: 1 while it should let the WAL start over. Read there
+// without a message, which a busy event loop would take in only later.
+const flag = new Int32Array(workerData.flag);
+let from = 0;
+const timer = setInterval(() => {
+  const r = passive();
+  if (r === undefined) return;
+  if (r.log < from) from = 0;
+  if (r.log >= from + workerData.restartFrames) Atomics.store(flag, 0, 1);
 }, workerData.intervalMs);
+// The writer is paused: copy what is left, a few rounds at most (a reader may hold frames back).
+const catchUp = (attempt) => {
+  const r = passive();
+  if ((r === undefined || r.checkpointed < r.log) && attempt < 20) return setTimeout(() => catchUp(attempt + 1), 2);
+  from = r === undefined ? 0 : r.log;
+  Atomics.store(flag, 0, 0);
+  parentPort.postMessage('caughtUp');
+};
 parentPort.on('message', (m) => {
+  if (m === 'catchUp') return catchUp(0);
   if (m !== 'close') return;
   clearInterval(timer);
   try { db.close(); } catch {}
@@ -40,11 +68,20 @@ parentPort.on('message', (m) => {
 export interface CheckpointerOptions {
   /** Between PASSIVE checkpoints. */
   intervalMs?: number;
+  /** WAL frames (pages) past which the writer pauses once for the WAL to start over. */
+  restartFrames?: number;
 }
+
+/** 64 MiB of 4 KiB pages: the writer's `journal_size_limit`. */
+export const DEFAULT_RESTART_FRAMES = 16_384;
 
 export class Checkpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<void>;
+  /** Set by the worker (see WORKER_SOURCE). */
+  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  private waiting: Array<() => void> = [];
+  private closed = false;
 
   constructor(path: string, opts: CheckpointerOptions = {}) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
@@ -54,16 +91,49 @@ export class Checkpointer {
         path,
         driver,
         intervalMs: opts.intervalMs ?? 20,
+        restartFrames: opts.restartFrames ?? DEFAULT_RESTART_FRAMES,
+        flag: this.flag.buffer,
       },
       // The eval'd source is plain CommonJS: no TypeScript loader needed in the worker.
       execArgv: [],
     });
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.on('message', (m: unknown) => {
+      if (m === 'caughtUp') this.release();
+    });
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', () => {
+        // A worker that is gone answers nobody: let a waiting writer go on.
+        this.closed = true;
+        this.release();
+        resolve();
+      }),
+    );
     // A crashed worker must not crash the server: commits still work, the WAL just grows
     // until the writer's close-time checkpoint.
     this.worker.on('error', (error) => console.error('warren: checkpoint worker failed:', error.message));
     // Never what keeps a process alive; close() still ends it.
     this.worker.unref();
+  }
+
+  /** True when the WAL has grown past its bound and the writer should let it start over. */
+  get behind(): boolean {
+    return !this.closed && Atomics.load(this.flag, 0) === 1;
+  }
+
+  /**
+   * Resolves once the worker has copied every frame it can (the caller writes nothing
+   * meanwhile), so the next commit starts the WAL over. Bounded: the worker gives up after
+   * ~20 short rounds when a reader holds frames back, and the next bound crossing asks again.
+   */
+  catchUp(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      if (this.waiting.length > 1) return;
+      // Awaited, so it must keep the process alive until it answers.
+      this.worker.ref();
+      this.worker.postMessage('catchUp');
+    });
   }
 
   /** Stop the worker and wait for it to close its connection. */
@@ -72,5 +142,10 @@ export class Checkpointer {
     this.worker.ref();
     this.worker.postMessage('close');
     await this.exited;
+  }
+
+  private release(): void {
+    if (!this.closed) this.worker.unref();
+    for (const r of this.waiting.splice(0)) r();
   }
 }

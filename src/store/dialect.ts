@@ -28,6 +28,14 @@ export interface StoreLocation {
    * event loop; `inline`: SQLite's automatic checkpoints inside commits (benches compare).
    */
   checkpoints?: 'worker' | 'inline';
+  /** SQLite with the worker: WAL pages past which it is let start over (tests lower it). */
+  walRestartFrames?: number;
+}
+
+/** The checkpoint worker as the writer sees it: when to pause so the WAL can start over. */
+export interface WalPacer {
+  readonly behind: boolean;
+  catchUp(): Promise<void>;
 }
 
 /**
@@ -47,6 +55,8 @@ export interface Connections {
   writer: Kysely<Database>;
   /** SQLite: the same connection as `writer`, for prepared statements run directly. */
   direct?: SqliteDirect;
+  /** SQLite with checkpoints in a worker: lets the WAL start over under steady writes. */
+  wal?: WalPacer;
   /** PostgreSQL: statement texts that run as named prepared statements on every connection. */
   named?: NamedStatements;
   /** Readers: never block behind a write batch. */
@@ -82,7 +92,12 @@ function openSqlite(loc: StoreLocation): Connections {
   // Checkpoints move to a worker thread; the writer never runs one inside a commit.
   const offLoop = loc.checkpoints !== 'inline';
   if (offLoop) writerDb.pragma('wal_autocheckpoint = 0');
-  const checkpointer = offLoop ? new Checkpointer(loc.url) : undefined;
+  const checkpointer = offLoop
+    ? new Checkpointer(
+        loc.url,
+        loc.walRestartFrames !== undefined ? { restartFrames: loc.walRestartFrames } : {},
+      )
+    : undefined;
   const readerDb = new SqliteDatabase(loc.url);
   readerDb.pragma('busy_timeout = 5000');
   // And after: SQLite has created them by now, with the database's mode; this only checks.
@@ -103,6 +118,7 @@ function openSqlite(loc: StoreLocation): Connections {
         writerStatements.prepare(text).get(...params) as R | undefined,
     },
     reader,
+    ...(checkpointer ? { wal: checkpointer } : {}),
     async close() {
       await checkpointer?.close();
       await reader.destroy();

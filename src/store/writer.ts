@@ -257,6 +257,9 @@ export class GroupCommitWriter {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
+      // The WAL has grown past its bound under writes that never paused: hold this batch
+      // while the checkpoint worker catches up, so its commit starts the WAL over.
+      if (this.conn.wal?.behind) await this.conn.wal.catchUp();
       const batch = this.queue.splice(0, this.maxBatch);
       const started = this.observers.size > 0 ? performance.now() : 0;
       const events = await this.runBatch(batch);
