@@ -75,12 +75,18 @@ export interface CheckpointerOptions {
 /** 64 MiB of 4 KiB pages: the writer's `journal_size_limit`. */
 export const DEFAULT_RESTART_FRAMES = 16_384;
 
+/** The longest a catch-up holds the writer: a disk slow to sync must not stall writes for long. */
+const CATCH_UP_MAX_MS = 1000;
+
 export class Checkpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<void>;
   /** Set by the worker (see WORKER_SOURCE). */
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   private waiting: Array<() => void> = [];
+  private giveUp: NodeJS.Timeout | undefined;
+  /** A catch-up asked for and not yet answered (the writer may have stopped waiting for it). */
+  private asked = false;
   private closed = false;
 
   constructor(path: string, opts: CheckpointerOptions = {}) {
@@ -98,7 +104,9 @@ export class Checkpointer {
       execArgv: [],
     });
     this.worker.on('message', (m: unknown) => {
-      if (m === 'caughtUp') this.release();
+      if (m !== 'caughtUp') return;
+      this.asked = false;
+      this.release();
     });
     this.exited = new Promise((resolve) =>
       this.worker.once('exit', () => {
@@ -117,20 +125,23 @@ export class Checkpointer {
 
   /** True when the WAL has grown past its bound and the writer should let it start over. */
   get behind(): boolean {
-    return !this.closed && Atomics.load(this.flag, 0) === 1;
+    return !this.closed && !this.asked && Atomics.load(this.flag, 0) === 1;
   }
 
   /**
    * Resolves once the worker has copied every frame it can (the caller writes nothing
    * meanwhile), so the next commit starts the WAL over. Bounded: the worker gives up after
-   * ~20 short rounds when a reader holds frames back, and the next bound crossing asks again.
+   * ~20 short rounds when a reader holds frames back, and the writer after CATCH_UP_MAX_MS;
+   * it is not asked again until it has answered.
    */
   catchUp(): Promise<void> {
     if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       this.waiting.push(resolve);
-      if (this.waiting.length > 1) return;
-      // Awaited, so it must keep the process alive until it answers.
+      if (this.waiting.length === 1) this.giveUp = setTimeout(() => this.release(), CATCH_UP_MAX_MS);
+      if (this.asked) return;
+      this.asked = true;
+      // Awaited, so it must keep the process alive until it answers (or the writer gives up).
       this.worker.ref();
       this.worker.postMessage('catchUp');
     });
@@ -145,6 +156,7 @@ export class Checkpointer {
   }
 
   private release(): void {
+    clearTimeout(this.giveUp);
     if (!this.closed) this.worker.unref();
     for (const r of this.waiting.splice(0)) r();
   }
