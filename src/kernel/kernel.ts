@@ -278,7 +278,7 @@ export class Kernel {
 
   spawn = (p: Principal, req: SpawnRequest, opts: proc.SpawnOptions = {}) => proc.spawn(this.k, p, req, opts);
   session = (p: Principal, id: string): Promise<SessionInfo> => proc.session(this.k, p, id);
-  ps = (p: Principal, opts: { all?: boolean } = {}) => proc.ps(this.k, p, opts);
+  ps = (p: Principal, opts: { all?: boolean; after?: string; limit: number }) => proc.ps(this.k, p, opts);
   kill = (p: Principal, id: string, opts: { graceful?: boolean } = {}) => proc.kill(this.k, p, id, opts);
   terminate = (p: Principal, fd: number) => proc.terminate(this.k, p, fd);
   send = (p: Principal, id: string, text: string) => proc.send(this.k, p, id, text);

@@ -69,17 +69,30 @@ export async function session(k: KernelContext, p: Principal, id: string): Promi
   return sessionInfo(await readableSession(k.store.reader, p, id), k.clock.now());
 }
 
+/**
+ * One page of sessions in creation order (ids are the kernel's monotonic ULIDs), after the
+ * id `after` (or the first above it, if it is gone): the page is the query's, so a page of
+ * ps costs the page, not every live session (10,000 live: 221–315 ms when all were read).
+ */
 export async function ps(
   k: KernelContext,
   p: Principal,
-  opts: { all?: boolean } = {},
-): Promise<SessionInfo[]> {
+  opts: { all?: boolean; after?: string; limit: number },
+): Promise<{ sessions: SessionInfo[]; next: string | null }> {
   let q = k.store.reader.selectFrom('sessions').selectAll().where('zone', '=', p.zone);
   if (!opts.all) q = q.where('status', '!=', 'stopped');
   if (p.kind === 'session') q = q.where('parent_id', '=', p.sessionId);
-  const rows = await q.orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+  if (opts.after !== undefined) q = q.where('id', '>', opts.after);
+  const rows = await q
+    .orderBy('id', 'asc')
+    .limit(opts.limit + 1)
+    .execute();
+  const page = rows.slice(0, opts.limit);
   const now = k.clock.now();
-  return rows.map((r) => sessionInfo(r, now));
+  return {
+    sessions: page.map((r) => sessionInfo(r, now)),
+    next: rows.length > opts.limit ? (page.at(-1)?.id ?? null) : null,
+  };
 }
 
 /** SIGKILL, or with `graceful` SIGTERM (escalated to SIGKILL after the grace period). */

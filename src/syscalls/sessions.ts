@@ -17,8 +17,11 @@ export const ps = defineSyscall({
   http: { method: 'GET', path: '/v1/sessions' },
   cli: { command: ['ps'], examples: ['warren ps', 'warren ps --all --json'] },
   handler: async ({ kernel, principal }, i) => {
-    const { items, next } = s.page(await kernel.ps(principal, { all: i.all ?? false }), i);
-    return { sessions: items, next };
+    return kernel.ps(principal, {
+      all: i.all ?? false,
+      limit: i.limit ?? s.DEFAULT_PAGE,
+      ...(i.after !== undefined ? { after: i.after } : {}),
+    });
   },
 });
 

@@ -85,4 +85,32 @@ forEachWarren('spawn', (t) => {
     assert.equal((await sessionOf(w, child.session.id)).status === 'stopped', false);
     void op;
   });
+
+  it('ps pages in creation order: each page follows the last, stopped sessions only with all', async () => {
+    const w = await t.open();
+    const ids: string[] = ['init'];
+    for (let i = 0; i < 5; i++) ids.push((await call(w, 'ipc_spawn', { script: idleScript })).session.id);
+    await call(w, 'kill', { id: ids[2] });
+    const pages = async (input: Record<string, unknown>) => {
+      const seen: string[][] = [];
+      let after: string | undefined;
+      for (;;) {
+        const r = await call(w, 'ps', { ...input, limit: 2, ...(after ? { after } : {}) });
+        seen.push(r.sessions.map((s: { id: string }) => s.id));
+        if (r.next === null) return seen;
+        assert.equal(r.next, seen.at(-1)!.at(-1));
+        after = r.next;
+      }
+    };
+    const live = ids.filter((id) => id !== ids[2]);
+    assert.deepEqual(await pages({}), [live.slice(0, 2), live.slice(2, 4), live.slice(4)]);
+    assert.deepEqual((await pages({ all: true })).flat(), ids);
+    // A page after a session that has since gone from the list starts at the next one above it.
+    const afterKilled = await call(w, 'ps', { after: ids[2], limit: 10 });
+    assert.deepEqual(
+      afterKilled.sessions.map((s: { id: string }) => s.id),
+      ids.slice(3),
+    );
+    assert.equal(afterKilled.next, null);
+  });
 });
