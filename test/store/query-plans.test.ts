@@ -34,10 +34,11 @@ const WATCHED = ['events', 'sessions', 'fds'];
 const LIVE_ONLY_INDEXES = ['fds_holder_open', 'streams_owner_open'];
 const T0 = 1_600_000_000_000;
 /**
- * "Live" spelled as the statuses it means. The kernel writes `status != 'stopped'` in
- * `ps`, the zone's live count at spawn and the reconciler's `unheld`: no index can serve a
- * `!=`, so those walk every session of the zone (or all of them) that ever ran, and
- * PostgreSQL picks a sequential scan. Checked here in the shape they need to take.
+ * "Live" spelled as the statuses it means. The kernel writes `status != 'stopped'` in the
+ * zone's live count at spawn and the reconciler's `unheld`: no index can serve a `!=`, so
+ * those walk every session of the zone (or all of them) that ever ran, and PostgreSQL picks
+ * a sequential scan. Checked here in the shape they need to take. (`ps` keeps its `!=`: it
+ * walks the id index in order and stops at its page.)
  */
 const LIVE = ['pending', 'running', 'idle', 'suspended'] as const;
 
@@ -167,13 +168,22 @@ function shapes(store: Store): Shape[] {
     kernel(
       'session by id; ps; subtree',
       db.selectFrom('sessions').selectAll().where('id', '=', 'ses_50'),
+      // ps: a page of live sessions in id order, the first and a later one (proc.ts).
       db
         .selectFrom('sessions')
         .selectAll()
         .where('zone', '=', 'default')
-        .where('status', 'in', LIVE)
-        .orderBy('created_at', 'asc')
-        .orderBy('id', 'asc'),
+        .where('status', '!=', 'stopped')
+        .orderBy('id', 'asc')
+        .limit(201),
+      db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('zone', '=', 'default')
+        .where('status', '!=', 'stopped')
+        .where('id', '>', 'ses_50')
+        .orderBy('id', 'asc')
+        .limit(201),
       db.selectFrom('sessions').selectAll().where('id', 'in', ['ses_50', 'ses_100']),
       db.selectFrom('sessions').select('id').where('parent_id', 'in', ['ses_50', 'ses_100']),
     ),
