@@ -71,8 +71,9 @@ export async function session(k: KernelContext, p: Principal, id: string): Promi
 
 /**
  * One page of sessions in creation order (ids are the kernel's monotonic ULIDs), after the
- * id `after` (or the first above it, if it is gone): the page is the query's, so a page of
- * ps costs the page, not every live session (10,000 live: 221–315 ms when all were read).
+ * id `after` (or the first above it, if it is gone): the page is the query's (it walks
+ * `sessions_zone_id` and stops), so a page costs the page, not every live session (10,000
+ * live: 221–315 ms when all were read).
  */
 export async function ps(
   k: KernelContext,

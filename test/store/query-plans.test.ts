@@ -38,7 +38,7 @@ const T0 = 1_600_000_000_000;
  * zone's live count at spawn and the reconciler's `unheld`: no index can serve a `!=`, so
  * those walk every session of the zone (or all of them) that ever ran, and PostgreSQL picks
  * a sequential scan. Checked here in the shape they need to take. (`ps` keeps its `!=`: it
- * walks the id index in order and stops at its page.)
+ * walks `sessions_zone_id` in id order and stops at its page.)
  */
 const LIVE = ['pending', 'running', 'idle', 'suspended'] as const;
 
