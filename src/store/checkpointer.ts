@@ -36,11 +36,11 @@ const passive = () => {
     return undefined;
   }
 };
-// Asked once per restartFrames of growth: from 0 after the WAL started over, or from where
-// the last catch-up left it when a reader kept it from starting over.
 // Shared with the writer's thread: 1 while it should let the WAL start over. Read there
 // without a message, which a busy event loop would take in only later.
 const flag = new Int32Array(workerData.flag);
+// Raised once per restartFrames of growth: from 0 after the WAL started over, or from where
+// the last catch-up left it when a reader kept it from starting over.
 let from = 0;
 const timer = setInterval(() => {
   const r = passive();
