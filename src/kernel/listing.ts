@@ -1,7 +1,7 @@
 import { type Expression, sql } from 'kysely';
 import type { FdsTable } from '../store/schema.ts';
 import type { KernelContext } from './context.ts';
-import { forbidden } from './errors.ts';
+import { forbidden, invalid } from './errors.ts';
 import { type Principal, principalId } from './principal.ts';
 import {
   canRead,
@@ -53,6 +53,17 @@ export async function listFds(
     .where('fds.holder', '=', holder)
     .where('fds.closed_at', 'is', null);
   if (typeof page.after === 'number') q = q.where('fds.num', '>', page.after);
+  else if (typeof page.after === 'string') {
+    // A cursor that is an fd's id (what the syscall hands out as `next`): after its number.
+    const at = await k.store.reader
+      .selectFrom('fds')
+      .select('num')
+      .where('id', '=', page.after)
+      .where('holder', '=', holder)
+      .executeTakeFirst();
+    if (!at) throw invalid(`after: ${page.after} names no fd of ${holder}`);
+    q = q.where('fds.num', '>', at.num);
+  }
   const rows = await q.orderBy('fds.num', 'asc').limit(pageSize(page)).execute();
   return withPending(k, rows);
 }

@@ -247,8 +247,15 @@ export const ipcListFds = defineSyscall({
   http: { method: 'GET', path: '/v1/fds' },
   cli: { command: ['fds', 'list'], examples: ['warren fds list'] },
   handler: async ({ kernel, principal }, i) => {
-    const { items, next } = s.page(await kernel.listFds(principal), i);
-    return { fds: items, next };
+    // One more than the page: whether there is a next one. The page is the query's, so a
+    // holder of 20,000 fds pages through all of them (a slice of the first 500 stopped there).
+    const limit = i.limit ?? s.DEFAULT_PAGE;
+    const rows = await kernel.listFds(principal, undefined, {
+      limit: limit + 1,
+      ...(i.after !== undefined ? { after: i.after } : {}),
+    });
+    const fds = rows.slice(0, limit);
+    return { fds, next: rows.length > limit ? (fds.at(-1)?.id ?? null) : null };
   },
 });
 

@@ -1,6 +1,7 @@
 /**
- * ipc_list_streams pages past the kernel's default cap: a zone with more streams than one
- * page gives a cursor, and following it reaches every stream exactly once.
+ * ipc_list_streams and ipc_list_fds page past the kernel's default cap: a zone with more
+ * streams (a holder with more fds) than one page gives a cursor, and following it reaches
+ * every one exactly once.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -25,6 +26,32 @@ forEachWarren(
       const one = await call(w, 'ipc_list_streams', { limit: 1000 });
       assert.equal(one.streams.length, 520);
       assert.equal(one.next, null);
+    });
+
+    it('more fds than the kernel default (500): the cursor reaches them all, in fd order, once each', async () => {
+      const w = await t.open();
+      // Each room's creator holds an fd on it: the operator ends up with 520 fds.
+      for (let i = 0; i < 520; i++) await call(w, 'ipc_create_stream', { name: `room-${i}` });
+      const all = (await call(w, 'ipc_list_fds', { limit: 1000 })).fds as Array<{ id: string; fd: number }>;
+      assert.equal(all.length, 520);
+      const seen: number[] = [];
+      let after: string | undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = await call(w, 'ipc_list_fds', { limit: 200, ...(after ? { after } : {}) });
+        seen.push(...page.fds.map((f: { fd: number }) => f.fd));
+        if (!page.next) break;
+        assert.equal(page.next, page.fds.at(-1).id);
+        after = page.next;
+      }
+      assert.deepEqual(
+        seen,
+        all.map((f) => f.fd),
+      );
+      assert.deepEqual(
+        seen,
+        [...seen].sort((a, b) => a - b),
+      );
+      await assert.rejects(call(w, 'ipc_list_fds', { after: 'fd_nope' }), { code: 'invalid_input' });
     });
   },
   ['sqlite'],
