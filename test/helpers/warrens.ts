@@ -2,6 +2,7 @@
  * Run a kernel suite against every backend: each `target.open()` is a real Warren (store,
  * kernel, syscall table) on a fresh SQLite file or PostgreSQL schema, closed after the test.
  */
+import assert from 'node:assert/strict';
 import { afterEach } from 'node:test';
 import { operator } from '../../src/kernel/principal.ts';
 import type { DialectKind, StoreLocation } from '../../src/store/dialect.ts';
@@ -92,6 +93,30 @@ type Any = any;
 /** Call a syscall as someone; outputs are loosely typed in tests. */
 export const call = (w: Warren, name: string, input: Record<string, unknown> = {}, who = op): Promise<Any> =>
   w.call(who, name, input) as Promise<Any>;
+
+/**
+ * Every page of a paged syscall, `next` passed back as `after` until it is null (at most
+ * `max` pages, so a cursor that never ends fails the test instead of hanging it). Each
+ * page's `next` must be the id of its last item, as the syscalls promise.
+ */
+export async function pages(
+  w: Warren,
+  name: string,
+  key: string,
+  input: Record<string, unknown> = {},
+  max = 20,
+): Promise<Any[][]> {
+  const out: Any[][] = [];
+  let after: string | undefined;
+  for (let i = 0; i < max; i++) {
+    const page = await call(w, name, { ...input, ...(after ? { after } : {}) });
+    out.push(page[key]);
+    if (page.next === null) return out;
+    assert.equal(page.next, page[key].at(-1).id, `${name}: next is the last item's id`);
+    after = page.next;
+  }
+  throw new Error(`${name}: still a next page after ${max}`);
+}
 
 export const sessionOf = async (w: Warren, id: string) => (await call(w, 'session_show', { id })).session;
 

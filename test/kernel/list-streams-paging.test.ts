@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { call, forEachWarren } from '../helpers/warrens.ts';
+import { call, forEachWarren, pages } from '../helpers/warrens.ts';
 
 forEachWarren(
   'ipc_list_streams paging',
@@ -14,15 +14,11 @@ forEachWarren(
       const w = await t.open();
       const names = Array.from({ length: 520 }, (_, i) => `room-${String(i).padStart(3, '0')}`);
       for (const name of names) await call(w, 'ipc_create_stream', { name });
-      const seen: string[] = [];
-      let after: string | undefined;
-      for (let i = 0; i < 10; i++) {
-        const page = await call(w, 'ipc_list_streams', { limit: 200, ...(after ? { after } : {}) });
-        seen.push(...page.streams.map((s: { name: string }) => s.name));
-        if (!page.next) break;
-        after = page.next;
-      }
-      assert.deepEqual(seen, names);
+      const seen = (await pages(w, 'ipc_list_streams', 'streams', { limit: 200 })).flat();
+      assert.deepEqual(
+        seen.map((s: { name: string }) => s.name),
+        names,
+      );
       const one = await call(w, 'ipc_list_streams', { limit: 1000 });
       assert.equal(one.streams.length, 520);
       assert.equal(one.next, null);
@@ -34,15 +30,9 @@ forEachWarren(
       for (let i = 0; i < 520; i++) await call(w, 'ipc_create_stream', { name: `room-${i}` });
       const all = (await call(w, 'ipc_list_fds', { limit: 1000 })).fds as Array<{ id: string; fd: number }>;
       assert.equal(all.length, 520);
-      const seen: number[] = [];
-      let after: string | undefined;
-      for (let i = 0; i < 10; i++) {
-        const page = await call(w, 'ipc_list_fds', { limit: 200, ...(after ? { after } : {}) });
-        seen.push(...page.fds.map((f: { fd: number }) => f.fd));
-        if (!page.next) break;
-        assert.equal(page.next, page.fds.at(-1).id);
-        after = page.next;
-      }
+      const seen = (await pages(w, 'ipc_list_fds', 'fds', { limit: 200 }))
+        .flat()
+        .map((f: { fd: number }) => f.fd);
       assert.deepEqual(
         seen,
         all.map((f) => f.fd),

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { asSession, call, forEachWarren, idleScript, op, sessionOf, waitStatus } from '../helpers/warrens.ts';
+import {
+  asSession,
+  call,
+  forEachWarren,
+  idleScript,
+  op,
+  pages,
+  sessionOf,
+  waitStatus,
+} from '../helpers/warrens.ts';
 
 forEachWarren('spawn', (t) => {
   it('starts with init at depth 0 in zone default', async () => {
@@ -91,20 +100,13 @@ forEachWarren('spawn', (t) => {
     const ids: string[] = ['init'];
     for (let i = 0; i < 5; i++) ids.push((await call(w, 'ipc_spawn', { script: idleScript })).session.id);
     await call(w, 'kill', { id: ids[2] });
-    const pages = async (input: Record<string, unknown>) => {
-      const seen: string[][] = [];
-      let after: string | undefined;
-      for (;;) {
-        const r = await call(w, 'ps', { ...input, limit: 2, ...(after ? { after } : {}) });
-        seen.push(r.sessions.map((s: { id: string }) => s.id));
-        if (r.next === null) return seen;
-        assert.equal(r.next, seen.at(-1)!.at(-1));
-        after = r.next;
-      }
-    };
+    const psPages = async (input: Record<string, unknown>) =>
+      (await pages(w, 'ps', 'sessions', { ...input, limit: 2 })).map((p) =>
+        p.map((s: { id: string }) => s.id),
+      );
     const live = ids.filter((id) => id !== ids[2]);
-    assert.deepEqual(await pages({}), [live.slice(0, 2), live.slice(2, 4), live.slice(4)]);
-    assert.deepEqual((await pages({ all: true })).flat(), ids);
+    assert.deepEqual(await psPages({}), [live.slice(0, 2), live.slice(2, 4), live.slice(4)]);
+    assert.deepEqual((await psPages({ all: true })).flat(), ids);
     // A page after a session that has since gone from the list starts at the next one above it.
     const afterKilled = await call(w, 'ps', { after: ids[2], limit: 10 });
     assert.deepEqual(
