@@ -3,6 +3,7 @@ import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { invalid, WarrenError } from './errors.ts';
 import { childGrants, UNRESTRICTED } from './grants.ts';
+import { pageOfRows } from './listing.ts';
 import {
   controllable,
   fdAndStream,
@@ -88,12 +89,9 @@ export async function ps(
     .orderBy('id', 'asc')
     .limit(opts.limit + 1)
     .execute();
-  const page = rows.slice(0, opts.limit);
+  const { items, next } = pageOfRows(rows, opts.limit);
   const now = k.clock.now();
-  return {
-    sessions: page.map((r) => sessionInfo(r, now)),
-    next: rows.length > opts.limit ? (page.at(-1)?.id ?? null) : null,
-  };
+  return { sessions: items.map((r) => sessionInfo(r, now)), next };
 }
 
 /** SIGKILL, or with `graceful` SIGTERM (escalated to SIGKILL after the grace period). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { tierOf } from '../auth/gating.ts';
 import { forbidden } from '../kernel/errors.ts';
+import { pageOfRows } from '../kernel/listing.ts';
 import type { SpawnRequest } from '../kernel/types.ts';
 import * as s from './schemas.ts';
 import { secretEnv, secretName } from './secrets.ts';
@@ -254,8 +255,8 @@ export const ipcListFds = defineSyscall({
       limit: limit + 1,
       ...(i.after !== undefined ? { after: i.after } : {}),
     });
-    const fds = rows.slice(0, limit);
-    return { fds, next: rows.length > limit ? (fds.at(-1)?.id ?? null) : null };
+    const { items, next } = pageOfRows(rows, limit);
+    return { fds: items, next };
   },
 });
 
