@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { operator } from '../src/kernel/principal.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
+import { operator } from '../src/vocab/principal.ts';
 import { round, summary } from './lib/stats.ts';
 import { type BenchRow, dropSchema } from './store.ts';
 

@@ -11,9 +11,9 @@
  *   commit → published p50/p99; baseline: the same events written straight with XADD.
  */
 import { join } from 'node:path';
-import { operator } from '../src/kernel/principal.ts';
 import { enqueue } from '../src/plugins/coordinator/outbox.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
+import { operator } from '../src/vocab/principal.ts';
 import { round, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import { type BenchRow, dropSchema } from './store.ts';

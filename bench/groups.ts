@@ -11,10 +11,11 @@
  *   stdin. The first message to a group starts its agent (reported apart); the rest go to the
  *   live one. Baseline: `send` of the same text straight to the same session.
  */
-import { operator } from '../src/kernel/principal.ts';
+
 import { byOrder, firstMatch, parseMatch } from '../src/plugins/groups/match.ts';
 import { RouteIndex } from '../src/plugins/groups/route-index.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
+import { operator } from '../src/vocab/principal.ts';
 import { round, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';

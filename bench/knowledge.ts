@@ -11,10 +11,10 @@
  *   the bulk fill rate of the same table (rows/s in 1,000-row transactions).
  */
 import { sql } from 'kysely';
-import { operator } from '../src/kernel/principal.ts';
 import { kdb } from '../src/plugins/knowledge/schema.ts';
 import type { Store } from '../src/store/store.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
+import { operator } from '../src/vocab/principal.ts';
 import { tempDir } from './lib/tempdir.ts';
 import { type BenchRow, dropSchema, pgProblem } from './store.ts';
 

@@ -11,7 +11,7 @@
  * sustained with p99 ≤ 50 ms; the knee is the first rate whose p99 passes 100 ms.
  * Baseline, same run: the same writes to the same rooms with no listeners (write → ack).
  */
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
 import { DeliveryWatch } from './lib/deliveries.ts';
 import { pacedIssue, settledWithin } from './lib/paced.ts';
 import { op, roomyKernel } from './lib/sessions.ts';

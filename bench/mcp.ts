@@ -18,7 +18,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
-import { serve } from '../src/server.ts';
+import { serve } from '../src/app/server.ts';
 import { isolatingFetch } from '../src/surfaces/mcp/client-fetch.ts';
 import { SocketClientTransport } from '../test/helpers/mcp.ts';
 import { eventsDdl, sqliteFloor } from './lib/floor.ts';

@@ -14,7 +14,7 @@
  * Spawning is slow today, so every phase has a time bound and reports how far it got.
  */
 import { join } from 'node:path';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
 import { fillLog } from './lib/fill.ts';
 import { restartToServing } from './lib/server.ts';
 import { growTo, op, roomyKernel, spawnIdle, spawnKillCycle } from './lib/sessions.ts';

@@ -7,11 +7,12 @@
  *   (`finished_at - due_at`). Baseline, in the same run: 1 000 bare `setTimeout`s on the same
  *   times, in the same process (how late the event loop itself is). Goal: p99 ≤ 50 ms.
  */
-import { operator } from '../src/kernel/principal.ts';
+
+import type { PluginInstance } from '../src/contract/plugin.ts';
 import type { Scheduler } from '../src/plugins/scheduling/engine.ts';
 import { sdb } from '../src/plugins/scheduling/schema.ts';
-import type { PluginInstance } from '../src/plugins/types.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
+import { operator } from '../src/vocab/principal.ts';
 import { round, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import { type BenchRow, dropSchema, pgProblem } from './store.ts';

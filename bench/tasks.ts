@@ -5,10 +5,11 @@
  *   its `task.dispatched`, read from the log. Baseline, in the same run: 1 000 bare
  *   `ipc_spawn`s of the same agent, issued 16 at a time (dispatch's own concurrency).
  */
-import { operator } from '../src/kernel/principal.ts';
+
+import type { PluginInstance } from '../src/contract/plugin.ts';
 import type { Engine } from '../src/plugins/orchestration/engine.ts';
-import type { PluginInstance } from '../src/plugins/types.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
+import { operator } from '../src/vocab/principal.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';
 

@@ -11,7 +11,7 @@
  * on SQLite.
  */
 import { allSyscalls } from '../src/syscalls/table.ts';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
 import { op, roomyKernel } from './lib/sessions.ts';
 import { load1, round, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';

@@ -11,7 +11,7 @@
  * SQLite, in process.
  */
 import { realpathSync } from 'node:fs';
-import { Warren } from '../src/warren.ts';
+import { Warren } from '../src/syscalls/warren.ts';
 import { op, roomyKernel } from './lib/sessions.ts';
 import { round, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';

@@ -12,7 +12,7 @@ import { build } from 'esbuild';
 
 const entries = [
   // The server; its code cache is written once it listens (`serve` resolved).
-  { entry: 'src/server.ts', out: 'dist/server', warmAfter: 'serve' },
+  { entry: 'src/app/server.ts', out: 'dist/app/server', warmAfter: 'serve' },
   // `warren mcp`'s relay (the MCP SDK's client and stdio server); it has relayed its first
   // answers by then (the client's `initialize` comes at once).
   { entry: 'src/surfaces/cli/mcp-bridge.ts', out: 'dist/surfaces/cli/mcp-bridge', saveAfterMs: 300 },

@@ -1,10 +1,10 @@
+import { demoCommand, serveCommand } from './app/serve.ts';
 import { configShowCommand } from './surfaces/cli/config.ts';
 import { mcpServeCommand } from './surfaces/cli/coordinator-mcp.ts';
 import { runCli } from './surfaces/cli/main.ts';
 import { mcpCommand } from './surfaces/cli/mcp.ts';
 import { runnerCommand } from './surfaces/cli/runner.ts';
 import { secretsSetCommand } from './surfaces/cli/secrets.ts';
-import { demoCommand, serveCommand } from './surfaces/cli/serve.ts';
 import { setupCommand } from './surfaces/cli/setup-hermes.ts';
 import { workpadEditCommand } from './surfaces/cli/workpad.ts';
 

@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { operator } from '../../src/kernel/principal.ts';
-import { Warren } from '../../src/warren.ts';
+import { Warren } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 
 const [db, nodeId, msText, inFlightText, startText] = process.argv.slice(2);
 const ms = Number(msText);

@@ -1,5 +1,5 @@
 import type { LogEvent } from '../../src/store/events.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 
 /**
  * Watches the log as it commits: when each message (by seq) became a listener's turn input

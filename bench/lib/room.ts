@@ -1,5 +1,5 @@
-import { operator } from '../../src/kernel/principal.ts';
-import { Warren, type WarrenOptions } from '../../src/warren.ts';
+import { Warren, type WarrenOptions } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 
 /**
  * The A/B write benches' subject: a warren with a room, one listening script agent attached

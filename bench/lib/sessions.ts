@@ -1,5 +1,5 @@
-import { operator } from '../../src/kernel/principal.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 
 /** The operator every scale and load bench acts as. */
 export const op = operator('bench');

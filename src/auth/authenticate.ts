@@ -1,6 +1,6 @@
-import { WarrenError } from '../kernel/errors.ts';
-import { DEFAULT_ZONE, type Principal } from '../kernel/principal.ts';
 import type { Store } from '../store/store.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import { DEFAULT_ZONE, type Principal } from '../vocab/principal.ts';
 import { type JwtVerifier, looksLikeJwt } from './jwt.ts';
 import type { OperatorKeyCache } from './key-cache.ts';
 import { verifyOperatorKey } from './keys.ts';

@@ -1,6 +1,6 @@
 import { importJWK, type JWK, type JWTPayload, jwtVerify } from 'jose';
-import { WarrenError } from '../kernel/errors.ts';
-import type { Principal } from '../kernel/principal.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
 
 /** Bearer JWTs from an external issuer (Caracal's STS): see docs/coordinator.md. */
 export interface JwtOptions {

@@ -1,9 +1,9 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WarrenError } from '../kernel/errors.ts';
 import type { Store } from '../store/store.ts';
 import type { IdGenerator } from '../util/ids.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import { OPERATOR_KEY_FILE } from './key-file.ts';
 
 export { OPERATOR_KEY_FILE };

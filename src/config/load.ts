@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type { Tier } from '../auth/gating.ts';
+import { deriveNodeId } from '../cluster/node-id.ts';
+import type { Tier } from '../contract/tiers.ts';
 import type { KernelConfig } from '../kernel/config.ts';
-import type { ServeOptions } from '../server.ts';
 import { syscallTable } from '../syscalls/table.ts';
-import { deriveNodeId } from './node-id.ts';
+import type { ServeOptions } from './options.ts';
 import { type ConfigInput, type ResolvedConfig, resolveConfig, settingValue } from './resolve.ts';
 import { effectiveTiers } from './tiers.ts';
 

@@ -1,4 +1,4 @@
-import type { Tier } from '../auth/gating.ts';
+import type { Tier } from '../contract/tiers.ts';
 import { CONFIG_KEYS } from './keys.ts';
 import type { LoadedConfig } from './load.ts';
 import type { Source } from './resolve.ts';

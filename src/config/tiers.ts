@@ -1,6 +1,7 @@
-import { Gate, TIERS, type Tier } from '../auth/gating.ts';
-import { WarrenError } from '../kernel/errors.ts';
+import { TIERS, type Tier } from '../contract/tiers.ts';
 import type { SyscallTable } from '../syscalls/dispatch.ts';
+import { Gate } from '../syscalls/gate.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import { ConfigError } from './errors.ts';
 import type { ResolvedConfig, Setting } from './resolve.ts';
 

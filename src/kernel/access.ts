@@ -1,7 +1,7 @@
 import type { SessionsTable, StreamsTable } from '../store/schema.ts';
-import { forbidden } from './errors.ts';
+import { forbidden } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
 import { type Db, sessionById, sessionInZone } from './lookup.ts';
-import type { Principal } from './principal.ts';
 
 /**
  * The read matrix: what a caller may look at. Operators read their whole zone. A session

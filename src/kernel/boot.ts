@@ -2,8 +2,8 @@ import type { ExpressionBuilder } from 'kysely';
 import { killRecordedGroup, killRun } from '../runtimes/process.ts';
 import { sweepRunDir } from '../runtimes/rundir.ts';
 import type { Database } from '../store/schema.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { markPrefix } from './supervisor.ts';
 
 /**

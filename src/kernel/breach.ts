@@ -1,5 +1,6 @@
 import type { WriteTx } from '../store/writer.ts';
 import type { TimerHandle } from '../util/clock.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import {
   type Breach,
   breachText,
@@ -13,7 +14,6 @@ import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById, sessionRow } from './lookup.ts';
 import { agentLive } from './ownership.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { logSignal, requestTerm } from './signals.ts';
 
 /**

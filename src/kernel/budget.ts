@@ -1,7 +1,7 @@
 import type { EndReason, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
-import { invalid, WarrenError } from './errors.ts';
+import { invalid, WarrenError } from '../vocab/errors.ts';
 import type { Budget } from './types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Runtime, RuntimeRegistry } from '../runtimes/types.ts';
-import { WarrenError } from './errors.ts';
+import { WarrenError } from '../vocab/errors.ts';
 
 /** Where an agent process runs: `local` (this node) or `<kind>:<name>` (e.g. `runner:gpu1`). */
 export const LOCAL_ENVIRONMENT = 'local';

@@ -1,10 +1,10 @@
 import type { DeliveryMode, FdsTable, Permission, StreamsTable } from '../store/schema.ts';
+import { forbidden, invalid, notFound, WarrenError } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
 import { toMessageView } from './delivery.ts';
-import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
 import { closeFdsCascade } from './lifecycle.ts';
 import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef, sessionById } from './lookup.ts';
-import { type Principal, principalId } from './principal.ts';
 import { canReanimate, inputArrived, reanimate } from './reanimate.ts';
 import { canRead, canWrite, isReservedName, type MessageView, permWithin, streamInfo } from './records.ts';
 import { createStream as createStreamRow, openFd, postMessage, undelivered } from './streams.ts';

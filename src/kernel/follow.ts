@@ -1,6 +1,6 @@
 import type { LogEvent } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../vocab/principal.ts';
 
 export interface FollowFilter {
   type?: string;

@@ -4,8 +4,8 @@ import { resolveExecutable, splitCommandLine } from '../runtimes/process/exec.ts
 import type { SessionsTable } from '../store/schema.ts';
 import { compileGlob, GlobTooLongError, globMatch } from '../util/glob.ts';
 import { parseJson } from '../util/json.ts';
-import { invalid, WarrenError } from './errors.ts';
-import type { Principal } from './principal.ts';
+import { invalid, WarrenError } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
 import type { ResolvedSpawnRequest } from './types.ts';
 
 /**

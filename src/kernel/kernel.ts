@@ -4,17 +4,18 @@ import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
 import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
-import type { WriteTx } from '../store/writer.ts';
+import { unitTx, type WriteUnit } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
+import { forbidden } from '../vocab/errors.ts';
+import { DEFAULT_ZONE, type Principal, principalId } from '../vocab/principal.ts';
 import { endOrphans, recover } from './boot.ts';
 import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
 import type { EnvironmentProvider } from './environments.ts';
-import { forbidden } from './errors.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
@@ -31,7 +32,6 @@ import {
   type PersonaInput,
   putPersona,
 } from './personas.ts';
-import { DEFAULT_ZONE, type Principal, principalId } from './principal.ts';
 import * as proc from './proc.ts';
 import { openSession } from './reanimate.ts';
 import { type PhaseScope, Reconciler } from './reconcile.ts';
@@ -61,9 +61,9 @@ export interface KernelOptions {
   toolsOf?: (row: SessionsTable) => readonly string[];
   /**
    * Mints the token an agent acts with, for its session and the row's `token_gen` (the
-   * signing secret stays with the assembly). By default, a key that dies with this kernel.
+   * signing secret stays with the assembly, which injects this).
    */
-  mintToken?: (sessionId: string, gen: number) => string;
+  mintToken: (sessionId: string, gen: number) => string;
   /** The key named secrets are sealed with (secrets-key.ts); by default one that dies with this kernel. */
   secretsKey?: Uint8Array;
   /** Where diagnostics go; default: errors on stderr. */
@@ -283,7 +283,8 @@ export class Kernel {
   terminate = (p: Principal, fd: number) => proc.terminate(this.k, p, fd);
   send = (p: Principal, id: string, text: string) => proc.send(this.k, p, id, text);
   /** `send` inside a plugin's transaction: its state change and the input commit together. */
-  sendIn = (tx: WriteTx, p: Principal, id: string, text: string) => proc.sendIn(tx, this.k, p, id, text);
+  sendIn = (unit: WriteUnit, p: Principal, id: string, text: string) =>
+    proc.sendIn(unitTx(unit), this.k, p, id, text);
   stopOrContinue = (p: Principal, id: string, signal: 'SIGSTOP' | 'SIGCONT') =>
     proc.stopOrContinue(this.k, p, id, signal);
   resume = (p: Principal, id: string) => proc.resume(this.k, p, id);
@@ -319,18 +320,24 @@ export class Kernel {
    * stdin (init) gets the log event only.
    */
   signalIn = (
-    tx: WriteTx,
+    unit: WriteUnit,
     target: { zone: string; id: string },
     signal: SignalName,
     fields: Record<string, unknown>,
     actor: string,
-  ) => sendSignal(tx, target.zone, target.id, signal, fields, actor);
+  ) => sendSignal(unitTx(unit), target.zone, target.id, signal, fields, actor);
 
   /**
    * Stop a session in the caller's transaction: SIGTERM when `graceful` and its agent can be
    * asked (SIGKILL after the grace period), else SIGKILL. Null when it had already stopped.
    */
-  stopIn = async (tx: WriteTx, id: string, actor: string, graceful: boolean): Promise<StopOutcome | null> => {
+  stopIn = async (
+    unit: WriteUnit,
+    id: string,
+    actor: string,
+    graceful: boolean,
+  ): Promise<StopOutcome | null> => {
+    const tx = unitTx(unit);
     const row = await sessionById(tx.db, id);
     if (!row || row.status === 'stopped' || isInit(id)) return null;
     // Already asked: a second SIGTERM would only push its deadline back.

@@ -1,10 +1,10 @@
 import type { EndReason, FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import { type BudgetLimit, breachText } from './budget.ts';
 import type { Core } from './core.ts';
-import { WarrenError } from './errors.ts';
 import { nextFdNum, openFdsOf, openFdsOn, sessionById, sessionRow } from './lookup.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { notifyParent, requestTerm, sendSignal } from './signals.ts';
 import { closeFdRow, closeStreamRow, undelivered } from './streams.ts';
 import { initIdOf, isInit } from './zones.ts';

@@ -1,8 +1,8 @@
 import { type Expression, sql } from 'kysely';
 import type { FdsTable } from '../store/schema.ts';
+import { forbidden, invalid } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
-import { forbidden, invalid } from './errors.ts';
-import { type Principal, principalId } from './principal.ts';
 import {
   canRead,
   type FdInfo,

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { FdsTable, SessionsTable, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
-import { forbidden, invalid, notFound, WarrenError } from './errors.ts';
-import { type Principal, principalId } from './principal.ts';
+import { forbidden, invalid, notFound, WarrenError } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import { isReservedName } from './records.ts';
 import { isInit } from './zones.ts';
 

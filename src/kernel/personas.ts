@@ -4,7 +4,7 @@ import type { WriteTx } from '../store/writer.ts';
 import { globMatch } from '../util/glob.ts';
 import { parseJson } from '../util/json.ts';
 import { looksLikeCredential } from '../util/redact.ts';
-import { invalid, notFound, WarrenError } from './errors.ts';
+import { invalid, notFound, WarrenError } from '../vocab/errors.ts';
 import {
   canonicalRoot,
   checkPatterns,

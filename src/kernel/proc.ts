@@ -1,7 +1,8 @@
 import type { WriteTx } from '../store/writer.ts';
+import { invalid, WarrenError } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
-import { invalid, WarrenError } from './errors.ts';
 import { childGrants, UNRESTRICTED } from './grants.ts';
 import { pageOfRows } from './listing.ts';
 import {
@@ -13,7 +14,6 @@ import {
   subtree,
 } from './lookup.ts';
 import { applyPersona } from './personas.ts';
-import { type Principal, principalId } from './principal.ts';
 import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';

@@ -1,11 +1,11 @@
 import type { DeliveryMode, EndReason, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
 import type { Core } from './core.ts';
-import { WarrenError } from './errors.ts';
 import { controllable, openFdsOfOn, sessionRow } from './lookup.ts';
-import { type Principal, principalId } from './principal.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { createStream, openFd } from './streams.ts';
 

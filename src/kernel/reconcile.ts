@@ -1,5 +1,6 @@
 import { dropExpired, RETENTION_BATCH, RETENTION_UNITS_PER_TICK } from '../store/retention.ts';
 import type { TimerHandle } from '../util/clock.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import { wallPhase } from './breach.ts';
 import type { Core } from './core.ts';
 import { DriftWatch } from './drift.ts';
@@ -7,7 +8,6 @@ import { endSession, isHeld } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import type { TickReport } from './observer.ts';
 import { ownedHere } from './ownership.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { retireRows } from './retire.ts';
 import { setStatus } from './status.ts';
 

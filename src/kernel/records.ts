@@ -10,6 +10,7 @@ import type {
   StreamsTable,
 } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
+import type { Usage } from '../vocab/usage.ts';
 import { type Breach, budgetOf, remainingOf, type SubtreeTotals, totalsOf } from './budget.ts';
 import type { Budget } from './types.ts';
 
@@ -49,13 +50,6 @@ export interface SessionInfo {
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
-}
-
-export interface Usage {
-  inputTokens?: number;
-  outputTokens?: number;
-  costUsd?: number;
-  turns?: number;
 }
 
 export interface BudgetInfo {

@@ -1,9 +1,9 @@
 import type { WriteTx } from '../store/writer.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
 import type { Core } from './core.ts';
-import { WarrenError } from './errors.ts';
 import { controllable } from './lookup.ts';
-import { type Principal, principalId } from './principal.ts';
 import { isInit } from './zones.ts';
 
 /**

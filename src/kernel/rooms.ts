@@ -1,10 +1,10 @@
 import type { DeliveryMode, Permission } from '../store/schema.ts';
+import { forbidden, notFound } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
-import { forbidden, notFound } from './errors.ts';
 import { createStream, listFds } from './file.ts';
 import { closeFdsCascade, tearDownStream } from './lifecycle.ts';
 import { liveSessionRow, namedStream, openFdsOfOn, openFdsOn } from './lookup.ts';
-import { type Principal, principalId } from './principal.ts';
 import { type FdInfo, isReservedName, type StreamInfo, streamInfo } from './records.ts';
 import { openFd } from './streams.ts';
 import { isInit } from './zones.ts';

@@ -2,8 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { AgentSink } from '../runtimes/types.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { scrubValues } from '../util/redact.ts';
+import { notFound, WarrenError } from '../vocab/errors.ts';
 import type { Core } from './core.ts';
-import { notFound, WarrenError } from './errors.ts';
 import type { Db } from './lookup.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import type { Core } from './core.ts';
 import { sessionIn } from './lookup.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { postMessage } from './streams.ts';
 import { isInit } from './zones.ts';
 

@@ -1,12 +1,12 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import { childBudget, NO_BUDGET, parseIds } from './budget.ts';
 import type { Core } from './core.ts';
-import { WarrenError } from './errors.ts';
 import { childGrants, grantsOfRow, UNRESTRICTED } from './grants.ts';
 import { liveSessionRow } from './lookup.ts';
 import { applyPersona, type Held } from './personas.ts';
-import { type Principal, principalId } from './principal.ts';
 import { requireSecrets } from './secrets.ts';
 import { createStream, openFd } from './streams.ts';
 import type { ResolvedSpawnRequest, SpawnRequest } from './types.ts';

@@ -1,9 +1,9 @@
 import type { SessionStatus, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionIn } from './lookup.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { notifyParent } from './signals.ts';
 import { sumUp } from './usage.ts';
 

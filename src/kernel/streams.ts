@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { DeliveryMode, FdsTable, Permission, StreamKind, StreamsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { IdGenerator } from '../util/ids.ts';
-import { WarrenError } from './errors.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import type { FdTable } from './fdtable.ts';
 import { nextFdNum } from './lookup.ts';
 import { canRead } from './records.ts';

@@ -1,17 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { TokenSigner } from '../auth/tokens.ts';
 import type { AgentContext, AgentHandle, AgentSink, AgentSpec, RuntimeRegistry } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
 import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { Environments } from './environments.ts';
-import { WarrenError } from './errors.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { claim, claimable } from './ownership.ts';
-import type { Principal } from './principal.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
 import { resolveSecretEnv, scrubbingSink } from './secrets.ts';
 import { setStatus } from './status.ts';
@@ -49,11 +47,8 @@ export class Supervisor {
     runtimes: RuntimeRegistry,
     private readonly delivery: Delivery,
     runId: string,
-    // Without the assembly's signer, tokens are signed with a key that dies with this kernel.
-    private readonly mintToken: (sessionId: string, gen: number) => string = (() => {
-      const signer = new TokenSigner(randomBytes(32));
-      return (id: string, gen: number) => signer.mint(id, gen);
-    })(),
+    // Injected by the assembly (auth signs tokens); the kernel only hands them to agents.
+    private readonly mintToken: (sessionId: string, gen: number) => string,
   ) {
     this.environments = new Environments(runtimes);
     this.reports = new ReportQueue(core);

@@ -2,11 +2,11 @@ import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import { parseJson } from '../util/json.ts';
+import { KERNEL_ACTOR } from '../vocab/principal.ts';
 import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionRow } from './lookup.ts';
 import { agentLive } from './ownership.ts';
-import { KERNEL_ACTOR } from './principal.ts';
 import { logSignal, requestTerm } from './signals.ts';
 
 export interface StopOutcome {

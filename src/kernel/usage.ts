@@ -2,10 +2,10 @@ import type { ExpressionBuilder, UpdateObject } from 'kysely';
 import type { Database, SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
+import type { Usage } from '../vocab/usage.ts';
 import { enforceBudgets } from './breach.ts';
 import { parseIds, SCOPE_COLUMNS, type ScopeRow, type SubtreeTotals } from './budget.ts';
 import type { Core } from './core.ts';
-import type { Usage } from './records.ts';
 
 /**
  * Usage summed up the tree, durably, in the transaction that records it. A session's own

@@ -1,10 +1,10 @@
 import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
+import { forbidden, notFound } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
 import { canReadStream, readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { toMessageView } from './delivery.ts';
-import { forbidden, notFound } from './errors.ts';
-import type { Principal } from './principal.ts';
 import { streamInfo } from './records.ts';
 
 /** Views of the action log: by session, by zone, by stream. */

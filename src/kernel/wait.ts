@@ -1,7 +1,7 @@
 import type { TimerHandle } from '../util/clock.ts';
+import type { Principal } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
 import { childOf } from './lookup.ts';
-import type { Principal } from './principal.ts';
 import { session } from './proc.ts';
 import { canRead } from './records.ts';
 

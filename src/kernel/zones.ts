@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { INIT_SESSION, KERNEL_ACTOR } from '../vocab/principal.ts';
 import { NO_BUDGET } from './budget.ts';
 import type { KernelLimits } from './config.ts';
-import { INIT_SESSION, KERNEL_ACTOR } from './principal.ts';
 
 /** Zones: tenant namespaces, each with its own root session (`init`) and limits. */
 

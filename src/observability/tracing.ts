@@ -11,8 +11,8 @@ import {
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Principal } from '../kernel/principal.ts';
 import type { ContextCarrier } from '../store/writer.ts';
+import type { Principal } from '../vocab/principal.ts';
 
 /**
  * OpenTelemetry traces: a span per syscall, exported over OTLP/HTTP. Loaded only when

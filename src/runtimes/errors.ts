@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { invalid, WarrenError } from '../kernel/errors.ts';
+import { invalid, WarrenError } from '../vocab/errors.ts';
 
 /**
  * The failures every runtime reports the same way: a missing executable, a bad `config`, and

@@ -1,5 +1,5 @@
-import type { Usage } from '../kernel/records.ts';
 import type { Clock } from '../util/clock.ts';
+import type { Usage } from '../vocab/usage.ts';
 
 /** One message handed to an agent, with its seq so the agent can drop repeats. */
 export interface DeliveredMessage {

@@ -32,6 +32,15 @@ export interface WriteTx {
   isolate(): Promise<void>;
 }
 
+/**
+ * A unit as code above the kernel holds it: everything but the kernel's tables. The kernel's
+ * `…In` calls take one and act inside it (every unit the writer hands out is a WriteTx).
+ */
+export type WriteUnit = Omit<WriteTx, 'db' | 'first' | 'run'>;
+
+/** The writer's own unit behind a WriteUnit handed back to the kernel. */
+export const unitTx = (unit: WriteUnit): WriteTx => unit as WriteTx;
+
 export type CommitListener = (events: readonly LogEvent[]) => void;
 
 /** One batch, as observers see it (metrics, `warren status`): how big, how long, whether it committed. */

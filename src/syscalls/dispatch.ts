@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { forbidden, notFound, WarrenError } from '../kernel/errors.ts';
-import type { Principal } from '../kernel/principal.ts';
-import type { InputLimits, Syscall, SyscallContext } from './types.ts';
+import type { InputLimits, Syscall, SyscallContext } from '../contract/syscall.ts';
+import { forbidden, notFound, WarrenError } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
 
 export type SyscallTable = ReadonlyMap<string, Syscall>;
 
@@ -25,6 +25,8 @@ export interface DispatchPolicy {
   limits: InputLimits;
   /** Syscalls of plugins this server does not load, and whose they are (for a helpful not_found). */
   absent?: ReadonlyMap<string, string>;
+  /** The instance of a loaded plugin: a syscall's handler gets its own plugin's as `ctx.self`. */
+  self?: (plugin: string) => unknown;
 }
 
 export const DEFAULT_LIMITS: InputLimits = { promptBytes: 256 * 1024, messageBytes: 256 * 1024 };
@@ -108,25 +110,26 @@ function deeperThan(value: unknown, depth: number, max: number): boolean {
 export async function dispatch(
   table: SyscallTable,
   policy: DispatchPolicy,
-  ctx: SyscallContext,
+  caller: Omit<SyscallContext, 'self'>,
   name: string,
   rawInput: unknown,
 ): Promise<unknown> {
   const syscall = table.get(name);
   if (!syscall) throw missingSyscall(name, policy.absent);
-  if (!syscall.callers.includes(ctx.principal.kind)) {
+  if (!syscall.callers.includes(caller.principal.kind)) {
     throw forbidden(
-      `${name} cannot be called by ${ctx.principal.kind === 'operator' ? 'an operator' : 'a session'}`,
+      `${name} cannot be called by ${caller.principal.kind === 'operator' ? 'an operator' : 'a session'}`,
     );
   }
-  policy.gate.check(ctx.principal, syscall);
+  policy.gate.check(caller.principal, syscall);
   checkSizes(name, rawInput, policy.limits);
   checkDepth(name, rawInput);
   const parsed = syscall.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw inputError(name, parsed.error);
-  syscall.guard?.(ctx.principal, parsed.data);
+  syscall.guard?.(caller.principal, parsed.data);
   // The caller is gone (client closed, request cancelled): do not start work for nobody.
-  if (ctx.signal?.aborted) throw new WarrenError('unavailable', `${name}: the caller went away`);
+  if (caller.signal?.aborted) throw new WarrenError('unavailable', `${name}: the caller went away`);
+  const ctx: SyscallContext = { ...caller, self: syscall.plugin ? policy.self?.(syscall.plugin) : undefined };
   const result = await syscall.handler(ctx, parsed.data);
   // The output schema is a promise to every client: a handler that breaks it is a kernel bug.
   const out = syscall.output.safeParse(result);

@@ -1,70 +1,22 @@
-import { z } from 'zod';
-import { principalId } from '../kernel/principal.ts';
-import { listPlugins, togglePlugin } from '../plugins/manage.ts';
-import { defineSyscall } from './types.ts';
+import type { Plugin } from '../contract/plugin.ts';
+import { coordinatorPlugin } from '../plugins/coordinator/plugin.ts';
+import { corePlugin } from '../plugins/core/plugin.ts';
+import { groupsPlugin } from '../plugins/groups/plugin.ts';
+import { knowledgePlugin } from '../plugins/knowledge/plugin.ts';
+import { orchestrationPlugin } from '../plugins/orchestration/plugin.ts';
+import { runnersPlugin } from '../plugins/runners/plugin.ts';
+import { schedulingPlugin } from '../plugins/scheduling/plugin.ts';
+import { turnsPlugin } from '../plugins/turns/plugin.ts';
 
-/** Plugins: which policy modules this database runs. Enablement takes effect on restart. */
-
-const listing = z.object({
-  name: z.string(),
-  version: z.string(),
-  summary: z.string(),
-  required: z.boolean(),
-  enabled: z.boolean(),
-  loaded: z.boolean(),
-  dependsOn: z.array(z.string()),
-  loadedVersion: z.string().nullable(),
-});
-
-export const pluginList = defineSyscall({
-  name: 'plugin_list',
-  group: 'plugins',
-  summary: 'Every plugin: enabled (the database says) and loaded (this server runs it)',
-  input: z.object({}),
-  output: z.object({ plugins: z.array(listing) }),
-  callers: ['operator'],
-  http: { method: 'GET', path: '/v1/plugins' },
-  cli: { command: ['plugin', 'list'], examples: ['warren plugin list'] },
-  handler: async ({ kernel, plugins }) => ({ plugins: await listPlugins(kernel.store, plugins) }),
-});
-
-const toggled = listing.extend({ restartRequired: z.boolean(), message: z.string() });
-const nameInput = z.object({ name: z.string().min(1).max(64).describe('The plugin') });
-
-export const pluginEnable = defineSyscall({
-  name: 'plugin_enable',
-  group: 'plugins',
-  summary: 'Enable an optional plugin (persisted; takes effect when the server restarts)',
-  input: nameInput,
-  output: toggled,
-  callers: ['operator'],
-  http: { method: 'POST', path: '/v1/plugins/:name/enable' },
-  cli: {
-    command: ['plugin', 'enable'],
-    positional: ['name'],
-    examples: ['warren plugin enable orchestration'],
-  },
-  handler: ({ kernel, plugins, principal }, i) =>
-    togglePlugin(kernel.store, plugins, i.name, true, principalId(principal)),
-});
-
-export const pluginDisable = defineSyscall({
-  name: 'plugin_disable',
-  group: 'plugins',
-  summary: 'Disable an optional plugin (persisted; takes effect when the server restarts)',
-  description:
-    "A disabled plugin's tables and rows stay; its tools, routes and commands are gone after the restart (calling one is not_found).",
-  input: nameInput,
-  output: toggled,
-  callers: ['operator'],
-  http: { method: 'POST', path: '/v1/plugins/:name/disable' },
-  cli: {
-    command: ['plugin', 'disable'],
-    positional: ['name'],
-    examples: ['warren plugin disable orchestration'],
-  },
-  handler: ({ kernel, plugins, principal }, i) =>
-    togglePlugin(kernel.store, plugins, i.name, false, principalId(principal)),
-});
-
-export const pluginSyscalls = [pluginList, pluginEnable, pluginDisable];
+/** Every plugin this build ships, core first. Which load is the database's call (enablement.ts). */
+export const builtinPlugins = (): Plugin[] =>
+  [
+    corePlugin,
+    orchestrationPlugin,
+    knowledgePlugin,
+    schedulingPlugin,
+    groupsPlugin,
+    runnersPlugin,
+    coordinatorPlugin,
+    turnsPlugin,
+  ] as Plugin[];

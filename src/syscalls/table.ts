@@ -1,7 +1,7 @@
-import { syscallsOf } from '../plugins/host.ts';
-import { builtinPlugins } from '../plugins/registry.ts';
+import type { Syscall } from '../contract/syscall.ts';
 import { type SyscallTable, tableOf } from './dispatch.ts';
-import type { Syscall } from './types.ts';
+import { syscallsOf } from './host.ts';
+import { builtinPlugins } from './plugins.ts';
 
 /**
  * Every operation this build has, of every plugin, loaded or not: what the CLI's manifest,

@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
 /**
- * Loads one of the build's CommonJS bundles (dist/server.cjs, the `warren mcp` relay) with
+ * Loads one of the build's CommonJS bundles (dist/app/server.cjs, the `warren mcp` relay) with
  * V8's code cache. Compiling the server's 7 MB bundle was the largest part of `warren serve`'s
  * start, and Node 20 has no compile cache for ES modules (`module.enableCompileCache` is
  * Node 22+), so the bundles are CommonJS, compiled here by `vm.Script` with the cached data
  * V8 produced on an earlier start. scripts/bundle-server.mjs writes the small ES module
- * (dist/server.js …) that calls this and re-exports the bundle's exports.
+ * (dist/app/server.js …) that calls this and re-exports the bundle's exports.
  *
  * The cache lives beside the bundle, named after the build's content hash and V8's version, so
  * a rebuild or another Node never reads a stale one (V8's own check is the source's length

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * warren's own package directory (where bin/, examples/ and docs/ are), found by walking up
  * from the calling module to the package.json named `warren`. Paths relative to a module's
- * own URL break once the server is bundled into one file (dist/server.cjs), and differ
+ * own URL break once the server is bundled into one file (dist/app/server.cjs), and differ
  * between src/ and dist/; this answer is the same from all three.
  */
 export function packageRoot(from: string | URL): string {

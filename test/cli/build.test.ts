@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { DEMO_SCRIPT } from '../../src/demo/demo.ts';
+import { DEMO_SCRIPT } from '../../src/app/demo.ts';
 import { syscallSpecs } from '../../src/surfaces/cli/manifest.ts';
 import { REFERENCE_PATH } from '../../src/surfaces/docs/write.ts';
 import { allSyscalls } from '../../src/syscalls/table.ts';
@@ -47,7 +47,7 @@ function loadedBy(args: string[], env: Record<string, string> = {}): Promise<str
 }
 
 const SERVER_SIDE =
-  /node_modules\/(zod|fastify|better-sqlite3|pg|kysely|@modelcontextprotocol|@agentclientprotocol|yaml)\/|\/dist\/(kernel|store|runtimes|syscalls|server|warren|surfaces\/(http|mcp))/;
+  /node_modules\/(zod|fastify|better-sqlite3|pg|kysely|@modelcontextprotocol|@agentclientprotocol|yaml)\/|\/dist\/(kernel|store|runtimes|syscalls|app\/server|surfaces\/(http|mcp))/;
 
 describe('the build', { skip }, () => {
   it('ships the CLI manifest the syscall table gives', () => {
@@ -56,7 +56,7 @@ describe('the build', { skip }, () => {
   });
 
   it('finds examples/ and docs/ from dist/ as from src/', async () => {
-    const demo = (await import(dist('demo/demo.js').href)) as { DEMO_SCRIPT: string };
+    const demo = (await import(dist('app/demo.js').href)) as { DEMO_SCRIPT: string };
     const docs = (await import(dist('surfaces/docs/write.js').href)) as { REFERENCE_PATH: string };
     assert.equal(demo.DEMO_SCRIPT, DEMO_SCRIPT);
     assert.equal(docs.REFERENCE_PATH, REFERENCE_PATH);
@@ -64,14 +64,14 @@ describe('the build', { skip }, () => {
   });
 
   it('bundles the server and the mcp relay as ASCII CommonJS behind an ES module (scripts/bundle-server.mjs)', async () => {
-    for (const out of ['server', 'surfaces/cli/mcp-bridge']) {
+    for (const out of ['app/server', 'surfaces/cli/mcp-bridge']) {
       assert.ok(isAscii(readFileSync(dist(`${out}.cjs`))), `${out}.cjs is ASCII`);
       assert.match(
         readFileSync(dist(`${out}.js`), 'utf8'),
         /loadBundle\(new URL\('\.\/[\w-]+\.cjs', import\.meta\.url\)/,
       );
     }
-    const server = (await import(dist('server.js').href)) as Record<string, unknown>;
+    const server = (await import(dist('app/server.js').href)) as Record<string, unknown>;
     for (const name of ['serve', 'Warren', 'loadConfig', 'ConfigError']) {
       assert.equal(typeof server[name], 'function', name);
     }

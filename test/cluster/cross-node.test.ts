@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
-import { Warren } from '../../src/warren.ts';
+import { Warren } from '../../src/syscalls/warren.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { Cluster, readUntil, spawnEcho } from './harness.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { operator } from '../../src/kernel/principal.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { inProcessNodes } from './in-process.ts';
 

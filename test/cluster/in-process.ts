@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { Warren } from '../../src/warren.ts';
+import { Warren } from '../../src/syscalls/warren.ts';
 
 /**
  * Nodes of one cluster in the test's own process, on one PostgreSQL schema (`db`), closed

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { operator } from '../../src/kernel/principal.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { inProcessNodes } from './in-process.ts';
 

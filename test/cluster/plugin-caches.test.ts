@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { operator } from '../../src/kernel/principal.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { idleAgent } from '../groups/helpers.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { until } from '../helpers/warrens.ts';

@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { deriveNodeId } from '../../src/config/node-id.ts';
-import { serve } from '../../src/server.ts';
+import { serve } from '../../src/app/server.ts';
+import { deriveNodeId } from '../../src/cluster/node-id.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'warren-nodeid-'));
 after(() => rmSync(root, { recursive: true, force: true }));

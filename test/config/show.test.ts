@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { serveCommand } from '../../src/app/serve.ts';
 import { configShowCommand } from '../../src/surfaces/cli/config.ts';
-import { serveCommand } from '../../src/surfaces/cli/serve.ts';
 import { cli, tempDir } from '../cli/helpers.ts';
 
 interface Shown {

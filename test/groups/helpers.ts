@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { GroupsInstance } from '../../src/plugins/groups/syscalls/common.ts';
 import type { StoreLocation } from '../../src/store/dialect.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { SocketClientTransport } from '../helpers/mcp.ts';
 import { call, idleScript, until, type WarrenTarget } from '../helpers/warrens.ts';
 

@@ -1,11 +1,11 @@
 /** The route match language: parsing, validation (typed errors) and first-match order. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WarrenError } from '../../src/kernel/errors.ts';
 import { byOrder, firstMatch, formatMatch, matches, parseMatch } from '../../src/plugins/groups/match.ts';
 import { checkFolder } from '../../src/plugins/groups/names.ts';
 import { RouteIndex } from '../../src/plugins/groups/route-index.ts';
 import { refusal, toolsOf } from '../../src/plugins/groups/tiers.ts';
+import { WarrenError } from '../../src/vocab/errors.ts';
 
 const invalidInput = (fn: () => unknown, re: RegExp) =>
   assert.throws(

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureOperatorKey } from '../../src/auth/keys.ts';
 import { buildHttpServer, type HttpOptions } from '../../src/surfaces/http/server.ts';
-import type { Warren, WarrenOptions } from '../../src/warren.ts';
+import type { Warren, WarrenOptions } from '../../src/syscalls/warren.ts';
 import { WAIT_MS, type WarrenTarget } from './warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by the tests that read them

@@ -1,4 +1,4 @@
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { call } from './warrens.ts';
 
 /**

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach } from 'node:test';
-import { operator } from '../../src/kernel/principal.ts';
 import type { DialectKind, StoreLocation } from '../../src/store/dialect.ts';
 import { allSyscalls } from '../../src/syscalls/table.ts';
-import { Warren, type WarrenOptions } from '../../src/warren.ts';
+import { Warren, type WarrenOptions } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { forEachStore } from './stores.ts';
 
 export interface WarrenTarget {

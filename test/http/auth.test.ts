@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type Running, serve } from '../../src/server.ts';
+import { type Running, serve } from '../../src/app/server.ts';
 import { request, startHttp } from '../helpers/http.ts';
 import { forEachWarren, idleScript, waitStatus } from '../helpers/warrens.ts';
 

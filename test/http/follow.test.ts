@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { follow } from '../../src/kernel/follow.ts';
 import type { LogEvent } from '../../src/store/events.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { call, forEachWarren, op } from '../helpers/warrens.ts';
 
 async function logAfter(w: Warren, after: number): Promise<number[]> {

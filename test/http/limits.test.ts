@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { WarrenError } from '../../src/kernel/errors.ts';
-import { operator } from '../../src/kernel/principal.ts';
+import type { WarrenError } from '../../src/vocab/errors.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { request, startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { forEachWarren, idleScript } from '../helpers/warrens.ts';

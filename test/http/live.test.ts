@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, mock } from 'node:test';
-import { serve } from '../../src/server.ts';
+import { serve } from '../../src/app/server.ts';
 import {
   type HttpWarren,
   openSse,

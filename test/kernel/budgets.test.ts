@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { subtreeDelta } from '../../src/kernel/usage.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { manualClock } from '../helpers/clock.ts';
 import {
   asSession,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { gone } from '../helpers/processes.ts';
 import { call, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 

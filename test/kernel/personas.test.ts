@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { operator } from '../../src/kernel/principal.ts';
 import { personas } from '../../src/store/migrations/009_personas.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { startHttp } from '../helpers/http.ts';
 import {
   asSession,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { StartContextPart, StartContextTask } from '../../src/plugins/types.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { StartContextPart, StartContextTask } from '../../src/contract/plugin.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { call, forEachWarren } from '../helpers/warrens.ts';
 import { create } from '../orchestration/helpers.ts';
 import { post } from './helpers.ts';

@@ -1,4 +1,4 @@
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { call, op } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: syscall outputs are checked by their own schemas

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { corePlugin } from '../../src/plugins/core.ts';
+import { definePlugin, type Plugin } from '../../src/contract/plugin.ts';
+import { corePlugin } from '../../src/plugins/core/plugin.ts';
 import { knowledgePlugin } from '../../src/plugins/knowledge/plugin.ts';
 import { orchestrationPlugin } from '../../src/plugins/orchestration/plugin.ts';
-import { definePlugin, type Plugin } from '../../src/plugins/types.ts';
 import type { Log } from '../../src/util/log.ts';
 import { eventsOf, forEachWarren, outputs } from '../helpers/warrens.ts';
 import { create, waitTask } from '../orchestration/helpers.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { it } from 'node:test';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { call, eventsOf, forEachWarren, outputs } from '../helpers/warrens.ts';
 import { create, waitTask } from '../orchestration/helpers.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { serve } from '../../src/server.ts';
+import { serve } from '../../src/app/server.ts';
 import { authProxy } from '../helpers/auth-proxy.ts';
 
 const BASELINE = fileURLToPath(new URL('./conformance-baseline.yml', import.meta.url));

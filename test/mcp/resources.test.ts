@@ -11,12 +11,12 @@ import {
   McpError,
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { serve } from '../../src/server.ts';
+import { serve } from '../../src/app/server.ts';
 import type { LogEvent } from '../../src/store/events.ts';
 import { LIST_PAGE, MAX_READ_BYTES } from '../../src/surfaces/mcp/resources.ts';
 import { SubscriptionHub } from '../../src/surfaces/mcp/subscription-hub.ts';
 import { Subscriptions } from '../../src/surfaces/mcp/subscriptions.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClients, SocketClientTransport } from '../helpers/mcp.ts';
 import { WARREN_BIN } from '../helpers/server.ts';

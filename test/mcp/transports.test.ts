@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { type Running, serve } from '../../src/server.ts';
+import { type Running, serve } from '../../src/app/server.ts';
 import { SocketClientTransport, structured } from '../helpers/mcp.ts';
 import { WARREN_BIN } from '../helpers/server.ts';
 import { idleScript } from '../helpers/warrens.ts';

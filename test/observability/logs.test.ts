@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { operator } from '../../src/kernel/principal.ts';
-import { corePlugin } from '../../src/plugins/core.ts';
-import { definePlugin } from '../../src/plugins/types.ts';
+import { definePlugin } from '../../src/contract/plugin.ts';
+import { corePlugin } from '../../src/plugins/core/plugin.ts';
 import type { Log } from '../../src/util/log.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { startServer } from '../helpers/server.ts';
 import { forEachWarren } from '../helpers/warrens.ts';
 

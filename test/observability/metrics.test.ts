@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { serve } from '../../src/server.ts';
+import { serve } from '../../src/app/server.ts';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
 import { type Family, parsePrometheus, sampleValue } from '../helpers/prometheus.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operator } from '../../src/kernel/principal.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import { disableWithDependants } from '../helpers/plugins.ts';
 import { call, eventsOf, forEachWarren, idleScript, outputs, until } from '../helpers/warrens.ts';
 import { type LiveServer, liveServer } from './live-server.ts';

@@ -1,6 +1,6 @@
+import type { PluginInstance } from '../../src/contract/plugin.ts';
 import type { Engine } from '../../src/plugins/orchestration/engine.ts';
-import type { PluginInstance } from '../../src/plugins/types.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { call, type Ev, op, until } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: syscall outputs are checked by their own schemas

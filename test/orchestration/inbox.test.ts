@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { operator } from '../../src/kernel/principal.ts';
 import { openEscalation } from '../../src/plugins/orchestration/escalations.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
+import { operator } from '../../src/vocab/principal.ts';
 import {
   asSession,
   call,

@@ -3,7 +3,7 @@
  * orchestration plugin's tables (these tests do not depend on task creation or dispatch).
  */
 import { odb, type TasksTable } from '../../src/plugins/orchestration/schema.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 
 export async function insertTask(w: Warren, t: Partial<TasksTable> = {}): Promise<string> {
   const id = t.id ?? w.kernel.ids.id('task');

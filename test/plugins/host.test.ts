@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadOrder } from '../../src/plugins/order.ts';
+import { loadOrder } from '../../src/syscalls/order.ts';
 import { call, forEachWarren } from '../helpers/warrens.ts';
 import { type ProbeTrace, probePlugin, withProbes } from './probe.ts';
 

@@ -3,9 +3,9 @@
  * phase and a commit subscriber, each recording what happened to it in `trace`.
  */
 import { z } from 'zod';
-import { corePlugin } from '../../src/plugins/core.ts';
-import { definePlugin, type Plugin } from '../../src/plugins/types.ts';
-import { defineSyscall } from '../../src/syscalls/types.ts';
+import { definePlugin, type Plugin } from '../../src/contract/plugin.ts';
+import { defineSyscall } from '../../src/contract/syscall.ts';
+import { corePlugin } from '../../src/plugins/core/plugin.ts';
 
 export interface ProbeTrace {
   events: string[];
@@ -24,8 +24,8 @@ export function probePlugin(name: string, trace: ProbeTrace, opts: { dependsOn?:
     tier: 2,
     http: { method: 'POST', path: `/v1/${name}/ping` },
     cli: { command: [name, 'ping'] },
-    handler: async ({ plugins }, i) => {
-      const self = plugins.get<{ ping(note?: string): Promise<{ rows: number; greeting: string }> }>(name);
+    handler: async (ctx, i) => {
+      const self = ctx.self as { ping(note?: string): Promise<{ rows: number; greeting: string }> };
       return { plugin: name, ...(await self.ping(i.note)) };
     },
   });

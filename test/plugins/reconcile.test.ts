@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { corePlugin } from '../../src/plugins/core.ts';
-import { definePlugin, type Plugin } from '../../src/plugins/types.ts';
+import { definePlugin, type Plugin } from '../../src/contract/plugin.ts';
+import { corePlugin } from '../../src/plugins/core/plugin.ts';
 import { forEachWarren, until } from '../helpers/warrens.ts';
 
 interface Probe {

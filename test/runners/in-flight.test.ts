@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WarrenError } from '../../src/kernel/errors.ts';
 import { InFlight } from '../../src/plugins/runners/in-flight.ts';
+import { WarrenError } from '../../src/vocab/errors.ts';
 
 const late = () => new WarrenError('unavailable', 'late');
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AcpRuntime } from '../../src/runtimes/acp/index.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
 import {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import {
   allToolResults,

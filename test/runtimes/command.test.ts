@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { type Running, serve } from '../../src/server.ts';
+import { type Running, serve } from '../../src/app/server.ts';
 import { type ApiResponse, type HttpWarren, request, startHttp, withTimeout } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, op, outputs, until, waitStatus } from '../helpers/warrens.ts';

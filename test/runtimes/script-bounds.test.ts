@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WarrenError } from '../../src/kernel/errors.ts';
 import { BoundedMatcher } from '../../src/runtimes/script/match.ts';
 import { ScriptRuntime } from '../../src/runtimes/script/runtime.ts';
+import { WarrenError } from '../../src/vocab/errors.ts';
 import { fakeContext, whenReady } from './script-helpers.ts';
 
 /**

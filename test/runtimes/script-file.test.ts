@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { WarrenError } from '../../src/kernel/errors.ts';
 import { ScriptRuntime } from '../../src/runtimes/script/runtime.ts';
+import { WarrenError } from '../../src/vocab/errors.ts';
 
 /**
  * The attacks (issue 7): `config.file` naming /dev/zero or /dev/urandom froze and then

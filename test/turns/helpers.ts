@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import type { Warren } from '../../src/warren.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import type { WarrenTarget } from '../helpers/warrens.ts';
 import { call } from '../helpers/warrens.ts';
 

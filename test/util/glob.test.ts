@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Gate } from '../../src/auth/gating.ts';
-import { WarrenError } from '../../src/kernel/errors.ts';
+import { Gate } from '../../src/syscalls/gate.ts';
 import { compileGlob, GlobTooLongError, globMatch, MAX_GLOB_LENGTH } from '../../src/util/glob.ts';
+import { WarrenError } from '../../src/vocab/errors.ts';
 
 /**
  * The attack (issue 7): a grant glob with many `*`, compiled to a regex, backtracked

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 
 /** A zone id in a path: what warren's zones allow. */
 export const zoneId = z

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import type { CoordinatorConfig } from './config.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';

@@ -1,7 +1,7 @@
+import type { ReconcilePhase } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { Clock, TimerHandle } from '../../util/clock.ts';
 import type { Log } from '../../util/log.ts';
-import type { ReconcilePhase } from '../types.ts';
 import type { CoordinatorConfig } from './config.ts';
 import { cleanDelegations } from './delegations.ts';
 import { exclusive } from './exclusive.ts';

@@ -1,6 +1,6 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { agentRow } from './agents.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';

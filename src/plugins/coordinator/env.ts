@@ -1,4 +1,4 @@
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import type { CoordinatorConfig } from './config.ts';
 
 /**

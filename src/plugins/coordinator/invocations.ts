@@ -1,7 +1,7 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { operator, type Principal } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { operator, type Principal } from '../../vocab/principal.ts';
 import { iso, keysetPage, rowInZone } from './rows.ts';
 import { type CoordInvocationsTable, cdb, type InvocationStatus } from './schema.ts';
 import { serviceRow } from './services.ts';

@@ -1,4 +1,4 @@
-import { definePlugin } from '../types.ts';
+import { definePlugin } from '../../contract/plugin.ts';
 import { type CoordinatorConfig, coordinatorConfig } from './config.ts';
 import { Coordinator } from './coordinator.ts';
 import { withEnv } from './env.ts';

@@ -1,5 +1,5 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { type CoordDelegationsTable, type CoordInvocationsTable, cdb } from './schema.ts';
 
 /** What the coordinator's tables share: times shown as ISO, keyset pages, lookups in a zone. */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { KERNEL_ACTOR } from '../../kernel/principal.ts';
+import { KERNEL_ACTOR } from '../../vocab/principal.ts';
 import { terminateIn } from './agents.ts';
 import { cdb } from './schema.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { principalId } from '../../kernel/principal.ts';
-import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
+import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
+import { principalId } from '../../vocab/principal.ts';
 import { requireZone, zoneId } from './access.ts';
 import {
   actingIn,
@@ -16,7 +16,7 @@ import { AGENT_STATUSES } from './schema.ts';
 
 /** Agent sessions through the coordinator: the seed's routes under /zones/:zoneId/agents. */
 
-export const coordinatorOf = (ctx: SyscallContext) => ctx.plugins.get<Coordinator>('coordinator');
+export const coordinatorOf = (ctx: SyscallContext) => ctx.self as Coordinator;
 
 const id = z.string().min(1).max(200);
 const label = z.string().min(1).max(200);

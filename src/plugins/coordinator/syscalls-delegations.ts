@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineSyscall } from '../../syscalls/types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
 import { requireZone, zoneId } from './access.ts';
 import { createDelegation, listDelegations, revokeDelegation } from './delegations.ts';
 import { coordinatorOf } from './syscalls-agents.ts';

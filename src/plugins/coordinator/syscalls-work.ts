@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import { defineSyscall } from '../../syscalls/types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { requireZone, zoneId } from './access.ts';
 import {
   cancelInvocation,

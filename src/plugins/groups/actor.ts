@@ -1,5 +1,5 @@
-import { forbidden, invalid } from '../../kernel/errors.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
+import { forbidden, invalid } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { depthOf, within } from './names.ts';
 import { tierOf } from './tiers.ts';
 

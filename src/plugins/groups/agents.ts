@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { invalid, WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { operator, type Principal } from '../../kernel/principal.ts';
-import { spawnInput, spawnRequestOf } from '../../syscalls/ipc.ts';
+import { invalid, WarrenError } from '../../vocab/errors.ts';
+import { operator, type Principal } from '../../vocab/principal.ts';
+import { spawnInput, spawnRequestOf } from '../core/ipc.ts';
 import { KeyedQueue } from './queue.ts';
 import { agentOf, groupIn } from './registry.ts';
 import { type GroupsTable, gdb } from './schema.ts';

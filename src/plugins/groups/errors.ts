@@ -1,4 +1,4 @@
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 
 export const notFoundGroup = (folder: string) =>
   new WarrenError('not_found', `no group ${folder.slice(0, 200)}`, {

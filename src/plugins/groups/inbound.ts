@@ -1,8 +1,8 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import { principalId } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
+import { principalId } from '../../vocab/principal.ts';
 import type { GroupAgents } from './agents.ts';
 import type { CompiledRoute } from './match.ts';
 import { RouteIndex } from './route-index.ts';

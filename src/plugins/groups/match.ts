@@ -1,5 +1,5 @@
-import { invalid } from '../../kernel/errors.ts';
 import { globMatch, MAX_GLOB_LENGTH } from '../../util/glob.ts';
+import { invalid } from '../../vocab/errors.ts';
 
 /**
  * A route's match expression: space-separated `key=glob` pairs, all of which must hold

@@ -6,9 +6,9 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import { type ErrorLog, publicError } from '../../surfaces/mcp/log.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
+import { type ErrorLog, publicError } from '../../vocab/public-error.ts';
 import { checkScheduleCall, scopeScheduleOutput } from './schedules.ts';
 import { refusal, TIER_LABELS, tierOf } from './tiers.ts';
 

@@ -1,4 +1,4 @@
-import { invalid } from '../../kernel/errors.ts';
+import { invalid } from '../../vocab/errors.ts';
 
 /**
  * Group folders: `main`, `main/research`, `main/research/scraper`. A folder is also a path

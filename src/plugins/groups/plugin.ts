@@ -1,10 +1,10 @@
 import { join, resolve } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { definePlugin } from '../../contract/plugin.ts';
+import type { Syscall } from '../../contract/syscall.ts';
 import type { LogEvent } from '../../store/events.ts';
-import type { Syscall } from '../../syscalls/types.ts';
 import { scheduleSyscalls } from '../scheduling/syscalls.ts';
-import { definePlugin } from '../types.ts';
 import { GroupAgents } from './agents.ts';
 import { Inbound } from './inbound.ts';
 import { groupsMigrations } from './migrations.ts';

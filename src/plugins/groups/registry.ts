@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { invalid } from '../../kernel/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { invalid } from '../../vocab/errors.ts';
 import { conflictError, notFoundGroup } from './errors.ts';
 import { checkFolder, depthOf, parentOf, within } from './names.ts';
 import { type GroupsTable, gdb } from './schema.ts';

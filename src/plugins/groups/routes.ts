@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Database } from '../../store/schema.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import type { IdGenerator } from '../../util/ids.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { type Actor, mustReach, reaches } from './actor.ts';
 import { byOrder, type CompiledRoute, formatMatch, parseMatch } from './match.ts';
 import { groupIn } from './registry.ts';

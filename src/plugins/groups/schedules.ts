@@ -1,5 +1,5 @@
-import { forbidden } from '../../kernel/errors.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
+import { forbidden } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 
 type Call = (p: Principal, name: string, input: unknown) => Promise<unknown>;
 type Args = Record<string, unknown>;

@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { invalid } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import type { ErrorLog } from '../../surfaces/mcp/log.ts';
-import { UnixMcpListeners } from '../../surfaces/mcp/unix.ts';
+import { UnixMcpListeners } from '../../util/unix-mcp.ts';
+import { invalid } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
+import type { ErrorLog } from '../../vocab/public-error.ts';
 import { groupPrincipal } from './actor.ts';
 import { checkFolder, depthOf } from './names.ts';
 import { KeyedQueue } from './queue.ts';

@@ -1,5 +1,5 @@
-import { invalid } from '../../kernel/errors.ts';
 import { compileGlob, GlobTooLongError } from '../../util/glob.ts';
+import { invalid } from '../../vocab/errors.ts';
 
 /**
  * Seed 002's tool table: each tool and the deepest tier that has it. A group's tier is its

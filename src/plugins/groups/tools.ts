@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Syscall } from '../../syscalls/types.ts';
+import type { Syscall } from '../../contract/syscall.ts';
 
 /** A group tool as MCP lists it: its syscall's schema, less `group` (a socket's group is its path). */
 export function toolOf(s: Syscall): Tool {

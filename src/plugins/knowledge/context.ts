@@ -1,7 +1,7 @@
+import type { StartContextPart, StartContextTask } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { odb } from '../orchestration/schema.ts';
 import { depsOf } from '../orchestration/tasks.ts';
-import type { StartContextPart, StartContextTask } from '../types.ts';
 import type { KnowledgeConfig } from './config.ts';
 import { findingsOfTasks } from './findings.ts';
 import { termsOf } from './query.ts';

@@ -1,6 +1,6 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { ownTask, requireActOn } from '../orchestration/access.ts';
 import { taskInZone } from '../orchestration/tasks.ts';
 import { type FindingsTable, kdb } from './schema.ts';

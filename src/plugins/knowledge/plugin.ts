@@ -1,4 +1,4 @@
-import { definePlugin } from '../types.ts';
+import { definePlugin } from '../../contract/plugin.ts';
 import { type KnowledgeConfig, knowledgeConfig } from './config.ts';
 import { assemble } from './context.ts';
 import { knowledgeMigrations } from './migrations.ts';

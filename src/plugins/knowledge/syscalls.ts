@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import * as s from '../../syscalls/schemas.ts';
-import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
+import type { PluginInstance } from '../../contract/plugin.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
 import { taskRef } from '../orchestration/tasks.ts';
-import type { PluginInstance } from '../types.ts';
 import type { KnowledgeConfig } from './config.ts';
 import { hitInfo, postFinding, showFinding } from './findings.ts';
 import { termsOf } from './query.ts';
@@ -16,7 +16,7 @@ export interface KnowledgeInstance extends PluginInstance {
   search: FindingSearch;
 }
 
-const knowledge = (ctx: SyscallContext) => ctx.plugins.get<KnowledgeInstance>('knowledge');
+const knowledge = (ctx: SyscallContext) => ctx.self as KnowledgeInstance;
 
 const taskId = z.string().min(1).max(200).describe('A task id');
 /** Tags: short, lowercase words (`db`, `perf.cache`, `area:auth`). */

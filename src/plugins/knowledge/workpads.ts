@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { requireActOn } from '../orchestration/access.ts';
 import { taskInZone } from '../orchestration/tasks.ts';
 import { kdb, type WorkpadsTable } from './schema.ts';

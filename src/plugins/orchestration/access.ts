@@ -1,5 +1,5 @@
-import { forbidden } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
+import { forbidden } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import type { TasksTable } from './schema.ts';
 import { odb } from './schema.ts';
 import { type Db, rootIdOf, taskById } from './tasks.ts';

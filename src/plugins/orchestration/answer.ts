@@ -1,7 +1,7 @@
-import { forbidden, notFound, WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { forbidden, notFound, WarrenError } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { type EscalationsTable, odb, type TasksTable } from './schema.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { odb } from './schema.ts';
 import { type Db, isRootId, taskRef } from './tasks.ts';
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { WarrenError } from '../../kernel/errors.ts';
+import type { PluginContext, StartContextPart } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { isOperatorId, type Principal } from '../../kernel/principal.ts';
 import type { Budget, SpawnRequest } from '../../kernel/types.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { parseJson } from '../../util/json.ts';
-import type { PluginContext, StartContextPart } from '../types.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { isOperatorId, type Principal } from '../../vocab/principal.ts';
 import { ACTOR, finish, sessionOf } from './follow.ts';
 import { odb, type TasksTable } from './schema.ts';
 import { taskById, transition } from './tasks.ts';

@@ -1,7 +1,7 @@
+import type { PluginContext, PluginInstance, ReconcilePhase } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
 import type { Log } from '../../util/log.ts';
-import type { PluginContext, PluginInstance, ReconcilePhase } from '../types.ts';
 import { gate, spawnFor } from './dispatch.ts';
 import { follow, settleDone } from './follow.ts';
 import { odb, TASK_DONE } from './schema.ts';

@@ -1,8 +1,8 @@
-import { forbidden, WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import type { IdGenerator } from '../../util/ids.ts';
+import { forbidden, WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { odb } from './schema.ts';
 
 export interface NewEscalation {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import * as s from '../../syscalls/schemas.ts';
-import { defineSyscall } from '../../syscalls/types.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
 import { answerEscalation } from './answer.ts';
 import { escalate } from './escalations.ts';
 import { DEFAULT_INBOX_PAGE, listInbox, showEscalation } from './inbox.ts';

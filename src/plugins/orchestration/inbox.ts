@@ -1,8 +1,8 @@
-import { forbidden, notFound } from '../../kernel/errors.ts';
+import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
 import { parseJson } from '../../util/json.ts';
+import { forbidden, notFound } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { type EscalationsTable, odb } from './schema.ts';
 
 /**

@@ -1,8 +1,8 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
 import type { Budget } from '../../kernel/types.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { ownTask, requireActOn } from './access.ts';
 import { checkDeps } from './dag.ts';
 import { withdrawEscalations } from './escalations.ts';

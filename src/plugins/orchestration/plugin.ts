@@ -1,5 +1,5 @@
+import { definePlugin } from '../../contract/plugin.ts';
 import type { LogEvent } from '../../store/events.ts';
-import { definePlugin } from '../types.ts';
 import { Engine } from './engine.ts';
 import { inboxSyscalls } from './inbox-syscalls.ts';
 import { orchestrationMigrations } from './migrations.ts';

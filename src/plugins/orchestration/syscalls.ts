@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import * as s from '../../syscalls/schemas.ts';
-import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
-import type { PluginInstance } from '../types.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
 import type { Engine } from './engine.ts';
 import { addDeps, cancelTask, completeTask, createTask, deleteTask, startTask } from './ops.ts';
 import { TASK_STATUSES } from './schema.ts';
@@ -11,8 +10,7 @@ import { listTasks, showTask, taskTree } from './views.ts';
 
 /** The task syscalls: operators (CLI, REST) and orchestrator sessions (MCP tools) call the same ones. */
 
-const engine = (ctx: SyscallContext) =>
-  ctx.plugins.get<{ engine: Engine } & PluginInstance>('orchestration').engine;
+const engine = (ctx: SyscallContext) => (ctx.self as { engine: Engine }).engine;
 
 const taskId = z.string().min(1).max(200).describe('A task id (`root`: your zone’s root task)');
 const status = z.enum(TASK_STATUSES);

@@ -1,10 +1,10 @@
-import { WarrenError } from '../../kernel/errors.ts';
+import type { ReconcilePhase } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { KERNEL_ACTOR, operator } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
 import { parseJson } from '../../util/json.ts';
 import type { Log } from '../../util/log.ts';
-import type { ReconcilePhase } from '../types.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { KERNEL_ACTOR, operator } from '../../vocab/principal.ts';
 import { odb, type TaskAttachmentsTable } from './schema.ts';
 import { forgetAttachment } from './task-targets.ts';
 

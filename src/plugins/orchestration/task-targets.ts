@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { notFound } from '../../kernel/errors.ts';
+import type { DurableAttachment, SessionTargets } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
 import type { DeliveryMode, Permission } from '../../store/schema.ts';
 import type { WriteTx } from '../../store/writer.ts';
-import type { DurableAttachment, SessionTargets } from '../types.ts';
+import { notFound } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { type OrchestrationDb, odb } from './schema.ts';
 
 /** Task ids are `task_<ulid>`: anything else is not ours, and costs no query. */

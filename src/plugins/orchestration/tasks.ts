@@ -1,7 +1,7 @@
-import { WarrenError } from '../../kernel/errors.ts';
 import { initIdOf } from '../../kernel/zones.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { parseJson } from '../../util/json.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { odb, TASK_DONE, type TaskStatus, type TasksTable } from './schema.ts';
 
 /** Task rows: the zone's root task, lookups, and the one way a task changes status. */

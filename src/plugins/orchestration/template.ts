@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SpawnRequest } from '../../kernel/types.ts';
-import { spawnRequestOf as fromSpawnInput, spawnInput } from '../../syscalls/ipc.ts';
+import { spawnRequestOf as fromSpawnInput, spawnInput } from '../core/ipc.ts';
 
 /**
  * What a task's sessions are spawned with: the pieces of `ipc_spawn` that describe the agent

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
+import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { SessionInfo } from '../../kernel/records.ts';
-import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { requireActOn, subtreeRoots } from './access.ts';
 import { odb, type TaskStatus, type TasksTable } from './schema.ts';
 import {

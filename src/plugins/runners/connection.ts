@@ -1,8 +1,8 @@
 import type { WebSocket } from 'ws';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { Usage } from '../../kernel/records.ts';
 import type { AgentExit } from '../../runtimes/types.ts';
 import type { Log } from '../../util/log.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Usage } from '../../vocab/usage.ts';
 import { InFlight } from './in-flight.ts';
 import type { RemoteAgent } from './remote-agent.ts';
 import type { ErrorBody, RunnerFrame, ServerFrame } from './wire.ts';

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, WarrenError } from '../../kernel/errors.ts';
+import { ERROR_STATUS, WarrenError } from '../../vocab/errors.ts';
 import type { ErrorBody } from './wire.ts';
 
 type ResultFrame = { id: number; ok: true; value?: unknown } | { id: number; ok: false; error: ErrorBody };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../types.ts';
+import { definePlugin } from '../../contract/plugin.ts';
 import { RunnerHub } from './hub.ts';
 import { runnersMigrations } from './schema.ts';
 import { type RunnersInstance, runnerSyscalls } from './syscalls.ts';

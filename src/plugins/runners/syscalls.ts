@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { WarrenError } from '../../kernel/errors.ts';
-import { principalId } from '../../kernel/principal.ts';
-import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
-import type { PluginInstance } from '../types.ts';
+import type { PluginInstance } from '../../contract/plugin.ts';
+import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { principalId } from '../../vocab/principal.ts';
 import type { RunnerHub } from './hub.ts';
 import type { RunnersTable } from './schema.ts';
 import type { RunnerTokens } from './tokens.ts';
@@ -15,7 +15,7 @@ export interface RunnersInstance extends PluginInstance {
   tokens: RunnerTokens;
 }
 
-const runners = (ctx: SyscallContext) => ctx.plugins.get<RunnersInstance>('runners');
+const runners = (ctx: SyscallContext) => ctx.self as RunnersInstance;
 
 const name = z.string().min(1).max(63).describe('The runner’s name (its environment is runner:<name>)');
 

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { WarrenError } from '../../kernel/errors.ts';
 import type { Store } from '../../store/store.ts';
 import type { IdGenerator } from '../../util/ids.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { type RunnersTable, rdb } from './schema.ts';
 import { RUNNER_NAME } from './wire.ts';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { WarrenError } from '../../kernel/errors.ts';
+import * as s from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import { spawnInput } from '../../syscalls/ipc.ts';
-import * as s from '../../syscalls/schemas.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
+import { spawnInput } from '../core/ipc.ts';
 import { taskCreate } from '../orchestration/syscalls.ts';
 
 /** What a fire does: create a task from a template, spawn a session (a persona), or write to a stream. */

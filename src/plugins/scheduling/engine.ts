@@ -1,9 +1,9 @@
+import type { ReconcilePhase } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
 import type { TimerHandle } from '../../util/clock.ts';
 import type { Log } from '../../util/log.ts';
-import type { ReconcilePhase } from '../types.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { type Call, runAction, type ScheduleAction, targetDone } from './action.ts';
 import { fireDue, isActive } from './firing.ts';
 import { type FireStatus, type ScheduleFiresTable, sdb } from './schema.ts';

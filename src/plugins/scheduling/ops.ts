@@ -1,9 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
-import { WarrenError } from '../../kernel/errors.ts';
+import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
 import type { Database } from '../../store/schema.ts';
-import { DEFAULT_PAGE } from '../../syscalls/schemas.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import { type ScheduleAction, writableFd } from './action.ts';
 import { isActive, timingOf } from './firing.ts';
 import {

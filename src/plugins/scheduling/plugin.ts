@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { definePlugin } from '../../contract/plugin.ts';
 import type { LogEvent } from '../../store/events.ts';
-import { definePlugin } from '../types.ts';
 import { defaultSchedulerOptions, Scheduler } from './engine.ts';
 import { schedulingMigrations } from './migrations.ts';
 import { scheduleSyscalls } from './syscalls.ts';

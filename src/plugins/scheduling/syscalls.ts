@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import * as s from '../../syscalls/schemas.ts';
-import { defineSyscall, type Syscall, type SyscallContext } from '../../syscalls/types.ts';
-import type { PluginInstance } from '../types.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall, type Syscall, type SyscallContext } from '../../contract/syscall.ts';
 import { spawnTemplate, streamMessage, taskTemplate } from './action.ts';
 import type { Scheduler } from './engine.ts';
 import {
@@ -25,8 +24,7 @@ import {
 
 /** The schedule syscalls: operators (CLI, REST) and orchestrator sessions (MCP tools) call the same ones. */
 
-const scheduler = (ctx: SyscallContext) =>
-  ctx.plugins.get<{ scheduler: Scheduler } & PluginInstance>('scheduling').scheduler;
+const scheduler = (ctx: SyscallContext) => (ctx.self as { scheduler: Scheduler }).scheduler;
 
 const scheduleId = z.string().min(1).max(200).describe('A schedule id');
 

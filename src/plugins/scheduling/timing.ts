@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import type { ScheduleKind } from './schema.ts';
 
 /** When a schedule fires: a cron expression in a time zone, a fixed interval, or one time. */

@@ -1,6 +1,6 @@
 import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { forbidden, invalid, notFound } from '../../kernel/errors.ts';
+import { forbidden, invalid, notFound } from '../../vocab/errors.ts';
 import { isInside } from './policy.ts';
 
 export interface ArtifactEntry {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { forbidden } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import type { SyscallContext } from '../../syscalls/types.ts';
-import type { PluginInstance } from '../types.ts';
+import type { PluginInstance } from '../../contract/plugin.ts';
+import type { SyscallContext } from '../../contract/syscall.ts';
+import { forbidden } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import type { Policy } from './config.ts';
 import type { TurnEngine } from './engine.ts';
 import { namespaceOf } from './policy.ts';
@@ -14,7 +14,7 @@ export interface TurnsInstance extends PluginInstance {
   sessionCommand: string | undefined;
 }
 
-export const turnsOf = (ctx: SyscallContext) => ctx.plugins.get<TurnsInstance>('turns');
+export const turnsOf = (ctx: SyscallContext) => ctx.self as TurnsInstance;
 
 /** The caller's namespace, checked against the bridge's. */
 export const nsOf = (ctx: SyscallContext, i: { profile?: string | undefined; repo?: string | undefined }) =>

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { invalid } from '../../kernel/errors.ts';
-import { principalId } from '../../kernel/principal.ts';
-import { defineSyscall } from '../../syscalls/types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { invalid } from '../../vocab/errors.ts';
+import { principalId } from '../../vocab/principal.ts';
 import { allowMutation, namespace, nsOf, sessionId, turnsOf } from './common.ts';
 import { sendPrompt } from './ops.ts';
 import { requireMutation } from './policy.ts';

@@ -1,6 +1,6 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { Log } from '../../util/log.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import type { Policy } from './config.ts';
 import { endTurn } from './ops.ts';
 import { tdb } from './schema.ts';

@@ -1,7 +1,7 @@
-import { notFound, WarrenError } from '../../kernel/errors.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import { type Principal, principalId } from '../../kernel/principal.ts';
 import type { WriteTx } from '../../store/writer.ts';
+import { notFound, WarrenError } from '../../vocab/errors.ts';
+import { type Principal, principalId } from '../../vocab/principal.ts';
 import type { Policy } from './config.ts';
 import { requireSafeId } from './policy.ts';
 import { capText } from './records.ts';

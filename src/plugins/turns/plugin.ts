@@ -1,4 +1,4 @@
-import { definePlugin } from '../types.ts';
+import { definePlugin } from '../../contract/plugin.ts';
 import { turnsConfig } from './config.ts';
 import { delegateSyscalls } from './delegate.ts';
 import { TurnEngine } from './engine.ts';

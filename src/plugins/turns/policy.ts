@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
-import { forbidden, invalid } from '../../kernel/errors.ts';
+import { forbidden, invalid } from '../../vocab/errors.ts';
 import type { MutationClass, Policy } from './config.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { delimiter } from 'node:path';
-import { invalid } from '../../kernel/errors.ts';
+import { invalid } from '../../vocab/errors.ts';
 import { MUTATION_CLASSES, type MutationClass } from './config.ts';
 
 /**

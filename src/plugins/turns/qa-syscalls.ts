@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { notFound, WarrenError } from '../../kernel/errors.ts';
-import { principalId } from '../../kernel/principal.ts';
-import { defineSyscall } from '../../syscalls/types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { notFound, WarrenError } from '../../vocab/errors.ts';
+import { principalId } from '../../vocab/principal.ts';
 import {
   allowMutation,
   evidencePaths,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { defineSyscall } from '../../contract/syscall.ts';
 import type { LogEvent } from '../../store/events.ts';
-import { defineSyscall } from '../../syscalls/types.ts';
 import { listArtifacts, readArtifact } from './artifacts.ts';
 import {
   namespace,

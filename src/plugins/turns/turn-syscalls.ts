@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { invalid } from '../../kernel/errors.ts';
-import { defineSyscall, type SyscallContext } from '../../syscalls/types.ts';
+import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
+import { invalid } from '../../vocab/errors.ts';
 import { allowMutation, namespace, nsOf, sessionId, turnId, turnOut, turnsOf } from './common.ts';
 import { bridgeSession, sendPrompt, turnOf } from './ops.ts';
 import { requireMutation } from './policy.ts';

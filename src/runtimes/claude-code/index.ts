@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { agentEnv } from '../env.ts';
 import { ExecutableLookup } from '../executable.ts';
 import { spawnGroup } from '../process.ts';

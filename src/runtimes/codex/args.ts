@@ -1,4 +1,4 @@
-import { invalid } from '../../kernel/errors.ts';
+import { invalid } from '../../vocab/errors.ts';
 
 /**
  * The command line of one `codex exec` turn: settings resolved from the runtime's defaults and

@@ -1,6 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { invalid, WarrenError } from '../../kernel/errors.ts';
+import { invalid, WarrenError } from '../../vocab/errors.ts';
 import type { AgentSpec } from '../types.ts';
 
 /** Where an executable would be found, or null. */

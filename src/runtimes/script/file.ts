@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { invalid } from '../../kernel/errors.ts';
+import { invalid } from '../../vocab/errors.ts';
 
 /**
  * Read a script file named by a caller. Only under an allowed root (after resolving `..`

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { invalid } from '../../kernel/errors.ts';
 import { yaml } from '../../util/yaml.ts';
+import { invalid } from '../../vocab/errors.ts';
 import { readScriptFile } from './file.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
 

@@ -4,7 +4,7 @@ import {
   type IncomingMessage,
   type RequestOptions,
 } from 'node:http';
-import type { HttpBinding } from '../../syscalls/types.ts';
+import type { HttpBinding } from '../../contract/syscall.ts';
 import { CliError } from './errors.ts';
 import type { Endpoint } from './globals.ts';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Syscall } from '../../syscalls/types.ts';
+import type { Syscall } from '../../contract/syscall.ts';
 import { GLOBAL_NAMES, type GlobalName } from './globals.ts';
 import { inputFields } from './schema-info.ts';
 import type { FlagSpec, SyscallSpec } from './spec.ts';

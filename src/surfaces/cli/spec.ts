@@ -1,4 +1,4 @@
-import type { HttpBinding } from '../../syscalls/types.ts';
+import type { HttpBinding } from '../../contract/syscall.ts';
 import type { FieldInfo } from './schema-info.ts';
 
 /** One syscall as the CLI sees it: JSON-safe data, so the build can ship it (manifest.ts). */

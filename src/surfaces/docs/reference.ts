@@ -1,5 +1,5 @@
+import type { Syscall } from '../../contract/syscall.ts';
 import type { SyscallTable } from '../../syscalls/dispatch.ts';
-import type { Syscall } from '../../syscalls/types.ts';
 import { buildCommands, kebab } from '../cli/commands.ts';
 import { signature } from '../cli/help.ts';
 import { syscallSpecs } from '../cli/manifest.ts';

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, bearerOf } from '../../auth/authenticate.ts';
-import { WarrenError } from '../../kernel/errors.ts';
-import { DEFAULT_ZONE, type Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { DEFAULT_ZONE, type Principal } from '../../vocab/principal.ts';
 import { type CookieSessions, cookieOf, SESSION_COOKIE } from './cookie-sessions.ts';
 
 declare module 'fastify' {

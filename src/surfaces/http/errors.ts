@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { ErrorLog } from '../mcp/log.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { ErrorLog } from '../../vocab/public-error.ts';
 
 /**
  * The router's cap on one path parameter, as sent (percent-encoded). Far above any id or name

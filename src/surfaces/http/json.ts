@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 
 /** Deeper than any real input; deep enough nesting makes recursive code (validation, copies) overflow. */
 export const MAX_JSON_DEPTH = 64;

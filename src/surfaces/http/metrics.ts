@@ -1,6 +1,6 @@
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { principalOf } from './auth.ts';
 
 /**

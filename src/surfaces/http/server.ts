@@ -5,17 +5,17 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { z } from 'zod';
-import { WarrenError } from '../../kernel/errors.ts';
+import type { Syscall } from '../../contract/syscall.ts';
 import { missingSyscall } from '../../syscalls/dispatch.ts';
-import type { Syscall } from '../../syscalls/types.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { type ErrorLog, stderrLog } from '../../vocab/public-error.ts';
 import { ToolCatalog } from '../mcp/catalog.ts';
-import { type McpHttpOptions, registerMcpHttp } from '../mcp/http.ts';
-import { type ErrorLog, stderrLog } from '../mcp/log.ts';
 import { principalOf, registerAuth } from './auth.ts';
 import { CookieSessions } from './cookie-sessions.ts';
 import { errorHandler, MAX_PATH_PARAM, requestIdOf } from './errors.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
+import { type McpHttpOptions, registerMcpHttp } from './mcp.ts';
 import { QuietRequestLogs, registerMetrics } from './metrics.ts';
 import { streamEvents } from './sse.ts';
 import { loginOperator, registerUi, webRoot } from './ui.ts';

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FollowFilter } from '../../kernel/follow.ts';
-import type { Principal } from '../../kernel/principal.ts';
 import type { LogEvent } from '../../store/events.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
 
 const HEARTBEAT_MS = 15_000;
 

@@ -4,9 +4,9 @@ import { extname, join, normalize, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { verifyOperatorKey } from '../../auth/keys.ts';
-import { WarrenError } from '../../kernel/errors.ts';
+import type { Warren } from '../../syscalls/warren.ts';
 import { packageRoot } from '../../util/package-root.ts';
-import type { Warren } from '../../warren.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 import { principalOf, sameOrigin } from './auth.ts';
 import { type CookieSessions, cookieOf, SESSION_COOKIE } from './cookie-sessions.ts';
 

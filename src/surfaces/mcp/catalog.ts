@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Syscall } from '../../syscalls/types.ts';
-import type { Warren } from '../../warren.ts';
+import type { Syscall } from '../../contract/syscall.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { SubscriptionHub } from './subscription-hub.ts';
 
 /**

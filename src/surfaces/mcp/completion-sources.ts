@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { prefixRange } from '../../kernel/listing.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
 
 /**
  * Where completion values come from: each source gives at most `limit` values that start with

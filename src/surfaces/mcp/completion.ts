@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CompleteRequestSchema, type CompleteResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { type CompletionSource, SOURCES } from './completion-sources.ts';
 import { promptArgSource } from './prompts.ts';
 import { mayRead } from './resources.ts';

@@ -8,8 +8,8 @@ import {
   type Prompt,
   type PromptMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import type { CompletionSource } from './completion-sources.ts';
 import { asMcpError } from './resources.ts';
 import { uri } from './uris.ts';

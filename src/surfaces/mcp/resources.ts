@@ -8,9 +8,9 @@ import {
   type ReadResourceResult,
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
-import { WarrenError } from '../../kernel/errors.ts';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { DEFAULT_READ_ITEMS, parseUri, TEMPLATES, uri, type WarrenUri } from './uris.ts';
 
 /** Resources per `resources/list` page. */

@@ -10,11 +10,11 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../../kernel/principal.ts';
-import type { CallExtra, Warren } from '../../warren.ts';
+import type { CallExtra, Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
+import { type ErrorLog, publicError, stderrLog } from '../../vocab/public-error.ts';
 import type { ToolCatalog } from './catalog.ts';
 import { registerCompletion } from './completion.ts';
-import { type ErrorLog, publicError, stderrLog } from './log.ts';
 import { registerPrompts } from './prompts.ts';
 import { registerResources } from './resources.ts';
 import { registerSubscriptions } from './subscriptions.ts';

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import { UnixMcpListeners } from '../../util/unix-mcp.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import type { ToolCatalog } from './catalog.ts';
-import { UnixMcpListeners } from './unix.ts';
 
 /** The name of the operator a zone's socket speaks for. */
 export const SOCKET_OPERATOR = 'local';

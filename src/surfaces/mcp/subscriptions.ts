@@ -5,8 +5,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { asMcpError, assertMayRead } from './resources.ts';
 import type { SubscriptionHub, Watcher } from './subscription-hub.ts';
 import { parseUri } from './uris.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { SyscallContext } from '../../../syscalls/types.ts';
-import type { PluginInstance } from '../../types.ts';
+import type { PluginInstance } from '../../../contract/plugin.ts';
+import type { SyscallContext } from '../../../contract/syscall.ts';
 import type { GroupAgents } from '../agents.ts';
 import type { Inbound } from '../inbound.ts';
 import type { GroupSockets } from '../sockets.ts';
@@ -13,7 +13,7 @@ export interface GroupsInstance extends PluginInstance {
   maxDocumentBytes: number;
 }
 
-export const groups = (ctx: SyscallContext) => ctx.plugins.get<GroupsInstance>('groups');
+export const groups = (ctx: SyscallContext) => ctx.self as GroupsInstance;
 
 export const folder = z.string().min(1).max(200).describe('A group folder: main, main/research, …');
 export const actingGroup = {

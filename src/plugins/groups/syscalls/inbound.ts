@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { forbidden } from '../../../kernel/errors.ts';
-import * as s from '../../../syscalls/schemas.ts';
-import { defineSyscall } from '../../../syscalls/types.ts';
+import * as s from '../../../contract/schemas.ts';
+import { defineSyscall } from '../../../contract/syscall.ts';
+import { forbidden } from '../../../vocab/errors.ts';
 import { socketGroup } from '../actor.ts';
 import { gdb } from '../schema.ts';
 import { groups } from './common.ts';

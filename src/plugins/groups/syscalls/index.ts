@@ -1,4 +1,4 @@
-import type { Syscall } from '../../../syscalls/types.ts';
+import type { Syscall } from '../../../contract/syscall.ts';
 import { inbound, unrouted } from './inbound.ts';
 import { getGroups, refreshGroups, registerGroup, setGroupRules, spawnGroup } from './manage.ts';
 import { sendDocument, sendMessage, sendReply } from './messaging.ts';

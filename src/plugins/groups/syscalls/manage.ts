@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { forbidden } from '../../../kernel/errors.ts';
-import { principalId } from '../../../kernel/principal.ts';
-import { defineSyscall } from '../../../syscalls/types.ts';
+import { defineSyscall } from '../../../contract/syscall.ts';
+import { forbidden } from '../../../vocab/errors.ts';
+import { principalId } from '../../../vocab/principal.ts';
 import { type Actor, actorOf, socketGroup } from '../actor.ts';
 import { agentSpec } from '../agents.ts';
 import { within } from '../names.ts';

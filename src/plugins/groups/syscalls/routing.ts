@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineSyscall } from '../../../syscalls/types.ts';
+import { defineSyscall } from '../../../contract/syscall.ts';
 import { actorOf } from '../actor.ts';
 import { addRoute, deleteRoute, setRoutes, routeView as viewRoute, visibleRoutes } from '../routes.ts';
 import { actingGroup, folder, routeView } from './common.ts';

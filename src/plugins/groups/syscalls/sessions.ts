@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { forbidden, invalid } from '../../../kernel/errors.ts';
-import { defineSyscall } from '../../../syscalls/types.ts';
+import { defineSyscall } from '../../../contract/syscall.ts';
+import { forbidden, invalid } from '../../../vocab/errors.ts';
 import { actorOf, mustReach, needGroup } from '../actor.ts';
 import { parentOf, within } from '../names.ts';
 import { groupIn } from '../registry.ts';

@@ -1,6 +1,5 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { WarrenError } from '../../../kernel/errors.ts';
 import type {
   AgentContext,
   AgentHandle,
@@ -10,6 +9,7 @@ import type {
   RuntimeRegistry,
 } from '../../../runtimes/types.ts';
 import { systemClock } from '../../../util/clock.ts';
+import { WarrenError } from '../../../vocab/errors.ts';
 import type { StartContext } from '../wire.ts';
 
 /** What the agents of a runner need from its connection. */

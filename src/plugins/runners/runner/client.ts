@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import WebSocket from 'ws';
-import { WarrenError } from '../../../kernel/errors.ts';
 import type { RuntimeRegistry } from '../../../runtimes/types.ts';
+import { WarrenError } from '../../../vocab/errors.ts';
 import { InFlight } from '../in-flight.ts';
 import {
   CLOSE_REFUSED,

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type * as s from '../../../syscalls/schemas.ts';
+import type * as s from '../../../contract/schemas.ts';
 
 /** Shared pieces of the views: the output shapes and how a time or a payload reads in a cell. */
 

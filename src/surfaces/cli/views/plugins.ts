@@ -1,4 +1,4 @@
-import type { PluginListing } from '../../../plugins/manage.ts';
+import type { PluginListing } from '../../../contract/plugin.ts';
 import { renderTable } from '../table.ts';
 import { type View, view } from './format.ts';
 

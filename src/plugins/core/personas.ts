@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
 import { spawnGrantsInput } from './ipc.ts';
-import * as s from './schemas.ts';
 import { envName, secretEnv } from './secrets.ts';
-import { defineSyscall } from './types.ts';
 
 /**
  * Personas: named agent configurations of a zone. Operators create and delete them;

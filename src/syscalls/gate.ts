@@ -1,14 +1,9 @@
-import { forbidden, invalid } from '../kernel/errors.ts';
-import type { Principal } from '../kernel/principal.ts';
-import type { SyscallTable } from '../syscalls/dispatch.ts';
-import type { Syscall } from '../syscalls/types.ts';
+import type { Syscall } from '../contract/syscall.ts';
+import { type Tier, tierOf } from '../contract/tiers.ts';
 import { compileGlob, GlobTooLongError } from '../util/glob.ts';
-
-/** Depth tiers: what a session may call by default, before grants narrow it. */
-export const TIERS = ['root', 'orchestrator', 'agent', 'worker'] as const;
-export type Tier = (typeof TIERS)[number];
-
-export const tierOf = (depth: number): Tier => TIERS[Math.min(Math.max(depth, 0), 3)]!;
+import { forbidden, invalid } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
+import type { SyscallTable } from './dispatch.ts';
 
 /** Allow / deny rules on tool names; `*` matches any run of characters. Deny wins. */
 export interface Grants {

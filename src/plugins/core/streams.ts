@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { attachTarget, detachTarget, targetAttachments } from '../plugins/room-targets.ts';
-import * as s from './schemas.ts';
-import { defineSyscall } from './types.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { attachTarget, detachTarget, targetAttachments } from './room-targets.ts';
 
 /** The operator control plane: rooms driven from outside, with no fd of an agent's. */
 

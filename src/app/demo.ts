@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { operator } from '../kernel/principal.ts';
+import type { Warren } from '../syscalls/warren.ts';
 import { packageRoot } from '../util/package-root.ts';
-import type { Warren } from '../warren.ts';
+import { operator } from '../vocab/principal.ts';
 
 export const DEMO_SCRIPT = join(packageRoot(import.meta.url), 'examples', 'demo.yaml');
 

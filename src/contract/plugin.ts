@@ -1,23 +1,24 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import type { Registry } from 'prom-client';
 import type { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.ts';
-import type { Principal } from '../kernel/principal.ts';
 import type { DialectKind } from '../store/dialect.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { DeliveryMode, Permission } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
-import type { Syscall } from '../syscalls/types.ts';
+import type { WriteUnit } from '../store/writer.ts';
 import type { Log } from '../util/log.ts';
+import type { Principal } from '../vocab/principal.ts';
+import type { Syscall } from './syscall.ts';
 
 /**
  * A plugin is a kernel module: policy on top of the mechanism. It declares what it adds
  * (syscalls, tables, reconcile phases, event subscribers) and the host brings it up in
  * dependency order. See docs/plugins.md.
  */
-export interface Plugin<C = unknown> {
+export interface Plugin<C = unknown, DB = unknown> {
   /** Lowercase, unique: `orchestration`, `scheduling`, … */
   name: string;
   version: string;
@@ -41,12 +42,35 @@ export interface Plugin<C = unknown> {
   /** Its settings (the config file's `plugins.<name>` object), checked at start-up. */
   config?: z.ZodType<C>;
   /** Bring it up once the kernel is running; what it returns is how the host and syscalls reach it. */
-  start?(ctx: PluginContext<C>): Promise<PluginInstance> | PluginInstance;
+  start?(ctx: PluginContext<C, DB>): Promise<PluginInstance> | PluginInstance;
 }
 
-/** What a plugin is given: the kernel's public API, the store, its config, the syscall table. */
-export interface PluginContext<C = unknown> {
+/**
+ * A write unit as a plugin sees it: its own tables (`db`), the log to append to, and the
+ * unit to hand to the kernel's `…In` calls so its changes commit with the plugin's. At run
+ * time it is the writer's unit itself; the type only narrows which tables it names.
+ */
+export interface PluginTx<DB> extends WriteUnit {
+  readonly db: Kysely<DB>;
+}
+
+/**
+ * A plugin's handle on the store: its own tables, read and written, never the kernel's or
+ * another plugin's. Tables a plugin creates are named for it (`<plugin>` or `<plugin>_…`).
+ */
+export interface PluginTables<DB> {
+  readonly kind: DialectKind;
+  /** Reads of committed rows (a reader connection; inside a write use `tx.db`). */
+  readonly reader: Kysely<DB>;
+  /** One unit of the group commit: its table changes and log events commit together. */
+  write<R>(fn: (tx: PluginTx<DB>) => Promise<R>, opts?: { readsFirst?: boolean }): Promise<R>;
+}
+
+/** What a plugin is given: the kernel's public API, its own tables, its config, the syscall table. */
+export interface PluginContext<C = unknown, DB = unknown> {
   kernel: Kernel;
+  tables: PluginTables<DB>;
+  /** @deprecated The whole store: being replaced by `tables` plugin by plugin; do not add uses. */
   store: Store;
   config: C;
   /** Call any loaded syscall as `principal`, through the one dispatch path (gating included). */
@@ -69,6 +93,53 @@ export interface PluginContext<C = unknown> {
    * plugin that spawns task sessions (orchestration) calls it before each spawn.
    */
   startContext(task: StartContextTask): Promise<StartContextPart[]>;
+  /** The plugins of this warren, as the core plugin's syscalls show and manage them. */
+  directory: PluginDirectory;
+}
+
+/** What an id a plugin gives meaning to stands for (PluginDirectory.target). */
+export interface Target {
+  plugin: string;
+  /** Its live session now, or null. */
+  session: string | null;
+  durable?: DurableAttachments;
+}
+
+/** One known plugin, as `warren plugin list` shows it. */
+export interface PluginListing {
+  name: string;
+  version: string;
+  summary: string;
+  required: boolean;
+  enabled: boolean;
+  loaded: boolean;
+  dependsOn: string[];
+  /** The version it last ran with here (null: never loaded). */
+  loadedVersion: string | null;
+}
+
+/**
+ * The plugins of one warren, seen from below the host that loads them (src/syscalls/host.ts
+ * implements it): which are loaded, what ids they give meaning to, and their enablement.
+ */
+export interface PluginDirectory {
+  /** The loaded plugins' names, in load order. */
+  readonly loadedNames: readonly string[];
+  /**
+   * The plugin that gives `id` meaning, the session it stands for now (null: none live)
+   * and its durable attachments, if it keeps any; undefined when no plugin claims `id`.
+   */
+  target(zone: string, id: string): Promise<Target | undefined>;
+  /** Why `id` cannot keep a durable attachment, for the error. */
+  notDurable(id: string): string;
+  /** Every known plugin: whether the database enables it and whether this server loaded it. */
+  list(): Promise<PluginListing[]>;
+  /** Enable or disable an optional plugin, persisted; it takes effect at the next start. */
+  toggle(
+    name: string,
+    enabled: boolean,
+    by: string,
+  ): Promise<PluginListing & { restartRequired: boolean; message: string }>;
 }
 
 /** The task whose session is about to start, as a start-context contributor sees it. */
@@ -180,4 +251,4 @@ export interface Upgrades {
 }
 
 /** Keeps a plugin's config type while collecting plugins in one list. */
-export const definePlugin = <C>(p: Plugin<C>): Plugin<C> => p;
+export const definePlugin = <C, DB = unknown>(p: Plugin<C, DB>): Plugin<C, DB> => p;

@@ -1,4 +1,4 @@
-import type { Plugin } from './types.ts';
+import type { Plugin } from '../contract/plugin.ts';
 
 /** A plugin set that cannot be brought up: a cycle, a missing or disabled dependency. */
 export class PluginOrderError extends Error {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import * as s from './schemas.ts';
-import { defineSyscall } from './types.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
 
 /** Process control: list, inspect, signal, feed, suspend and resume sessions. */
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { tierOf } from '../auth/gating.ts';
-import { forbidden } from '../kernel/errors.ts';
-import { pageOfRows } from '../kernel/listing.ts';
-import type { SpawnRequest } from '../kernel/types.ts';
-import * as s from './schemas.ts';
+import * as s from '../../contract/schemas.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { tierOf } from '../../contract/tiers.ts';
+import { pageOfRows } from '../../kernel/listing.ts';
+import type { SpawnRequest } from '../../kernel/types.ts';
+import { forbidden } from '../../vocab/errors.ts';
 import { secretEnv, secretName } from './secrets.ts';
-import { defineSyscall } from './types.ts';
 
 /** Tool rules and spawn grants a spawn (or a persona) asks for: never more than the spawner holds. */
 export const spawnGrantsInput = z

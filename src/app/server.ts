@@ -1,30 +1,25 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { type Level, pino } from 'pino';
-import type { GatingPolicy } from './auth/gating.ts';
-import type { JwtOptions } from './auth/jwt.ts';
-import { ensureOperatorKey } from './auth/keys.ts';
-import type { ClusterConfig } from './cluster/config.ts';
-import { deriveNodeId } from './config/node-id.ts';
-import type { KernelConfig } from './kernel/config.ts';
-import type { TracingOptions } from './observability/tracing.ts';
-import type { PluginSelection } from './plugins/host.ts';
-import type { Durability } from './store/dialect.ts';
-import { buildHttpServer } from './surfaces/http/server.ts';
-import { ToolCatalog } from './surfaces/mcp/catalog.ts';
-import { ZoneSockets } from './surfaces/mcp/socket.ts';
-import { Warren } from './warren.ts';
+import { pino } from 'pino';
+import { ensureOperatorKey } from '../auth/keys.ts';
+import { deriveNodeId } from '../cluster/node-id.ts';
+import type { ServeOptions } from '../config/options.ts';
+import { buildHttpServer } from '../surfaces/http/server.ts';
+import { ToolCatalog } from '../surfaces/mcp/catalog.ts';
+import { ZoneSockets } from '../surfaces/mcp/socket.ts';
+import { Warren } from '../syscalls/warren.ts';
 
 /**
  * The configuration loader, from the same bundle: `warren serve` reads its settings with it, so
  * the loader's zod schemas and syscall table are the server's own copy, not a second one
  * loaded module by module from dist/ before the bundle.
  */
-export { ConfigError } from './config/errors.ts';
-export { loadConfig } from './config/load.ts';
+export { ConfigError } from '../config/errors.ts';
+export { loadConfig } from '../config/load.ts';
+export type { ServeOptions };
 
 /**
- * The server's own Warren class. In the build, dist/server.js loads a bundle with its own copy of
+ * The server's own Warren class. In the build, dist/app/server.js loads a bundle with its own copy of
  * every module, so code that wraps `Warren.open` for a served warren (test/crash/serve-with.js)
  * must take it from here, not from dist/warren.js.
  */
@@ -35,31 +30,6 @@ export { Warren };
  * key, REST + MCP on one HTTP port, and an MCP unix socket per zone. The CLI's `serve`
  * imports this lazily; tests and benches call `serve()` directly.
  */
-
-export interface ServeOptions {
-  host: string;
-  port: number;
-  dataDir: string;
-  db?: string;
-  durability: Durability;
-  demo: boolean;
-  /** Kernel settings (limits, timers, retention); `nodeId` is derived from the data dir and db when unset. */
-  kernel?: Partial<KernelConfig>;
-  /** Several nodes on one PostgreSQL (docs/scaling.md). */
-  cluster?: Partial<ClusterConfig>;
-  /** The depth tiers' tool sets. */
-  gating?: GatingPolicy;
-  /** Which plugins a fresh database enables, and each plugin's settings. */
-  plugins?: Partial<PluginSelection>;
-  /** JSON log lines on stderr at this level and above; default `info`. */
-  logLevel?: Level | 'silent';
-  /** `GET /metrics`: on by default; `public` drops its credential check on a loopback address only. */
-  metrics?: { enabled?: boolean; public?: boolean };
-  /** OpenTelemetry traces (OTLP/HTTP); off unless given. */
-  tracing?: TracingOptions;
-  /** Bearer JWTs of an external issuer (the coordinator's callers); off unless given. */
-  jwt?: JwtOptions;
-}
 
 export interface Running {
   warren: Warren;
@@ -165,7 +135,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** The demo is loaded only when asked for. */
 async function startDemo(warren: Warren, out: Out): Promise<void> {
-  const { runDemo } = await import('./demo/demo.ts');
+  const { runDemo } = await import('./demo.ts');
   const { lead } = await runDemo(warren, (l) => out.write(`${l}\n`));
   out.write(
     [

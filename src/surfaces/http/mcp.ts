@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { principalId } from '../../kernel/principal.ts';
-import type { Warren } from '../../warren.ts';
-import { principalOf } from '../http/auth.ts';
-import type { ToolCatalog } from './catalog.ts';
-import type { ErrorLog } from './log.ts';
+import type { Warren } from '../../syscalls/warren.ts';
+import { principalId } from '../../vocab/principal.ts';
+import type { ErrorLog } from '../../vocab/public-error.ts';
+import type { ToolCatalog } from '../mcp/catalog.ts';
+import { principalOf } from './auth.ts';
 
 /** A JSON-RPC `initialize` request (the SDK's transport checks the rest of it). */
 const isInitialize = (body: unknown): boolean => {
@@ -156,7 +156,7 @@ export function registerMcpHttp(
         // The MCP SDK loads with the first session, not with the server: serving starts sooner.
         const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
           import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-          import('./server.ts'),
+          import('../mcp/server.ts'),
         ]);
         const opened: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineSyscall } from './types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
 
 /** Zones: limits per tenant namespace, set without restarting anything. */
 

@@ -1,31 +1,31 @@
 import { dirname, join } from 'node:path';
-import type { Authority } from './auth/authenticate.ts';
-import { Gate, type GatingPolicy } from './auth/gating.ts';
-import { isJwtPrincipal, type JwtOptions, JwtVerifier } from './auth/jwt.ts';
-import { OperatorKeyCache } from './auth/key-cache.ts';
-import { loadSecret } from './auth/secret.ts';
-import { TokenSigner } from './auth/tokens.ts';
-import { Cluster } from './cluster/cluster.ts';
-import { type ClusterConfig, defaultClusterConfig } from './cluster/config.ts';
-import { deriveNodeId } from './config/node-id.ts';
-import type { KernelConfig } from './kernel/config.ts';
-import { WarrenError } from './kernel/errors.ts';
-import { Kernel } from './kernel/kernel.ts';
-import type { Principal } from './kernel/principal.ts';
-import { loadSecretsKey } from './kernel/secrets-key.ts';
-import type { WarrenMetrics } from './observability/metrics.ts';
-import type { SyscallTracer, TracingOptions } from './observability/tracing.ts';
-import { PluginHost, type PluginSelection } from './plugins/host.ts';
-import { builtinPlugins } from './plugins/registry.ts';
-import { builtinRuntimes } from './runtimes/registry.ts';
-import type { Runtime } from './runtimes/types.ts';
-import { type Durability, isPostgresUrl, splitSchema } from './store/dialect.ts';
-import { Store } from './store/store.ts';
-import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './syscalls/dispatch.ts';
-import type { InputLimits, SyscallContext } from './syscalls/types.ts';
-import { type Clock, systemClock } from './util/clock.ts';
-import { createIds, type IdGenerator } from './util/ids.ts';
-import { type Log, stderrLog } from './util/log.ts';
+import type { Authority } from '../auth/authenticate.ts';
+import { isJwtPrincipal, type JwtOptions, JwtVerifier } from '../auth/jwt.ts';
+import { OperatorKeyCache } from '../auth/key-cache.ts';
+import { loadSecret } from '../auth/secret.ts';
+import { TokenSigner } from '../auth/tokens.ts';
+import { Cluster } from '../cluster/cluster.ts';
+import { type ClusterConfig, defaultClusterConfig } from '../cluster/config.ts';
+import { deriveNodeId } from '../cluster/node-id.ts';
+import type { InputLimits, SyscallContext } from '../contract/syscall.ts';
+import type { KernelConfig } from '../kernel/config.ts';
+import { Kernel } from '../kernel/kernel.ts';
+import { loadSecretsKey } from '../kernel/secrets-key.ts';
+import type { WarrenMetrics } from '../observability/metrics.ts';
+import type { SyscallTracer, TracingOptions } from '../observability/tracing.ts';
+import { builtinRuntimes } from '../runtimes/registry.ts';
+import type { Runtime } from '../runtimes/types.ts';
+import { type Durability, isPostgresUrl, splitSchema } from '../store/dialect.ts';
+import { Store } from '../store/store.ts';
+import { type Clock, systemClock } from '../util/clock.ts';
+import { createIds, type IdGenerator } from '../util/ids.ts';
+import { type Log, stderrLog } from '../util/log.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
+import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
+import { Gate, type GatingPolicy } from './gate.ts';
+import { PluginHost, type PluginSelection } from './host.ts';
+import { builtinPlugins } from './plugins.ts';
 
 export interface WarrenOptions {
   /** A SQLite file or a postgres:// URL; default `<dataDir>/warren.db`. */
@@ -93,7 +93,7 @@ export class Warren implements Authority {
     /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
     readonly cluster: Cluster | null,
   ) {
-    this.dispatchPolicy = { gate, limits, absent: plugins.absent };
+    this.dispatchPolicy = { gate, limits, absent: plugins.absent, self: (name) => plugins.instance(name) };
   }
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
@@ -123,7 +123,7 @@ export class Warren implements Authority {
     store.writer.log = log;
     // Loaded only when asked for: a warren without them pays nothing.
     const tracer = opts.tracing
-      ? (await import('./observability/tracing.ts')).openTracer({
+      ? (await import('../observability/tracing.ts')).openTracer({
           nodeId: defaultNodeId(opts, url),
           ...opts.tracing,
         })
@@ -158,7 +158,7 @@ export class Warren implements Authority {
     const metrics =
       opts.metrics === false
         ? null
-        : new (await import('./observability/metrics.ts')).WarrenMetrics(store, kernel);
+        : new (await import('../observability/metrics.ts')).WarrenMetrics(store, kernel);
     metrics?.attach();
     const pg = store.kind === 'postgres' && clusterConfig.mode !== 'off' ? splitSchema(url) : null;
     const cluster = pg
@@ -233,7 +233,7 @@ export class Warren implements Authority {
         `a bearer JWT may call the coordinator's operations only, not ${name}`,
       );
     }
-    const ctx: SyscallContext = { principal: who, kernel: this.kernel, plugins: this.plugins };
+    const ctx: Omit<SyscallContext, 'self'> = { principal: who, kernel: this.kernel };
     if (extra.signal) ctx.signal = extra.signal;
     if (extra.progress) ctx.progress = extra.progress;
     return dispatch(this.table, this.dispatchPolicy, ctx, name, input);

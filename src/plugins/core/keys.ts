@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from '../auth/keys.ts';
-import { principalId } from '../kernel/principal.ts';
-import { defineSyscall } from './types.ts';
+import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from '../../auth/keys.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { principalId } from '../../vocab/principal.ts';
 
 /** Operator keys: `wk_…` bearer credentials for the CLI and REST, stored hashed. */
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineSyscall } from './types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
+import { directoryOf } from './instance.ts';
 
 /**
  * `warren status`: the server's health in one answer, for operators and scripts. Healthy
@@ -71,7 +72,8 @@ export const status = defineSyscall({
     examples: ['warren status', 'warren status --json', 'warren status --max-lag-ms 5000 || page-someone'],
     exit: { field: 'status', codes: { healthy: 0, degraded: 1 }, unreachable: 2 },
   },
-  handler: async ({ kernel, plugins, principal }, input) => {
+  handler: async (ctx, input) => {
+    const { kernel, principal } = ctx;
     const h = await kernel.health();
     const maxLagMs = input.maxLagMs ?? DEFAULT_MAX_LAG_MS;
     const problems: string[] = [];
@@ -105,7 +107,7 @@ export const status = defineSyscall({
           .filter((s) => s.zone === principal.zone)
           .map(({ status, runtime, count }) => ({ status, runtime, count })),
       },
-      plugins: plugins.loaded.map((p) => p.name),
+      plugins: [...directoryOf(ctx).loadedNames],
     };
   },
 });

@@ -1,5 +1,6 @@
-import { coreSyscalls } from '../syscalls/core.ts';
-import { definePlugin } from './types.ts';
+import { definePlugin } from '../../contract/plugin.ts';
+import type { CoreInstance } from './instance.ts';
+import { coreSyscalls } from './syscalls.ts';
 
 /**
  * The kernel proper: spawn, signals, the lifecycle and reaping model, delivery, the log.
@@ -11,4 +12,5 @@ export const corePlugin = definePlugin({
   summary: 'sessions, streams and fds, delivery, signals, supervision, the log',
   required: true,
   syscalls: coreSyscalls,
+  start: (ctx): CoreInstance => ({ directory: ctx.directory }),
 });

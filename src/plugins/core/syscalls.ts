@@ -1,3 +1,4 @@
+import type { Syscall } from '../../contract/syscall.ts';
 import { eventSyscalls } from './events.ts';
 import { ipcSyscalls } from './ipc.ts';
 import { keySyscalls } from './keys.ts';
@@ -7,7 +8,6 @@ import { secretSyscalls } from './secrets.ts';
 import { sessionSyscalls } from './sessions.ts';
 import { statusSyscalls } from './status.ts';
 import { streamSyscalls } from './streams.ts';
-import type { Syscall } from './types.ts';
 import { zoneSyscalls } from './zones.ts';
 
 /** The kernel's own operations: the `core` plugin's syscalls. */

@@ -1,8 +1,9 @@
-import { invalid, WarrenError } from '../kernel/errors.ts';
-import type { FdInfo } from '../kernel/records.ts';
-import type { DeliveryMode, Permission } from '../store/schema.ts';
-import type { SyscallContext } from '../syscalls/types.ts';
-import type { DurableAttachment } from './types.ts';
+import type { DurableAttachment } from '../../contract/plugin.ts';
+import type { SyscallContext } from '../../contract/syscall.ts';
+import type { FdInfo } from '../../kernel/records.ts';
+import type { DeliveryMode, Permission } from '../../store/schema.ts';
+import { invalid, WarrenError } from '../../vocab/errors.ts';
+import { directoryOf } from './instance.ts';
 
 /**
  * Room commands on a target: a session id, or an id a plugin gives meaning to (a task id
@@ -11,7 +12,7 @@ import type { DurableAttachment } from './types.ts';
  * session of the moment. Core never knows which plugin owns which ids.
  */
 
-type Ctx = Pick<SyscallContext, 'kernel' | 'plugins' | 'principal'>;
+type Ctx = Pick<SyscallContext, 'kernel' | 'self' | 'principal'>;
 
 export interface AttachRequest {
   target: string;
@@ -33,10 +34,10 @@ export interface AttachOutcome {
 }
 
 export async function attachTarget(
-  { kernel, plugins, principal }: Ctx,
+  { kernel, self, principal }: Ctx,
   r: AttachRequest,
 ): Promise<AttachOutcome> {
-  const target = await plugins.target(principal.zone, r.target);
+  const target = await directoryOf({ self }).target(principal.zone, r.target);
   if (!r.durable) {
     if (target?.session === null) {
       throw new WarrenError(
@@ -54,12 +55,12 @@ export async function attachTarget(
     );
     return { ...live, target: r.target, durable: false };
   }
-  if (!target?.durable) throw invalid(plugins.notDurable(r.target), { id: r.target });
+  if (!target?.durable) throw invalid(directoryOf({ self }).notDurable(r.target), { id: r.target });
   const room = await kernel.room(principal, r.stream);
   await target.durable.attach(principal, r.target, room, r.permission, r.mode);
   // Stored first, then resolved again: a session dispatched meanwhile either sees the row
   // (its plugin applies it) or is the one found here. Attaching twice is a no-op.
-  const now = await plugins.target(principal.zone, r.target);
+  const now = await directoryOf({ self }).target(principal.zone, r.target);
   if (!now?.session)
     return { target: r.target, session: null, stream: room.name, fd: null, created: false, durable: true };
   const live = await kernel.roomAttach(principal, now.session, room.id, r.permission, r.mode);
@@ -78,10 +79,10 @@ export interface DetachOutcome {
 
 /** Idempotent. Detaching an id that keeps durable attachments forgets the durable one too. */
 export async function detachTarget(
-  { kernel, plugins, principal }: Ctx,
+  { kernel, self, principal }: Ctx,
   r: { target: string; stream: string },
 ): Promise<DetachOutcome> {
-  const target = await plugins.target(principal.zone, r.target);
+  const target = await directoryOf({ self }).target(principal.zone, r.target);
   if (!target)
     return { ...(await kernel.roomDetach(principal, r.target, r.stream)), target: r.target, durable: false };
   let durable = false;
@@ -107,10 +108,10 @@ export interface TargetAttachments {
 }
 
 export async function targetAttachments(
-  { kernel, plugins, principal }: Ctx,
+  { kernel, self, principal }: Ctx,
   id: string,
 ): Promise<TargetAttachments> {
-  const target = await plugins.target(principal.zone, id);
+  const target = await directoryOf({ self }).target(principal.zone, id);
   const session = target ? target.session : id;
   const fds = session === null ? [] : await kernel.attachments(principal, session);
   const kept = target?.durable ? await target.durable.list(principal.zone, id) : [];

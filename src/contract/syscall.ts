@@ -1,15 +1,17 @@
 import type { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.ts';
-import type { Principal } from '../kernel/principal.ts';
-import type { PluginHost } from '../plugins/host.ts';
+import type { Principal } from '../vocab/principal.ts';
 
 export type CallerKind = Principal['kind'];
 
-export interface SyscallContext {
+export interface SyscallContext<Self = unknown> {
   principal: Principal;
   kernel: Kernel;
-  /** The loaded plugins: a plugin's syscalls reach their plugin through `plugins.get(name)`. */
-  plugins: PluginHost;
+  /**
+   * The instance of the plugin that defines the syscall (what its `start` returned): a
+   * plugin's syscalls reach their own plugin here, and no other.
+   */
+  self: Self;
   /** Aborted when the caller goes away (HTTP client disconnects, MCP request cancelled). */
   signal?: AbortSignal;
   /** Long waits report progress here (MCP progress notifications, CLI spinner). */

@@ -1,23 +1,16 @@
-import { WarrenError } from '../kernel/errors.ts';
+import type { Plugin, PluginListing } from '../contract/plugin.ts';
 import type { Store } from '../store/store.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import { setEnabled } from './enablement.ts';
-import type { PluginHost } from './host.ts';
-import type { Plugin } from './types.ts';
-
-export interface PluginListing {
-  name: string;
-  version: string;
-  summary: string;
-  required: boolean;
-  enabled: boolean;
-  loaded: boolean;
-  dependsOn: string[];
-  /** The version it last ran with here (null: never loaded). */
-  loadedVersion: string | null;
-}
 
 /** Every known plugin: whether the database enables it and whether this server loaded it. */
-export async function listPlugins(store: Store, host: PluginHost): Promise<PluginListing[]> {
+/** The plugins a build knows and the ones this server loaded (the host's view). */
+export interface Known {
+  readonly known: readonly Plugin[];
+  readonly loaded: readonly Plugin[];
+}
+
+export async function listPlugins(store: Store, host: Known): Promise<PluginListing[]> {
   const rows = await store.reader.selectFrom('plugins').select(['name', 'enabled', 'version']).execute();
   return host.known.map((p) => {
     const row = rows.find((r) => r.name === p.name);
@@ -41,7 +34,7 @@ export async function listPlugins(store: Store, host: PluginHost): Promise<Plugi
  */
 export async function togglePlugin(
   store: Store,
-  host: PluginHost,
+  host: Known,
   name: string,
   enabled: boolean,
   by: string,

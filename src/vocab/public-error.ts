@@ -1,4 +1,4 @@
-import { WarrenError } from '../../kernel/errors.ts';
+import { WarrenError } from './errors.ts';
 
 /** Where internal failures are recorded (the HTTP server's logger, or stderr). */
 export interface ErrorLog {

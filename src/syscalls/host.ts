@@ -1,21 +1,27 @@
-import { WarrenError } from '../kernel/errors.ts';
-import type { Kernel } from '../kernel/kernel.ts';
-import type { Principal } from '../kernel/principal.ts';
-import type { LogEvent } from '../store/events.ts';
-import type { Store } from '../store/store.ts';
-import { inputError, type SyscallTable, tableOf } from '../syscalls/dispatch.ts';
-import type { Syscall } from '../syscalls/types.ts';
-import { type Log, stderrLog } from '../util/log.ts';
-import { readEnablement, recordLoaded } from './enablement.ts';
-import { loadOrder } from './order.ts';
+import type { Kysely } from 'kysely';
 import type {
-  DurableAttachments,
   Plugin,
   PluginContext,
+  PluginDirectory,
   PluginInstance,
+  PluginListing,
+  PluginTables,
+  PluginTx,
   StartContextPart,
   StartContextTask,
-} from './types.ts';
+  Target,
+} from '../contract/plugin.ts';
+import type { Syscall } from '../contract/syscall.ts';
+import type { Kernel } from '../kernel/kernel.ts';
+import type { LogEvent } from '../store/events.ts';
+import type { Store } from '../store/store.ts';
+import { type Log, stderrLog } from '../util/log.ts';
+import { WarrenError } from '../vocab/errors.ts';
+import type { Principal } from '../vocab/principal.ts';
+import { inputError, type SyscallTable, tableOf } from './dispatch.ts';
+import { readEnablement, recordLoaded } from './enablement.ts';
+import { listPlugins, togglePlugin } from './manage.ts';
+import { loadOrder } from './order.ts';
 
 /** What a host needs to know before the kernel exists: which plugins, with which config. */
 export interface PluginSelection {
@@ -27,12 +33,16 @@ export interface PluginSelection {
   config?: Readonly<Record<string, unknown>>;
 }
 
-/** What an id a plugin gives meaning to stands for (PluginHost.target). */
-export interface Target {
-  plugin: string;
-  /** Its live session now, or null. */
-  session: string | null;
-  durable?: DurableAttachments;
+/**
+ * A plugin's handle on its own tables: the store's reader and writer, typed to the plugin's
+ * tables only (each plugin's schema.ts names them), so a plugin names no table of another.
+ */
+function tablesOf<DB>(store: Store): PluginTables<DB> {
+  return {
+    kind: store.kind,
+    reader: store.reader as unknown as Kysely<DB>,
+    write: (fn, opts) => store.writer.write((tx) => fn(tx as unknown as PluginTx<DB>), opts),
+  };
 }
 
 /** The syscalls of every plugin in `plugins`, each marked with its plugin. */
@@ -45,7 +55,7 @@ export function syscallsOf(plugins: readonly Plugin[]): Syscall[] {
  * down in reverse. Holds their instances (what syscalls reach them through) and resolves
  * the ids they give meaning to.
  */
-export class PluginHost {
+export class PluginHost implements PluginDirectory {
   private readonly instances = new Map<string, PluginInstance>();
   private readonly unsubscribe: Array<() => void> = [];
   private started: Plugin[] = [];
@@ -59,9 +69,13 @@ export class PluginHost {
     /** Syscalls of known plugins that are not loaded (each marked with its plugin). */
     readonly unloaded: readonly Syscall[],
     readonly table: SyscallTable,
+    private readonly store: Store,
   ) {
     this.absent = new Map(unloaded.map((s) => [s.name, s.plugin ?? '']));
+    this.loadedNames = loaded.map((p) => p.name);
   }
+
+  readonly loadedNames: readonly string[];
 
   /** Syscall name → the plugin it belongs to, for syscalls this server does not load. */
   readonly absent: ReadonlyMap<string, string>;
@@ -95,7 +109,7 @@ export class PluginHost {
     }
     await recordLoaded(store, loaded);
     const unloaded = syscallsOf(sel.known.filter((p) => !loaded.includes(p)));
-    return new PluginHost(sel.known, loaded, configs, unloaded, tableOf(syscallsOf(loaded)));
+    return new PluginHost(sel.known, loaded, configs, unloaded, tableOf(syscallsOf(loaded)), store);
   }
 
   /** Start each plugin, in order; its phases join the reconcile loop, its subscriber the commit path. */
@@ -112,12 +126,14 @@ export class PluginHost {
       const instance = await p.start({
         kernel,
         store,
+        tables: tablesOf(store),
         config: this.configs.get(p.name),
         call,
         metrics: shared.metrics ?? null,
         log,
         dataDir: shared.dataDir ?? null,
         startContext: (task) => this.startContext(task),
+        directory: this,
         plugin: <T>(name: string) => {
           if (!(p.dependsOn ?? []).includes(name)) {
             throw new Error(`plugin ${p.name} reaches ${name} without depending on it`);
@@ -174,6 +190,19 @@ export class PluginHost {
       }
     }
     return parts;
+  }
+
+  /** A loaded plugin's instance, or undefined: what its syscalls get as `ctx.self`. */
+  instance(name: string): PluginInstance | undefined {
+    return this.instances.get(name);
+  }
+
+  list(): Promise<PluginListing[]> {
+    return listPlugins(this.store, this);
+  }
+
+  toggle(name: string, enabled: boolean, by: string) {
+    return togglePlugin(this.store, this, name, enabled, by);
   }
 
   /** The loaded plugins' instances, in load order. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineSyscall } from './types.ts';
+import { defineSyscall } from '../../contract/syscall.ts';
 
 /**
  * Named secrets, kept by operators. A value goes in (over REST, or `warren secrets set NAME`

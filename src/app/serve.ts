@@ -1,7 +1,7 @@
-import type { Running } from '../../server.ts';
-import { configFlagsHelp, parseConfigArgs } from './config-args.ts';
-import { loadOrReport } from './config-load.ts';
-import type { CliIO, LocalCommand } from './types.ts';
+import { configFlagsHelp, parseConfigArgs } from '../surfaces/cli/config-args.ts';
+import { loadOrReport } from '../surfaces/cli/config-load.ts';
+import type { CliIO, LocalCommand } from '../surfaces/cli/types.ts';
+import type { Running } from './server.ts';
 
 /** `warren serve` and `warren demo`: read the configuration, then start the server (src/server.ts). */
 
@@ -32,9 +32,9 @@ export const serveCommand: LocalCommand = {
     const parsed = parseConfigArgs(args, ['demo'], ['serve']);
     // The server (store, kernel, Fastify, runtimes) loads only for this command, as one
     // bundle in the build (scripts/bundle-server.mjs), which also holds the config loader.
-    let server: typeof import('../../server.ts');
+    let server: typeof import('./server.ts');
     try {
-      server = await import('../../server.ts');
+      server = await import('./server.ts');
     } catch (error) {
       io.stderr.write(`warren: cannot start: ${(error as Error).message}\n`);
       return 1;

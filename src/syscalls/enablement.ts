@@ -1,7 +1,7 @@
-import { WarrenError } from '../kernel/errors.ts';
+import type { Plugin } from '../contract/plugin.ts';
 import type { Store } from '../store/store.ts';
 import type { WriteTx } from '../store/writer.ts';
-import type { Plugin } from './types.ts';
+import { WarrenError } from '../vocab/errors.ts';
 
 export interface PluginState {
   name: string;
