@@ -11,7 +11,7 @@ import type { Store } from '../store/store.ts';
 import type { WriteUnit } from '../store/writer.ts';
 import type { Log } from '../util/log.ts';
 import type { Principal } from '../vocab/principal.ts';
-import type { Syscall } from './syscall.ts';
+import type { Syscall, SyscallContext } from './syscall.ts';
 
 /**
  * A plugin is a kernel module: policy on top of the mechanism. It declares what it adds
@@ -28,12 +28,19 @@ export interface Plugin<C = unknown, DB = unknown> {
   /** Always loaded, never disabled (only `core`). */
   required?: boolean;
   /**
+   * Its syscalls are for callers with a bearer JWT of an external issuer too (the
+   * coordinator's API); such a caller reaches no other plugin's.
+   */
+  jwtCallers?: boolean;
+  /**
    * Its own tables, as Kysely migrations in name order. Each plugin keeps its own migration
    * history (`plugin_migrations_<name>`), so a plugin enabled late never reorders another's.
    */
   migrations?: (kind: DialectKind) => Record<string, Migration>;
   /** Its operations: they join the one syscall table (MCP tools, REST, CLI, reference). */
   syscalls?: readonly Syscall[];
+  /** The names it completes for MCP clients (`completion/complete`), gated like its syscalls. */
+  completions?: readonly Completion[];
   /**
    * What ids of its own stand for sessions, as a person reads it (`a task id`): named in
    * errors when such an id is needed (`streams attach --durable`) and this plugin is not loaded.
@@ -214,6 +221,18 @@ export interface DurableAttachment {
   mode: DeliveryMode;
   createdBy: string;
   createdAt: number;
+}
+
+/**
+ * One kind of name a plugin completes (`sessions`, `tasks`, …): the values a caller may see
+ * that start with what it typed. It rides on a syscall's right: a caller that may not call
+ * `via` gets no values, so completion is no side door past a caller's tool set.
+ */
+export interface Completion {
+  kind: string;
+  via: string;
+  /** At most `limit` values starting with `prefix`, among those `ctx.principal` may see. */
+  values(ctx: SyscallContext, prefix: string, limit: number): Promise<string[]>;
 }
 
 /** A started plugin. Every member is optional; plugins add their own on top. */

@@ -57,21 +57,8 @@ export interface CliBinding {
  */
 export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   name: string;
-  group:
-    | 'sessions'
-    | 'streams'
-    | 'ipc'
-    | 'events'
-    | 'operator'
-    | 'plugins'
-    | 'tasks'
-    | 'inbox'
-    | 'personas'
-    | 'knowledge'
-    | 'schedules'
-    | 'groups'
-    | 'coordinator'
-    | 'turns';
+  /** What the reference and `--help` list it under (`sessions`, `tasks`, …): usually its plugin's area. */
+  group: string;
   /** The plugin that defines it (set when the table is assembled; `core` for the kernel's own). */
   plugin?: string;
   summary: string;

@@ -30,6 +30,7 @@ import {
   getPersona,
   listPersonas,
   type PersonaInput,
+  personaNames,
   putPersona,
 } from './personas.ts';
 import * as proc from './proc.ts';
@@ -411,6 +412,9 @@ export class Kernel {
   /** Operators and sessions read their zone's personas (an orchestrator picks one for a child). */
   personaList = (p: Principal) => listPersonas(this.store.reader, p.zone);
   personaShow = (p: Principal, name: string) => getPersona(this.store.reader, p.zone, name);
+  /** Names of the caller's zone's personas starting with `prefix` (completion). */
+  personaNames = (p: Principal, prefix: string, limit: number) =>
+    personaNames(this.store.reader, p.zone, prefix, limit);
   /** Sessions spawned from it keep the configuration they were spawned with. */
   personaDelete = (p: Principal, name: string) => {
     const zone = operatorOnly(p, 'personas are kept by operators');

@@ -14,6 +14,7 @@ import {
   type SpawnGrants,
   within,
 } from './grants.ts';
+import { prefixRange } from './listing.ts';
 import type { Db } from './lookup.ts';
 import type { Budget, ResolvedSpawnRequest, SpawnRequest } from './types.ts';
 
@@ -171,6 +172,15 @@ export async function getPersona(db: Db, zone: string, name: string): Promise<Pe
 export async function listPersonas(db: Db, zone: string): Promise<Persona[]> {
   const rows = await db.selectFrom('personas').selectAll().where('zone', '=', zone).orderBy('name').execute();
   return rows.map(personaOf);
+}
+
+/** Names of the zone's personas that start with `prefix`, in name order, at most `limit` (one indexed range). */
+export async function personaNames(db: Db, zone: string, prefix: string, limit: number): Promise<string[]> {
+  const { from, to } = prefixRange(prefix);
+  let q = db.selectFrom('personas').select('name').where('zone', '=', zone).where('name', '>=', from);
+  if (to !== null) q = q.where('name', '<', to);
+  const rows = await q.orderBy('name', 'asc').limit(limit).execute();
+  return rows.map((r) => r.name).filter((n) => n.startsWith(prefix));
 }
 
 /** What the spawner holds: its tool set (null: any) and its spawn grants. */

@@ -1,3 +1,4 @@
+import { isJwtPrincipal } from '../auth/jwt.ts';
 import type { Syscall } from '../contract/syscall.ts';
 import { type Tier, tierOf } from '../contract/tiers.ts';
 import { compileGlob, GlobTooLongError } from '../util/glob.ts';
@@ -37,6 +38,8 @@ export class Gate {
   constructor(
     private readonly table: SyscallTable,
     policy: GatingPolicy = {},
+    /** Plugins whose syscalls a bearer JWT of an external issuer may call (Plugin.jwtCallers). */
+    private readonly jwtPlugins: ReadonlySet<string> = new Set(),
   ) {
     const sessionCallable = [...table.values()].filter((s) => s.callers.includes('session'));
     const byTier = (t: number) => sessionCallable.filter((s) => (s.tier ?? 0) >= t).map((s) => s.name);
@@ -80,13 +83,21 @@ export class Gate {
 
   allows(principal: Principal, s: Syscall): boolean {
     if (!s.callers.includes(principal.kind)) return false;
-    if (principal.kind === 'operator') return true;
+    if (principal.kind === 'operator')
+      return !isJwtPrincipal(principal) || this.jwtPlugins.has(s.plugin ?? '');
     return (principal.tools ?? this.tierDefaults(principal.depth)).includes(s.name);
   }
 
   /** Throw a clear `forbidden` unless the principal may call this syscall. */
   check(principal: Principal, s: Syscall): void {
-    if (principal.kind !== 'session') return;
+    if (principal.kind === 'operator') {
+      // An external issuer's token reaches only the plugins made for such callers.
+      if (!this.allows(principal, s))
+        throw forbidden(
+          `a bearer JWT may call only the operations of ${[...this.jwtPlugins].join(', ') || 'no plugin'}, not ${s.name}`,
+        );
+      return;
+    }
     if (!s.callers.includes('session')) throw forbidden(`${s.name} cannot be called by a session`);
     if (!this.allows(principal, s)) {
       throw forbidden(

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { Authority } from '../auth/authenticate.ts';
-import { isJwtPrincipal, type JwtOptions, JwtVerifier } from '../auth/jwt.ts';
+import { type JwtOptions, JwtVerifier } from '../auth/jwt.ts';
 import { OperatorKeyCache } from '../auth/key-cache.ts';
 import { loadSecret } from '../auth/secret.ts';
 import { TokenSigner } from '../auth/tokens.ts';
@@ -20,7 +20,6 @@ import { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
-import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
 import { Gate, type GatingPolicy } from './gate.ts';
@@ -138,7 +137,11 @@ export class Warren implements Authority {
       throw error;
     }
     const table = plugins.table;
-    const gate = new Gate(table, opts.gating);
+    const gate = new Gate(
+      table,
+      opts.gating,
+      new Set(plugins.loaded.filter((p) => p.jwtCallers).map((p) => p.name)),
+    );
     const runtimes = builtinRuntimes(opts.runtimes);
     const kernel = new Kernel({
       store,
@@ -226,17 +229,31 @@ export class Warren implements Authority {
     // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    // A JWT of an external issuer reaches the coordinator's API and nothing else.
-    if (isJwtPrincipal(who) && this.table.get(name)?.plugin !== 'coordinator') {
-      throw new WarrenError(
-        'forbidden',
-        `a bearer JWT may call the coordinator's operations only, not ${name}`,
-      );
-    }
     const ctx: Omit<SyscallContext, 'self'> = { principal: who, kernel: this.kernel };
     if (extra.signal) ctx.signal = extra.signal;
     if (extra.progress) ctx.progress = extra.progress;
     return dispatch(this.table, this.dispatchPolicy, ctx, name, input);
+  }
+
+  /**
+   * Values of one kind of name (`sessions`, `tasks`, …) that start with `prefix`, among those
+   * the caller may see, from the loaded plugins that complete that kind: each is gated like
+   * the syscall it rides on (Completion.via), so a caller that may not call it gets none.
+   */
+  async complete(principal: Principal, kind: string, prefix: string, limit: number): Promise<string[]> {
+    const who =
+      principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
+    const values: string[] = [];
+    for (const plugin of this.plugins.loaded) {
+      for (const c of plugin.completions ?? []) {
+        const via = this.table.get(c.via);
+        if (c.kind !== kind || !via || !this.gate.allows(who, via)) continue;
+        const ctx = { principal: who, kernel: this.kernel, self: this.plugins.instance(plugin.name) };
+        values.push(...(await c.values(ctx, prefix, limit - values.length)));
+        if (values.length >= limit) return values;
+      }
+    }
+    return values;
   }
 
   /** A session principal with its tool set, read from its row. */

@@ -15,6 +15,7 @@ import { workSyscalls } from './syscalls-work.ts';
  */
 export const coordinatorPlugin = definePlugin<CoordinatorConfig>({
   name: 'coordinator',
+  jwtCallers: true,
   version: '0.1.0',
   summary: 'zone-scoped agent sessions with spawn limits and idempotency, and a transactional outbox',
   migrations: coordinatorMigrations,

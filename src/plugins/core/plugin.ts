@@ -1,4 +1,5 @@
 import { definePlugin } from '../../contract/plugin.ts';
+import { coreCompletions } from './completions.ts';
 import type { CoreInstance } from './instance.ts';
 import { coreSyscalls } from './syscalls.ts';
 
@@ -12,5 +13,6 @@ export const corePlugin = definePlugin({
   summary: 'sessions, streams and fds, delivery, signals, supervision, the log',
   required: true,
   syscalls: coreSyscalls,
+  completions: coreCompletions,
   start: (ctx): CoreInstance => ({ directory: ctx.directory }),
 });

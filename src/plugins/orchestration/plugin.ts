@@ -1,5 +1,6 @@
 import { definePlugin } from '../../contract/plugin.ts';
 import type { LogEvent } from '../../store/events.ts';
+import { taskCompletions } from './completions.ts';
 import { Engine } from './engine.ts';
 import { inboxSyscalls } from './inbox-syscalls.ts';
 import { orchestrationMigrations } from './migrations.ts';
@@ -20,6 +21,7 @@ export const orchestrationPlugin = definePlugin({
   migrations: orchestrationMigrations,
   sessionTargets: 'a task id',
   syscalls: [...taskSyscalls, ...inboxSyscalls],
+  completions: taskCompletions,
   async start({ kernel, log, startContext }) {
     // Tasks: dispatch, status following, adoption (engine.ts); other plugins' start context
     // goes ahead of each session's first prompt.

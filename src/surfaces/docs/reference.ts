@@ -1,11 +1,11 @@
-import type { Syscall } from '../../contract/syscall.ts';
 import type { SyscallTable } from '../../syscalls/dispatch.ts';
 import { buildCommands, kebab } from '../cli/commands.ts';
 import { signature } from '../cli/help.ts';
 import { syscallSpecs } from '../cli/manifest.ts';
 import { inputFields } from '../cli/schema-info.ts';
 
-const GROUP_TITLES: Record<Syscall['group'], string> = {
+/** Titles of the groups this build ships, in reference order; a group not listed follows under its name. */
+const GROUP_TITLES: Record<string, string> = {
   ipc: 'ipc — what agents use (and operators, on their own fds)',
   sessions: 'sessions — process control',
   streams: 'streams — the operator control plane',
@@ -30,14 +30,16 @@ export function renderReference(table: SyscallTable): string {
     '',
     '<!-- Generated from the syscall table by `npm run docs`. Do not edit by hand: a test checks it is current. -->',
     '',
-    'Every operation is defined once, in `src/syscalls/`; REST routes and CLI commands are generated from',
+    "Every operation is defined once, in its plugin (`src/plugins/<plugin>/`; the kernel's own in `src/plugins/core/`);",
+    'REST routes, CLI commands and MCP tools are generated from',
     'these definitions. Every syscall is also reachable as `POST /v1/syscalls/<name>` with its input as the JSON body.',
     '',
   ];
-  for (const group of Object.keys(GROUP_TITLES) as Syscall['group'][]) {
+  const groups = new Set([...Object.keys(GROUP_TITLES), ...[...table.values()].map((s) => s.group)]);
+  for (const group of groups) {
     const members = [...table.values()].filter((s) => s.group === group);
     if (members.length === 0) continue;
-    out.push(`## ${GROUP_TITLES[group]}`, '');
+    out.push(`## ${GROUP_TITLES[group] ?? group}`, '');
     for (const s of members) {
       out.push(`### \`${s.name}\``, '', s.summary + (s.summary.endsWith('.') ? '' : '.'), '');
       if (s.description) out.push(s.description, '');

@@ -2,16 +2,17 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CompleteRequestSchema, type CompleteResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Warren } from '../../syscalls/warren.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import { type CompletionSource, SOURCES } from './completion-sources.ts';
 import { promptArgSource } from './prompts.ts';
-import { mayRead } from './resources.ts';
 
 /** The spec's cap on values per answer. */
 export const MAX_COMPLETIONS = 100;
 /** A prefix longer than any id or name is cut here before it reaches a query. */
 const MAX_PREFIX = 256;
 
-/** Variables of the resource templates (uris.ts) and where their values come from. */
+/** Which kind of name (a plugin's Completion.kind) a prompt argument or template variable takes. */
+export type CompletionSource = 'sessions' | 'streams' | 'tasks' | 'personas';
+
+/** Variables of the resource templates (uris.ts) and the kind of name each takes. */
 const TEMPLATE_VARS: Record<string, Record<string, CompletionSource>> = {
   'warren://sessions/{id}': { id: 'sessions' },
   'warren://sessions/{id}/events{?after,limit}': { id: 'sessions' },
@@ -19,13 +20,6 @@ const TEMPLATE_VARS: Record<string, Record<string, CompletionSource>> = {
   'warren://streams/{name}/transcript{?before,limit}': { name: 'streams' },
   'warren://streams/{name}/transcript': { name: 'streams' },
 };
-
-/** Ids and names complete only for callers that may read what they name (resources.ts). */
-function allowed(warren: Warren, p: Principal, source: CompletionSource): boolean {
-  if (source === 'sessions') return mayRead(warren, p, 'session');
-  if (source === 'streams') return mayRead(warren, p, 'transcript');
-  return true;
-}
 
 /**
  * `completion/complete` for prompt arguments (`ref/prompt`) and resource template variables
@@ -42,9 +36,10 @@ export function registerCompletion(server: Server, warren: Warren, principal: Pr
         : ref.type === 'ref/resource'
           ? TEMPLATE_VARS[ref.uri]?.[argument.name]
           : undefined;
-    if (!source || !allowed(warren, principal, source)) return { completion: { values: [], hasMore: false } };
+    if (!source) return { completion: { values: [], hasMore: false } };
     const prefix = argument.value.slice(0, MAX_PREFIX);
-    const found = await SOURCES[source](warren, principal, prefix, MAX_COMPLETIONS + 1);
+    // The door gates each plugin's completion like the syscall it rides on.
+    const found = await warren.complete(principal, source, prefix, MAX_COMPLETIONS + 1);
     return {
       completion: { values: found.slice(0, MAX_COMPLETIONS), hasMore: found.length > MAX_COMPLETIONS },
     };

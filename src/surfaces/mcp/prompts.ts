@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Warren } from '../../syscalls/warren.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import type { CompletionSource } from './completion-sources.ts';
+import type { CompletionSource } from './completion.ts';
 import { asMcpError } from './resources.ts';
 import { uri } from './uris.ts';
 
