@@ -11,6 +11,7 @@ import type { Store } from '../store/store.ts';
 import type { WriteUnit } from '../store/writer.ts';
 import type { Log } from '../util/log.ts';
 import type { Principal } from '../vocab/principal.ts';
+import type { PromptSource, ResourceProvider } from './resources.ts';
 import type { Syscall, SyscallContext } from './syscall.ts';
 
 /**
@@ -41,6 +42,10 @@ export interface Plugin<C = unknown, DB = unknown> {
   syscalls?: readonly Syscall[];
   /** The names it completes for MCP clients (`completion/complete`), gated like its syscalls. */
   completions?: readonly Completion[];
+  /** Resources MCP clients read and watch, each gated like the syscall it rides on. */
+  resources?: ResourceProvider;
+  /** Prompt templates, each offered only to callers that may call what it tells them to use. */
+  prompts?: readonly PromptSource[];
   /**
    * What ids of its own stand for sessions, as a person reads it (`a task id`): named in
    * errors when such an id is needed (`streams attach --durable`) and this plugin is not loaded.

@@ -16,11 +16,13 @@ import type { SyscallTracer, TracingOptions } from '../observability/tracing.ts'
 import { builtinRuntimes } from '../runtimes/registry.ts';
 import type { Runtime } from '../runtimes/types.ts';
 import { type Durability, isPostgresUrl, splitSchema } from '../store/dialect.ts';
+import type { LogEvent } from '../store/events.ts';
 import { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
 import type { Principal } from '../vocab/principal.ts';
+import { Contributions } from './contributions.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
 import { Gate, type GatingPolicy } from './gate.ts';
 import { PluginHost, type PluginSelection } from './host.ts';
@@ -93,7 +95,18 @@ export class Warren implements Authority {
     readonly cluster: Cluster | null,
   ) {
     this.dispatchPolicy = { gate, limits, absent: plugins.absent, self: (name) => plugins.instance(name) };
+    this.contributions = new Contributions(plugins.loaded, {
+      table,
+      gate,
+      kernel,
+      resolve: (p) => (p.kind === 'session' && !p.tools ? this.withTools(p) : Promise.resolve(p)),
+      self: (name) => plugins.instance(name),
+      call: (p, name, input) => this.call(p, name, input),
+    });
   }
+
+  /** What the plugins offer besides syscalls (completions, resources, prompts), through the gate. */
+  readonly contributions: Contributions;
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
     const clock = opts.clock ?? systemClock;
@@ -236,24 +249,11 @@ export class Warren implements Authority {
   }
 
   /**
-   * Values of one kind of name (`sessions`, `tasks`, …) that start with `prefix`, among those
-   * the caller may see, from the loaded plugins that complete that kind: each is gated like
-   * the syscall it rides on (Completion.via), so a caller that may not call it gets none.
+   * Every batch any node commits, in seq order (a surface's live fan-out: resource
+   * subscriptions); the listener must not block or throw. Returns the unsubscribe.
    */
-  async complete(principal: Principal, kind: string, prefix: string, limit: number): Promise<string[]> {
-    const who =
-      principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    const values: string[] = [];
-    for (const plugin of this.plugins.loaded) {
-      for (const c of plugin.completions ?? []) {
-        const via = this.table.get(c.via);
-        if (c.kind !== kind || !via || !this.gate.allows(who, via)) continue;
-        const ctx = { principal: who, kernel: this.kernel, self: this.plugins.instance(plugin.name) };
-        values.push(...(await c.values(ctx, prefix, limit - values.length)));
-        if (values.length >= limit) return values;
-      }
-    }
-    return values;
+  onAnyCommit(listener: (events: readonly LogEvent[]) => void): () => void {
+    return this.store.writer.onAnyCommit(listener);
   }
 
   /** A session principal with its tool set, read from its row. */

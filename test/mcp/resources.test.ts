@@ -12,8 +12,8 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { serve } from '../../src/app/server.ts';
+import { coreResources, LIST_PAGE, MAX_READ_BYTES } from '../../src/plugins/core/resources.ts';
 import type { LogEvent } from '../../src/store/events.ts';
-import { LIST_PAGE, MAX_READ_BYTES } from '../../src/surfaces/mcp/resources.ts';
 import { SubscriptionHub } from '../../src/surfaces/mcp/subscription-hub.ts';
 import { Subscriptions } from '../../src/surfaces/mcp/subscriptions.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
@@ -355,6 +355,7 @@ describe('the subscription hub', () => {
         listeners.add(l);
         return () => listeners.delete(l);
       },
+      touches: coreResources.touches,
       commit(events: Array<Partial<LogEvent>>) {
         const full = events.map((e, i) => ({
           seq: i + 1,

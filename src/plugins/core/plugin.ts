@@ -1,6 +1,8 @@
 import { definePlugin } from '../../contract/plugin.ts';
 import { coreCompletions } from './completions.ts';
 import type { CoreInstance } from './instance.ts';
+import { corePrompts } from './prompts.ts';
+import { coreResources } from './resources.ts';
 import { coreSyscalls } from './syscalls.ts';
 
 /**
@@ -14,5 +16,7 @@ export const corePlugin = definePlugin({
   required: true,
   syscalls: coreSyscalls,
   completions: coreCompletions,
+  resources: coreResources,
+  prompts: corePrompts,
   start: (ctx): CoreInstance => ({ directory: ctx.directory }),
 });

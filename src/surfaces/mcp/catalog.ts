@@ -18,7 +18,10 @@ export class ToolCatalog {
     /** How often a long call reports progress (clients reset their timeouts on it). */
     readonly progressEveryMs = 5_000,
   ) {
-    this.subscriptions = new SubscriptionHub({ onCommit: (l) => warren.store.writer.onAnyCommit(l) });
+    this.subscriptions = new SubscriptionHub({
+      onCommit: (l) => warren.onAnyCommit(l),
+      touches: (e) => warren.contributions.touches(e),
+    });
   }
 
   /** Exactly the tools this caller may call. Built on first use: a server starts without it. */

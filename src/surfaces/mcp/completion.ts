@@ -2,18 +2,14 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CompleteRequestSchema, type CompleteResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Warren } from '../../syscalls/warren.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import { promptArgSource } from './prompts.ts';
 
 /** The spec's cap on values per answer. */
 export const MAX_COMPLETIONS = 100;
 /** A prefix longer than any id or name is cut here before it reaches a query. */
 const MAX_PREFIX = 256;
 
-/** Which kind of name (a plugin's Completion.kind) a prompt argument or template variable takes. */
-export type CompletionSource = 'sessions' | 'streams' | 'tasks' | 'personas';
-
-/** Variables of the resource templates (uris.ts) and the kind of name each takes. */
-const TEMPLATE_VARS: Record<string, Record<string, CompletionSource>> = {
+/** Variables of the core plugin's resource templates and the kind of name (Completion.kind) each takes. */
+const TEMPLATE_VARS: Record<string, Record<string, string>> = {
   'warren://sessions/{id}': { id: 'sessions' },
   'warren://sessions/{id}/events{?after,limit}': { id: 'sessions' },
   'warren://sessions/{id}/events': { id: 'sessions' },
@@ -32,14 +28,14 @@ export function registerCompletion(server: Server, warren: Warren, principal: Pr
     const { ref, argument } = req.params;
     const source =
       ref.type === 'ref/prompt'
-        ? promptArgSource(ref.name, argument.name)
+        ? warren.contributions.promptArgKind(ref.name, argument.name)
         : ref.type === 'ref/resource'
           ? TEMPLATE_VARS[ref.uri]?.[argument.name]
           : undefined;
     if (!source) return { completion: { values: [], hasMore: false } };
     const prefix = argument.value.slice(0, MAX_PREFIX);
     // The door gates each plugin's completion like the syscall it rides on.
-    const found = await warren.complete(principal, source, prefix, MAX_COMPLETIONS + 1);
+    const found = await warren.contributions.complete(principal, source, prefix, MAX_COMPLETIONS + 1);
     return {
       completion: { values: found.slice(0, MAX_COMPLETIONS), hasMore: found.length > MAX_COMPLETIONS },
     };

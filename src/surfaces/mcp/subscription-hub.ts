@@ -3,19 +3,6 @@ import type { LogEvent } from '../../store/events.ts';
 // The hub has no part of the MCP SDK: it is made with the server (src/surfaces/mcp/catalog.ts),
 // while the SDK, whose schemas take a while to build, loads with the first MCP connection.
 
-/**
- * What changes a resource, as a key an event carries: `session:<id>` (any event about the
- * session: its record and its log), `stream:<id>` (a message on it, or its closing: its
- * transcript), `zone:<zone>` (any event: an operator's log).
- */
-function keysOf(e: LogEvent): string[] {
-  const keys = [`zone:${e.zone}`];
-  if (e.session_id) keys.push(`session:${e.session_id}`);
-  if (e.stream_id && (e.type === 'stream.message' || e.type === 'stream.closed'))
-    keys.push(`stream:${e.stream_id}`);
-  return keys;
-}
-
 export interface Watcher {
   /** The keys a commit batch touched, once per batch, for the watcher's keys only. */
   touched(keys: ReadonlySet<string>): void;
@@ -23,6 +10,8 @@ export interface Watcher {
 
 interface CommitSource {
   onCommit(listener: (events: readonly LogEvent[]) => void): () => void;
+  /** The keys an event changes (the plugins' resource providers say: Contributions.touches). */
+  touches(event: LogEvent): readonly string[];
 }
 
 /**
@@ -68,7 +57,7 @@ export class SubscriptionHub {
   private onCommit(events: readonly LogEvent[]): void {
     const touched = new Map<Watcher, Set<string>>();
     for (const e of events) {
-      for (const key of keysOf(e)) {
+      for (const key of this.source.touches(e)) {
         const set = this.byKey.get(key);
         if (!set) continue;
         for (const w of set) {

@@ -7,9 +7,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Warren } from '../../syscalls/warren.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import { asMcpError, assertMayRead } from './resources.ts';
+import { asMcpError } from './resources.ts';
 import type { SubscriptionHub, Watcher } from './subscription-hub.ts';
-import { parseUri } from './uris.ts';
 
 /** Subscriptions one MCP connection may hold at once. */
 export const MAX_SUBSCRIPTIONS = 1000;
@@ -73,26 +72,6 @@ export class Subscriptions implements Watcher {
   }
 }
 
-/**
- * The key a caller's subscription to `uri` watches, after the same read check as reading it:
- * a caller cannot watch what it may not read.
- */
-async function keyFor(warren: Warren, p: Principal, u: string): Promise<string | null> {
-  const r = parseUri(u);
-  if (!r) return null;
-  assertMayRead(warren, p, r.kind, u);
-  switch (r.kind) {
-    case 'events':
-      return p.kind === 'operator' ? `zone:${p.zone}` : `session:${p.sessionId}`;
-    case 'session':
-    case 'session-events':
-      return `session:${(await warren.kernel.session(p, r.id)).id}`;
-    case 'transcript':
-      // A subscription follows the stream the name meant when it was made.
-      return `stream:${(await warren.kernel.transcript(p, r.stream, { limit: 1 })).stream.id}`;
-  }
-}
-
 /** `resources/subscribe` and `resources/unsubscribe` for one connection; returns its subscriptions. */
 export function registerSubscriptions(
   server: Server,
@@ -107,7 +86,8 @@ export function registerSubscriptions(
     const u = req.params.uri;
     let key: string | null;
     try {
-      key = await keyFor(warren, principal, u);
+      // The door checks the caller may read it (a caller cannot watch what it may not read).
+      key = await warren.contributions.watch(principal, u);
     } catch (error) {
       throw asMcpError(error, { uri: u });
     }

@@ -1,7 +1,8 @@
-import { ErrorCode, McpError, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { ResourceTemplateInfo } from '../../contract/resources.ts';
+import { WarrenError } from '../../vocab/errors.ts';
 
 /**
- * warren's resource URIs. One scheme, four shapes:
+ * The core plugin's resource URIs (what MCP clients read and watch). One scheme, four shapes:
  *
  *   warren://events{?after,limit}                          the caller's own log, oldest first
  *   warren://sessions/{id}                                 a session's record
@@ -37,7 +38,7 @@ export const uri = {
     `warren://streams/${seg(stream)}/transcript${query({ before })}`,
 };
 
-export const TEMPLATES: ResourceTemplate[] = [
+export const TEMPLATES: ResourceTemplateInfo[] = [
   {
     uriTemplate: 'warren://events{?after,limit}',
     name: 'log',
@@ -71,7 +72,7 @@ export const TEMPLATES: ResourceTemplate[] = [
 ];
 
 const invalid = (u: string, why: string) =>
-  new McpError(ErrorCode.InvalidParams, `Invalid warren URI ${JSON.stringify(u)}: ${why}`, { uri: u });
+  new WarrenError('invalid_input', `Invalid warren URI ${JSON.stringify(u)}: ${why}`, { uri: u });
 
 function cursorParam(u: string, params: URLSearchParams, name: string, max: number): number | undefined {
   const v = params.get(name);
