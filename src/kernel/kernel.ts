@@ -292,6 +292,12 @@ export class Kernel {
   open = (p: Principal, id: string, pipe: DeliveryMode | null = null) => openSession(this.k, p, id, pipe);
   deleteSession = (p: Principal, id: string) => deleteSession(this.k, p, id);
 
+  /** Every zone's id (a server opens a socket per zone). */
+  zoneIds = async (): Promise<string[]> =>
+    (await this.store.reader.selectFrom('zones').select('id').execute()).map((z) => z.id);
+  /** The log's last committed seq. */
+  logHead = (): Promise<number> => this.store.log.head();
+
   /** Set (and read back) the limits of the caller's zone. */
   setZoneLimits = async (p: Principal, patch: ZoneLimitsPatch) => {
     if (p.kind !== 'operator') throw forbidden('zone limits are set by operators');

@@ -27,7 +27,7 @@ export async function streamEvents(
   // "From now" is pinned to a seq up front, so the client is told where it starts.
   const after =
     (typeof lastId === 'string' && /^\d{1,15}$/.test(lastId) ? Number(lastId) : filter.after) ??
-    (await warren.store.log.head());
+    (await warren.kernel.logHead());
   const ac = new AbortController();
   const stop = () => ac.abort();
   open?.add(stop);

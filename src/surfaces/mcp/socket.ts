@@ -28,9 +28,8 @@ export class ZoneSockets {
   /** A socket for every zone, now and as zones are created. */
   async start(): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const zones = await this.warren.store.reader.selectFrom('zones').select('id').execute();
-    for (const z of zones) await this.listen(z.id);
-    this.unsubscribe = this.warren.store.writer.onAnyCommit((events) => {
+    for (const zone of await this.warren.kernel.zoneIds()) await this.listen(zone);
+    this.unsubscribe = this.warren.onAnyCommit((events) => {
       for (const e of events) if (e.type === 'zone.created') void this.listen(e.zone);
     });
   }
