@@ -8,9 +8,7 @@
  *   times, in the same process (how late the event loop itself is). Goal: p99 ≤ 50 ms.
  */
 
-import type { PluginInstance } from '../src/contract/plugin.ts';
-import type { Scheduler } from '../src/plugins/scheduling/engine.ts';
-import { sdb } from '../src/plugins/scheduling/schema.ts';
+import type { SchedulingInstance } from '../src/plugins/scheduling/syscalls.ts';
 import { Warren } from '../src/syscalls/warren.ts';
 import { operator } from '../src/vocab/principal.ts';
 import { round, summary } from './lib/stats.ts';
@@ -72,24 +70,24 @@ async function firing(backend: 'sqlite' | 'postgres'): Promise<{ logged: number[
       ids.push(r.schedule.id);
     }
     const start = Date.now() + 500;
-    await w.store.writer.write(async (tx) => {
+    const { scheduler, tables } = w.plugins.get<SchedulingInstance>('scheduling');
+    await tables.write(async (tx) => {
       for (const [i, id] of ids.entries()) {
-        await sdb(tx.db)
-          .updateTable('schedules')
+        await tx.db
+          .updateTable('scheduling_schedules')
           .set({ enabled: 1, next_fire_at: start + Math.floor((i * RUN_MS) / N) })
           .where('id', '=', id)
           .execute();
       }
     });
-    const scheduler = w.plugins.get<{ scheduler: Scheduler } & PluginInstance>('scheduling').scheduler;
     scheduler.poke();
     await new Promise((r) => setTimeout(r, RUN_MS + 500));
-    await w.store.writer.write(async (tx) => {
-      await sdb(tx.db).updateTable('schedules').set({ enabled: 0 }).execute();
+    await tables.write(async (tx) => {
+      await tx.db.updateTable('scheduling_schedules').set({ enabled: 0 }).execute();
     });
     await scheduler.settled();
-    const fires = await sdb(w.store.reader)
-      .selectFrom('schedule_fires')
+    const fires = await tables.reader
+      .selectFrom('scheduling_fires')
       .select(['due_at', 'fired_at', 'finished_at'])
       .execute();
     return {

@@ -15,6 +15,7 @@ import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
+import { environmentSessions, suspendedSessions } from './environment-sessions.ts';
 import type { EnvironmentProvider } from './environments.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
@@ -41,6 +42,7 @@ import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
 import { type SignalName, sendSignal } from './signals.ts';
+import type { SpawnResult } from './spawn.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
 import { type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
@@ -439,6 +441,33 @@ export class Kernel {
   /** The log from `after` on, then live: what the live event stream frames. */
   follow = (p: Principal, filter: FollowFilter, after: number | undefined, opts: FollowOptions = {}) =>
     follow(this.store, p, filter, after, opts);
+
+  // ---------------------------------------------------------------- for plugins
+
+  /**
+   * `spawn` whose unit runs in a plugin's own writer (its `tables.write`): `also` gets that
+   * unit once the session is there, so the plugin's rows change with the spawn, or neither.
+   */
+  spawnWith = <U extends WriteUnit>(
+    tables: { write<R>(fn: (unit: U) => Promise<R>): Promise<R> },
+    p: Principal,
+    req: SpawnRequest,
+    also: (unit: U, r: SpawnResult) => Promise<void>,
+  ) =>
+    proc.spawn(this.k, p, req, {
+      writer: (fn) =>
+        tables.write(async (unit) => {
+          const r = await fn(unitTx(unit));
+          await also(unit, r);
+          return r;
+        }),
+    });
+
+  /** The sessions of `environment` (any zone) that have not stopped, oldest first. */
+  environmentSessions = (environment: string, limit = 500) => environmentSessions(this.k, environment, limit);
+
+  /** The suspended sessions of `environment` (any zone), each with its suspend reason. */
+  suspendedSessions = (environment: string, limit = 1000) => suspendedSessions(this.k, environment, limit);
 }
 
 function operatorOnly(p: Principal, why: string): string {

@@ -32,6 +32,11 @@ export interface SpawnOptions {
    * gets its session, or neither happens). Throwing rolls the spawn back.
    */
   also?: (tx: WriteTx, r: SpawnResult) => Promise<void>;
+  /**
+   * The writer the spawn's unit runs in, by default the kernel's: `Kernel.spawnWith` runs it
+   * in a plugin's own (its `tables.write`), whose unit it hands the plugin.
+   */
+  writer?: (fn: (tx: WriteTx) => Promise<SpawnResult>) => Promise<SpawnResult>;
 }
 
 export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
@@ -51,7 +56,8 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, o
     env: eff.env ?? {},
     ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
   });
-  const r = await k.store.writer.write(async (tx) => {
+  const write = opts.writer ?? ((fn) => k.store.writer.write(fn));
+  const r = await write(async (tx) => {
     const r = await spawnInTx(tx, k, p, req);
     await opts.also?.(tx, r);
     return r;

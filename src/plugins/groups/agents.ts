@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { PluginTables } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { invalid, WarrenError } from '../../vocab/errors.ts';
 import { operator, type Principal } from '../../vocab/principal.ts';
 import { spawnInput, spawnRequestOf } from '../core/ipc.ts';
 import { KeyedQueue } from './queue.ts';
 import { agentOf, groupIn } from './registry.ts';
-import { type GroupsTable, gdb } from './schema.ts';
+import type { GroupsDb, GroupsTable } from './schema.ts';
 import type { GroupSockets } from './sockets.ts';
 
 /** What a group's agent is spawned with: ipc_spawn's input, less the prompt (each start brings its own). */
@@ -41,6 +42,7 @@ export class GroupAgents {
 
   constructor(
     private readonly kernel: Kernel,
+    private readonly tables: PluginTables<GroupsDb>,
     private readonly sockets: GroupSockets,
     private readonly groupsDir: string,
   ) {}
@@ -61,11 +63,10 @@ export class GroupAgents {
     chat?: Chat,
   ): Promise<{ sessionId: string; how: DeliveryHow }> {
     return this.queue.run(folder, async () => {
-      const db = this.kernel.store.reader;
-      const row = await groupIn(db, zone, folder);
+      const row = await groupIn(this.tables.reader, zone, folder);
       if (chat) {
-        await this.kernel.store.writer.write(async (tx) => {
-          await gdb(tx.db)
+        await this.tables.write(async (tx) => {
+          await tx.db
             .updateTable('groups')
             .set({ last_chat: JSON.stringify(chat), updated_at: tx.now })
             .where('folder', '=', folder)
@@ -96,7 +97,7 @@ export class GroupAgents {
    * is then the group's conversation.
    */
   private async start(row: GroupsTable): Promise<string> {
-    const spec = await agentOf(this.kernel.store.reader, row);
+    const spec = await agentOf(this.tables.reader, row);
     if (!spec) {
       throw invalid(`group ${row.folder} has no agent: register it (or an ancestor) with agent`, {
         field: 'agent',
@@ -119,22 +120,20 @@ export class GroupAgents {
     }
     await this.sockets.open(row);
     try {
-      const r = await this.kernel.spawn(this.actor(row.zone), req, {
-        // The session is the group's in the spawn's own transaction: its end finds the group.
-        also: async (tx, s) => {
-          await gdb(tx.db)
-            .updateTable('groups')
-            .set({ session_id: s.session.id, updated_at: tx.now })
-            .where('folder', '=', row.folder)
-            .execute();
-          tx.append({
-            zone: row.zone,
-            type: 'group.agent_started',
-            actor: `operator:${GROUPS_OPERATOR}`,
-            session_id: s.session.id,
-            payload: { folder: row.folder, socket },
-          });
-        },
+      // The session is the group's in the spawn's own transaction: its end finds the group.
+      const r = await this.kernel.spawnWith(this.tables, this.actor(row.zone), req, async (tx, s) => {
+        await tx.db
+          .updateTable('groups')
+          .set({ session_id: s.session.id, updated_at: tx.now })
+          .where('folder', '=', row.folder)
+          .execute();
+        tx.append({
+          zone: row.zone,
+          type: 'group.agent_started',
+          actor: `operator:${GROUPS_OPERATOR}`,
+          session_id: s.session.id,
+          payload: { folder: row.folder, socket },
+        });
       });
       if (!LIVE.has(r.session.status)) await this.sockets.close(row.folder);
       return r.session.id;
@@ -147,10 +146,10 @@ export class GroupAgents {
   /** Forget the group's session (its log stays) and end it; the next message starts a new one. */
   clear(zone: string, folder: string, by: string): Promise<string | null> {
     return this.queue.run(folder, async () => {
-      const row = await groupIn(this.kernel.store.reader, zone, folder);
+      const row = await groupIn(this.tables.reader, zone, folder);
       const old = row.session_id;
-      await this.kernel.store.writer.write(async (tx) => {
-        await gdb(tx.db)
+      await this.tables.write(async (tx) => {
+        await tx.db
           .updateTable('groups')
           .set({ session_id: null, updated_at: tx.now })
           .where('folder', '=', folder)
@@ -164,7 +163,7 @@ export class GroupAgents {
         if (old) void this.kernel.kill(me, old, { graceful: true }).catch(() => {});
         // Through the queue, so a message that started a new agent meanwhile keeps its socket.
         void this.queue
-          .run(folder, async () => this.sync(await groupIn(this.kernel.store.reader, zone, folder)))
+          .run(folder, async () => this.sync(await groupIn(this.tables.reader, zone, folder)))
           .catch(() => {});
       });
       return old;

@@ -1,3 +1,4 @@
+import type { PluginTables } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
 import { WarrenError } from '../../vocab/errors.ts';
@@ -7,7 +8,7 @@ import type { GroupAgents } from './agents.ts';
 import type { CompiledRoute } from './match.ts';
 import { RouteIndex } from './route-index.ts';
 import { compileRoutes, zoneRoutes } from './routes.ts';
-import { type GroupUnroutedTable, gdb } from './schema.ts';
+import type { GroupsDb, GroupUnroutedTable } from './schema.ts';
 
 export interface InboundMessage {
   platform: string;
@@ -36,6 +37,7 @@ export class Inbound {
 
   constructor(
     private readonly kernel: Kernel,
+    private readonly tables: PluginTables<GroupsDb>,
     private readonly agents: GroupAgents,
   ) {}
 
@@ -46,7 +48,7 @@ export class Inbound {
   private compiled(zone: string): Promise<RouteIndex<CompiledRoute>> {
     let r = this.routes.get(zone);
     if (!r) {
-      r = zoneRoutes(this.kernel.store.reader, zone).then((rows) => new RouteIndex(compileRoutes(rows)));
+      r = zoneRoutes(this.tables.reader, zone).then((rows) => new RouteIndex(compileRoutes(rows)));
       r.catch(() => this.routes.delete(zone));
       this.routes.set(zone, r);
     }
@@ -66,7 +68,7 @@ export class Inbound {
     if (!route) return this.keep(p.zone, by, msg, 'no route matched');
     try {
       const d = await this.agents.deliver(p.zone, route.target, frame(msg), summary);
-      await this.kernel.store.writer.write(async (tx) => {
+      await this.tables.write(async (tx) => {
         tx.append({
           zone: p.zone,
           type: 'group.routed',
@@ -101,9 +103,9 @@ export class Inbound {
       reason: reason.slice(0, 1000),
       received_at: 0,
     };
-    await this.kernel.store.writer.write(async (tx) => {
+    await this.tables.write(async (tx) => {
       row.received_at = tx.now;
-      await gdb(tx.db).insertInto('group_unrouted').values(row).execute();
+      await tx.db.insertInto('groups_unrouted').values(row).execute();
       tx.append({
         zone,
         type: 'group.unrouted',

@@ -58,5 +58,12 @@ export function groupsMigrations(kind: DialectKind): Record<string, Migration> {
           .execute();
       },
     },
+    // A plugin's tables carry its name: renamed in place, rows and indexes kept.
+    '002_prefixed_tables': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema.alterTable('group_routes').renameTo('groups_routes').execute();
+        await db.schema.alterTable('group_unrouted').renameTo('groups_unrouted').execute();
+      },
+    },
   };
 }

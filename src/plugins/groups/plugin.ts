@@ -8,7 +8,7 @@ import { scheduleSyscalls } from '../scheduling/syscalls.ts';
 import { GroupAgents } from './agents.ts';
 import { Inbound } from './inbound.ts';
 import { groupsMigrations } from './migrations.ts';
-import { gdb } from './schema.ts';
+import type { GroupsDb } from './schema.ts';
 import { GroupSockets } from './sockets.ts';
 import type { GroupsInstance } from './syscalls/common.ts';
 import { groupSyscalls } from './syscalls/index.ts';
@@ -36,7 +36,7 @@ const LIVE_TO = new Set(['pending', 'running', 'idle']);
  * is the socket's, its tools its tier's narrowed by its grant rules. Routes send inbound
  * chat messages to groups. See docs/groups.md.
  */
-export const groupsPlugin = definePlugin({
+export const groupsPlugin = definePlugin<z.output<typeof settings> | undefined, GroupsDb>({
   name: 'groups',
   version: '0.1.0',
   summary: 'agent groups in a folder tree with per-group MCP sockets, routes and inbound messages (seed 002)',
@@ -44,7 +44,7 @@ export const groupsPlugin = definePlugin({
   migrations: groupsMigrations,
   syscalls: groupSyscalls,
   config: settings.optional(),
-  async start({ kernel, call, log, config, dataDir }): Promise<GroupsInstance> {
+  async start({ kernel, tables, call, log, config, dataDir }): Promise<GroupsInstance> {
     const base = resolve(config?.dataDir ?? dataDir ?? '.warren');
     // The 20 tools' definitions: this plugin's and the scheduler's arizuko names.
     let tools: Map<string, Tool> | undefined;
@@ -56,9 +56,9 @@ export const groupsPlugin = definePlugin({
     const sockets = new GroupSockets(join(base, 'ipc'), defs, call, {
       error: (obj, msg) => log.error(obj, msg),
     });
-    const agents = new GroupAgents(kernel, sockets, join(base, 'groups'));
-    const inbound = new Inbound(kernel, agents);
-    const reader = kernel.store.reader;
+    const agents = new GroupAgents(kernel, tables, sockets, join(base, 'groups'));
+    const inbound = new Inbound(kernel, tables, agents);
+    const reader = tables.reader;
 
     /** Sockets follow their agents: a group session that ends or is suspended closes it; one that comes back opens it. */
     const onStatus = (events: readonly LogEvent[]) => {
@@ -68,7 +68,7 @@ export const groupsPlugin = definePlugin({
         const from = (e.payload as { from?: string }).from ?? '';
         if (LIVE_TO.has(to) && LIVE_TO.has(from)) continue;
         const id = e.session_id;
-        void gdb(reader)
+        void reader
           .selectFrom('groups')
           .selectAll()
           .where('session_id', '=', id)
@@ -79,7 +79,7 @@ export const groupsPlugin = definePlugin({
     };
     /** After a restart (and as a repair): every group with a session gets the socket its agent's state calls for. */
     const syncAll = async () => {
-      const rows = await gdb(reader)
+      const rows = await reader
         .selectFrom('groups')
         .selectAll()
         .where('session_id', 'is not', null)
@@ -92,6 +92,7 @@ export const groupsPlugin = definePlugin({
       agents,
       sockets,
       inbound,
+      tables,
       maxDocumentBytes: config?.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT,
       phases: [{ name: 'sockets', run: syncAll, scope: 'node' }],
       onCommit: onStatus,

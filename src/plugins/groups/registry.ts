@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-import type { WriteTx } from '../../store/writer.ts';
+import type { PluginTx } from '../../contract/plugin.ts';
 import { invalid } from '../../vocab/errors.ts';
 import { conflictError, notFoundGroup } from './errors.ts';
 import { checkFolder, depthOf, parentOf, within } from './names.ts';
-import { type GroupsTable, gdb } from './schema.ts';
+import type { GroupsDb, GroupsTable } from './schema.ts';
 import { parseRule, TIER_LABELS, tierOf, toolsOf } from './tiers.ts';
 
 /** A group as callers see it. */
@@ -44,12 +43,12 @@ export function viewOf(row: GroupsTable): GroupView {
   };
 }
 
-export async function findGroup(db: Kysely<Database>, folder: string): Promise<GroupsTable | undefined> {
-  return gdb(db).selectFrom('groups').selectAll().where('folder', '=', folder).executeTakeFirst();
+export async function findGroup(db: Kysely<GroupsDb>, folder: string): Promise<GroupsTable | undefined> {
+  return db.selectFrom('groups').selectAll().where('folder', '=', folder).executeTakeFirst();
 }
 
 /** A group of `zone`, or not_found (a group of another zone is not found either). */
-export async function groupIn(db: Kysely<Database>, zone: string, folder: string): Promise<GroupsTable> {
+export async function groupIn(db: Kysely<GroupsDb>, zone: string, folder: string): Promise<GroupsTable> {
   const row = await findGroup(db, folder);
   if (!row || row.zone !== zone) throw notFoundGroup(folder);
   return row;
@@ -57,11 +56,11 @@ export async function groupIn(db: Kysely<Database>, zone: string, folder: string
 
 /** The groups of a zone, under `root` when given (itself included), in folder order. */
 export async function listGroups(
-  db: Kysely<Database>,
+  db: Kysely<GroupsDb>,
   zone: string,
   root: string | null,
 ): Promise<GroupsTable[]> {
-  let q = gdb(db).selectFrom('groups').selectAll().where('zone', '=', zone);
+  let q = db.selectFrom('groups').selectAll().where('zone', '=', zone);
   if (root !== null) q = q.where((eb) => eb.or([eb('folder', '=', root), eb('folder', 'like', `${root}/%`)]));
   const rows = await q.orderBy('folder').execute();
   // `like` treats _ as a wildcard: keep only the real subtree.
@@ -70,7 +69,7 @@ export async function listGroups(
 
 /** The spawn request of a group's agent: its own, else its nearest ancestor's. */
 export async function agentOf(
-  db: Kysely<Database>,
+  db: Kysely<GroupsDb>,
   row: GroupsTable,
 ): Promise<Record<string, unknown> | null> {
   for (let folder: string | null = row.folder; folder !== null; folder = parentOf(folder)) {
@@ -89,10 +88,10 @@ export interface NewGroup {
 }
 
 /** Register a group under an existing parent (a root group has none), in the caller's transaction. */
-export async function insertGroup(tx: WriteTx, g: NewGroup, by: string): Promise<GroupsTable> {
+export async function insertGroup(tx: PluginTx<GroupsDb>, g: NewGroup, by: string): Promise<GroupsTable> {
   checkFolder(g.folder);
   for (const r of g.rules ?? []) parseRule(r);
-  const db = gdb(tx.db);
+  const db = tx.db;
   if (await findGroup(tx.db, g.folder)) throw conflictError(`group ${g.folder} already exists`);
   const parent = parentOf(g.folder);
   if (parent !== null) {

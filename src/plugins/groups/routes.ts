@@ -1,12 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-import type { WriteTx } from '../../store/writer.ts';
+import type { PluginTx } from '../../contract/plugin.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Actor, mustReach, reaches } from './actor.ts';
 import { byOrder, type CompiledRoute, formatMatch, parseMatch } from './match.ts';
 import { groupIn } from './registry.ts';
-import { type GroupRoutesTable, gdb } from './schema.ts';
+import type { GroupRoutesTable, GroupsDb } from './schema.ts';
 
 export interface RouteView {
   id: string;
@@ -33,24 +32,18 @@ export const routeView = (r: GroupRoutesTable): RouteView => ({
 });
 
 /** A zone's routes in evaluation order. */
-export const zoneRoutes = (db: Kysely<Database>, zone: string): Promise<GroupRoutesTable[]> =>
-  gdb(db)
-    .selectFrom('group_routes')
-    .selectAll()
-    .where('zone', '=', zone)
-    .orderBy('seq')
-    .orderBy('id')
-    .execute();
+export const zoneRoutes = (db: Kysely<GroupsDb>, zone: string): Promise<GroupRoutesTable[]> =>
+  db.selectFrom('groups_routes').selectAll().where('zone', '=', zone).orderBy('seq').orderBy('id').execute();
 
 /** The routes an actor sees: an operator or a root group all of its zone's; others those targeting their subtree. */
-export async function visibleRoutes(db: Kysely<Database>, a: Actor): Promise<GroupRoutesTable[]> {
+export async function visibleRoutes(db: Kysely<GroupsDb>, a: Actor): Promise<GroupRoutesTable[]> {
   const all = await zoneRoutes(db, a.zone);
   return a.tier === 0 && a.folder !== null ? all : all.filter((r) => reaches(a, r.target));
 }
 
 /** Parse and check one route for `a`; the canonical row to store. */
 async function checked(
-  db: Kysely<Database>,
+  db: Kysely<GroupsDb>,
   a: Actor,
   spec: RouteSpec,
 ): Promise<Omit<GroupRoutesTable, 'id'>> {
@@ -61,20 +54,20 @@ async function checked(
 }
 
 export async function addRoute(
-  tx: WriteTx,
+  tx: PluginTx<GroupsDb>,
   ids: IdGenerator,
   a: Actor,
   spec: RouteSpec,
 ): Promise<GroupRoutesTable> {
   const row = { ...(await checked(tx.db, a, spec)), id: ids.id('route'), created_at: tx.now };
-  await gdb(tx.db).insertInto('group_routes').values(row).execute();
+  await tx.db.insertInto('groups_routes').values(row).execute();
   tx.append({ zone: a.zone, type: 'group.route_added', actor: a.id, payload: { route: routeView(row) } });
   return row;
 }
 
 /** Replace every route targeting the actor's subtree (an operator without a group: the zone's) with `specs`. */
 export async function setRoutes(
-  tx: WriteTx,
+  tx: PluginTx<GroupsDb>,
   ids: IdGenerator,
   a: Actor,
   specs: readonly RouteSpec[],
@@ -83,10 +76,10 @@ export async function setRoutes(
   for (const s of specs)
     rows.push({ ...(await checked(tx.db, a, s)), id: ids.id('route'), created_at: tx.now });
   const old = (await zoneRoutes(tx.db, a.zone)).filter((r) => reaches(a, r.target));
-  const db = gdb(tx.db);
+  const db = tx.db;
   for (let i = 0; i < old.length; i += 500) {
     await db
-      .deleteFrom('group_routes')
+      .deleteFrom('groups_routes')
       .where(
         'id',
         'in',
@@ -96,7 +89,7 @@ export async function setRoutes(
   }
   for (let i = 0; i < rows.length; i += 200)
     await db
-      .insertInto('group_routes')
+      .insertInto('groups_routes')
       .values(rows.slice(i, i + 200))
       .execute();
   tx.append({
@@ -108,15 +101,15 @@ export async function setRoutes(
   return rows;
 }
 
-export async function deleteRoute(tx: WriteTx, a: Actor, id: string): Promise<GroupRoutesTable> {
-  const row = await gdb(tx.db).selectFrom('group_routes').selectAll().where('id', '=', id).executeTakeFirst();
+export async function deleteRoute(tx: PluginTx<GroupsDb>, a: Actor, id: string): Promise<GroupRoutesTable> {
+  const row = await tx.db.selectFrom('groups_routes').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row || row.zone !== a.zone || !reaches(a, row.target)) {
     throw new WarrenError('not_found', `no route ${id.slice(0, 100)} you can see`, {
       what: 'route',
       id: id.slice(0, 100),
     });
   }
-  await gdb(tx.db).deleteFrom('group_routes').where('id', '=', id).execute();
+  await tx.db.deleteFrom('groups_routes').where('id', '=', id).execute();
   tx.append({ zone: a.zone, type: 'group.route_deleted', actor: a.id, payload: { route: routeView(row) } });
   return row;
 }

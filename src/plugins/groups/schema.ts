@@ -1,6 +1,3 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-
 /** A group: a folder in the tree, the agent it runs, its grant rules and its live session. */
 export interface GroupsTable {
   folder: string;
@@ -45,11 +42,9 @@ export interface GroupUnroutedTable {
   received_at: number;
 }
 
-export interface GroupsDb extends Database {
+/** The groups plugin's tables. */
+export interface GroupsDb {
   groups: GroupsTable;
-  group_routes: GroupRoutesTable;
-  group_unrouted: GroupUnroutedTable;
+  groups_routes: GroupRoutesTable;
+  groups_unrouted: GroupUnroutedTable;
 }
-
-export const gdb = (db: Kysely<Database> | Transaction<Database>): Kysely<GroupsDb> =>
-  db as unknown as Kysely<GroupsDb>;

@@ -241,16 +241,10 @@ export class RunnerHub implements EnvironmentProvider {
 
   private async resumeSuspended(name: string): Promise<void> {
     if (this.stopping || !this.online(environmentOf(name))) return;
-    const rows = await this.kernel.store.reader
-      .selectFrom('sessions')
-      .select(['id', 'zone', 'suspend_reason'])
-      .where('runner', '=', environmentOf(name))
-      .where('status', '=', 'suspended')
-      .limit(1000)
-      .execute();
+    const rows = await this.kernel.suspendedSessions(environmentOf(name), 1000);
     for (const r of rows) {
       if (this.stopping || !this.online(environmentOf(name))) return;
-      if (!resumable(r.suspend_reason)) continue;
+      if (!resumable(r.suspendReason)) continue;
       await this.kernel.resume(operator('kernel', r.zone), r.id).catch((error) => {
         this.log.warn({ err: error, session: r.id }, 'reanimating a runner session failed');
       });

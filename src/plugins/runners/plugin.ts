@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePlugin } from '../../contract/plugin.ts';
 import { RunnerHub } from './hub.ts';
-import { runnersMigrations } from './schema.ts';
+import { type RunnersDb, runnersMigrations } from './schema.ts';
 import { type RunnersInstance, runnerSyscalls } from './syscalls.ts';
 import { RunnerTokens } from './tokens.ts';
 
@@ -17,15 +17,15 @@ const config = z
  * WebSocket and run agents there; each runner name is the environment `runner:<name>`.
  * See docs/runners.md.
  */
-export const runnersPlugin = definePlugin({
+export const runnersPlugin = definePlugin<z.output<typeof config>, RunnersDb>({
   name: 'runners',
   version: '0.1.0',
   summary: 'remote runners: environments runner:<name> that run agents on other hosts over a WebSocket',
   migrations: runnersMigrations,
   syscalls: runnerSyscalls,
   config,
-  async start({ kernel, store, config, log }): Promise<RunnersInstance> {
-    const tokens = new RunnerTokens(store, kernel.ids);
+  async start({ kernel, tables, config, log }): Promise<RunnersInstance> {
+    const tokens = new RunnerTokens(tables, kernel.ids);
     const hub = new RunnerHub(kernel, tokens, log, { failover: config?.failover ?? true });
     await hub.refresh();
     kernel.provideEnvironments('runner', hub);

@@ -1,6 +1,5 @@
-import type { Kysely, Migration, Transaction } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
-import type { Database } from '../../store/schema.ts';
 
 /** A runner an operator allowed: its name (the environment `runner:<name>`) and its token, hashed. */
 export interface RunnersTable {
@@ -13,12 +12,10 @@ export interface RunnersTable {
   last_connected_at: number | null;
 }
 
-export interface RunnersDb extends Database {
+/** The runners plugin's tables. */
+export interface RunnersDb {
   runners: RunnersTable;
 }
-
-export const rdb = (db: Kysely<Database> | Transaction<Database>): Kysely<RunnersDb> =>
-  db as unknown as Kysely<RunnersDb>;
 
 export function runnersMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';

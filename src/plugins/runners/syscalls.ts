@@ -123,14 +123,7 @@ export const runnerShow = defineSyscall({
     const row = await r.tokens.get(i.name);
     if (!row)
       throw new WarrenError('not_found', `runner ${JSON.stringify(i.name)} does not exist`, { name: i.name });
-    const sessions = await ctx.kernel.store.reader
-      .selectFrom('sessions')
-      .select(['id', 'zone', 'status'])
-      .where('runner', '=', environmentOf(i.name))
-      .where('status', '!=', 'stopped')
-      .orderBy('created_at')
-      .limit(500)
-      .execute();
+    const sessions = await ctx.kernel.environmentSessions(environmentOf(i.name), 500);
     return {
       ...infoOf(r.hub, row),
       connectionList: (row.revoked_at === null ? r.hub.connections(i.name) : []).map((c) => ({

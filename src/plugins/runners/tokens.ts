@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Store } from '../../store/store.ts';
+import type { PluginTables } from '../../contract/plugin.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { WarrenError } from '../../vocab/errors.ts';
-import { type RunnersTable, rdb } from './schema.ts';
+import type { RunnersDb, RunnersTable } from './schema.ts';
 import { RUNNER_NAME } from './wire.ts';
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -10,7 +10,7 @@ const hash = (token: string) => createHash('sha256').update(token).digest('hex')
 /** Runner tokens: `wrt_<secret>`, stored hashed, one per runner name, shown once. */
 export class RunnerTokens {
   constructor(
-    private readonly store: Store,
+    private readonly tables: PluginTables<RunnersDb>,
     private readonly ids: IdGenerator,
   ) {}
 
@@ -27,8 +27,8 @@ export class RunnerTokens {
       );
     }
     const token = `wrt_${this.ids.secret(32)}`;
-    await this.store.writer.write(async (tx) => {
-      const db = rdb(tx.db);
+    await this.tables.write(async (tx) => {
+      const db = tx.db;
       const row = await db.selectFrom('runners').selectAll().where('name', '=', name).executeTakeFirst();
       if (row && !rotate && row.revoked_at === null) {
         throw new WarrenError('conflict', `runner ${name} already has a token; --rotate replaces it`, {
@@ -63,7 +63,7 @@ export class RunnerTokens {
   async verify(token: string): Promise<RunnersTable | null> {
     if (!token.startsWith('wrt_')) return null;
     const h = hash(token);
-    const row = await rdb(this.store.reader)
+    const row = await this.tables.reader
       .selectFrom('runners')
       .selectAll()
       .where('token_hash', '=', h)
@@ -74,8 +74,8 @@ export class RunnerTokens {
   }
 
   async revoke(name: string, actor: string): Promise<RunnersTable> {
-    return this.store.writer.write(async (tx) => {
-      const db = rdb(tx.db);
+    return this.tables.write(async (tx) => {
+      const db = tx.db;
       const row = await db.selectFrom('runners').selectAll().where('name', '=', name).executeTakeFirst();
       if (!row) throw new WarrenError('not_found', `runner ${JSON.stringify(name)} does not exist`, { name });
       if (row.revoked_at === null) {
@@ -87,8 +87,8 @@ export class RunnerTokens {
   }
 
   async connected(name: string): Promise<void> {
-    await this.store.writer.write(async (tx) => {
-      await rdb(tx.db)
+    await this.tables.write(async (tx) => {
+      await tx.db
         .updateTable('runners')
         .set({ last_connected_at: tx.now })
         .where('name', '=', name)
@@ -97,14 +97,10 @@ export class RunnerTokens {
   }
 
   list(): Promise<RunnersTable[]> {
-    return rdb(this.store.reader).selectFrom('runners').selectAll().orderBy('name').execute();
+    return this.tables.reader.selectFrom('runners').selectAll().orderBy('name').execute();
   }
 
   get(name: string): Promise<RunnersTable | undefined> {
-    return rdb(this.store.reader)
-      .selectFrom('runners')
-      .selectAll()
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return this.tables.reader.selectFrom('runners').selectAll().where('name', '=', name).executeTakeFirst();
   }
 }

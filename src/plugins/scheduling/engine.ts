@@ -1,4 +1,4 @@
-import type { ReconcilePhase } from '../../contract/plugin.ts';
+import type { PluginTables, ReconcilePhase } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
 import type { TimerHandle } from '../../util/clock.ts';
@@ -6,7 +6,7 @@ import type { Log } from '../../util/log.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import { type Call, runAction, type ScheduleAction, targetDone } from './action.ts';
 import { fireDue, isActive } from './firing.ts';
-import { type FireStatus, type ScheduleFiresTable, sdb } from './schema.ts';
+import type { FireStatus, ScheduleFiresTable, SchedulingDb } from './schema.ts';
 
 /** How long to sleep for a due time `ms` away: already past (another server's row), 10 ms. */
 const dueIn = (ms: number): number => (ms > 0 ? ms : 10);
@@ -57,6 +57,7 @@ export class Scheduler {
 
   constructor(
     private readonly kernel: Kernel,
+    private readonly tables: PluginTables<SchedulingDb>,
     private readonly call: Call,
     private readonly log: Log,
     private readonly o: SchedulerOptions,
@@ -116,7 +117,7 @@ export class Scheduler {
           this.again = false;
           let more = true;
           while (more && !this.stopped) {
-            const r = await this.kernel.store.writer.write((tx) =>
+            const r = await this.tables.write((tx) =>
               fireDue(tx, { ...this.o, node: this.kernel.runId, ids: this.kernel.ids }),
             );
             more = r.more;
@@ -145,8 +146,8 @@ export class Scheduler {
   /** Sleep until the earliest enabled schedule is due (at most maxSleepMs). */
   private async arm(): Promise<void> {
     if (this.stopped) return;
-    const next = await sdb(this.kernel.store.reader)
-      .selectFrom('schedules')
+    const next = await this.tables.reader
+      .selectFrom('scheduling_schedules')
       .select('next_fire_at')
       .where('enabled', '=', 1)
       .where('next_fire_at', 'is not', null)
@@ -211,17 +212,17 @@ export class Scheduler {
     error: string | null,
   ): Promise<void> {
     const done = status !== 'running';
-    const next = await this.kernel.store.writer.write(async (tx) => {
-      const db = sdb(tx.db);
+    const next = await this.tables.write(async (tx) => {
+      const db = tx.db;
       const r = await db
-        .updateTable('schedule_fires')
+        .updateTable('scheduling_fires')
         .set({ status, target, error, finished_at: done ? tx.now : null })
         .where('id', '=', fire.id)
         .where('status', '=', from)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return null;
       await db
-        .updateTable('schedules')
+        .updateTable('scheduling_schedules')
         .set({ last_outcome: status })
         .where('id', '=', fire.schedule_id)
         .where('last_fire_id', '=', fire.id)
@@ -235,7 +236,7 @@ export class Scheduler {
       if (!done || (await isActive(tx, fire.schedule_id))) return null;
       // The oldest queued fire of the schedule goes next, claimed by this server.
       const queued = await db
-        .selectFrom('schedule_fires')
+        .selectFrom('scheduling_fires')
         .select('id')
         .where('schedule_id', '=', fire.schedule_id)
         .where('status', '=', 'queued')
@@ -244,7 +245,7 @@ export class Scheduler {
         .executeTakeFirst();
       if (!queued) return null;
       await db
-        .updateTable('schedule_fires')
+        .updateTable('scheduling_fires')
         .set({ status: 'pending', node: this.kernel.runId, claimed_at: tx.now })
         .where('id', '=', queued.id)
         .execute();
@@ -254,15 +255,15 @@ export class Scheduler {
   }
 
   private async fireContext(fireId: string) {
-    const db = sdb(this.kernel.store.reader);
+    const db = this.tables.reader;
     const fire = await db
-      .selectFrom('schedule_fires')
+      .selectFrom('scheduling_fires')
       .selectAll()
       .where('id', '=', fireId)
       .executeTakeFirst();
     if (!fire) return null;
     const schedule = await db
-      .selectFrom('schedules')
+      .selectFrom('scheduling_schedules')
       .selectAll()
       .where('id', '=', fire.schedule_id)
       .executeTakeFirst();
@@ -280,10 +281,10 @@ export class Scheduler {
    * compare-and-set, so two servers never take over the same one.
    */
   async recover(): Promise<void> {
-    const db = sdb(this.kernel.store.reader);
+    const db = this.tables.reader;
     const now = this.kernel.clock.now();
     const rows = await db
-      .selectFrom('schedule_fires')
+      .selectFrom('scheduling_fires')
       .select(['id', 'node', 'claimed_at'])
       .where('status', '=', 'pending')
       .orderBy('due_at')
@@ -296,16 +297,16 @@ export class Scheduler {
       if (this.inFlight.has(r.id)) continue;
       const stale =
         r.node !== me &&
-        (this.kernel.store.kind === 'sqlite' ||
+        (this.tables.kind === 'sqlite' ||
           r.node === null ||
           r.node.startsWith(myNode) ||
           r.claimed_at === null ||
           now - Number(r.claimed_at) > this.o.leaseMs);
       if (r.node !== me && !stale) continue;
       if (r.node !== me) {
-        const claimed = await this.kernel.store.writer.write(async (tx) => {
-          const u = await sdb(tx.db)
-            .updateTable('schedule_fires')
+        const claimed = await this.tables.write(async (tx) => {
+          const u = await tx.db
+            .updateTable('scheduling_fires')
             .set({ node: me, claimed_at: tx.now })
             .where('id', '=', r.id)
             .where('status', '=', 'pending')
@@ -339,8 +340,8 @@ export class Scheduler {
   }
 
   private async followOnce(): Promise<void> {
-    const rows = await sdb(this.kernel.store.reader)
-      .selectFrom('schedule_fires')
+    const rows = await this.tables.reader
+      .selectFrom('scheduling_fires')
       .selectAll()
       .where('status', '=', 'running')
       .orderBy('due_at')

@@ -1,6 +1,6 @@
-import type { WriteTx } from '../../store/writer.ts';
+import type { PluginTx } from '../../contract/plugin.ts';
 import type { IdGenerator } from '../../util/ids.ts';
-import { FIRE_ACTIVE, type FireStatus, type SchedulesTable, sdb } from './schema.ts';
+import { FIRE_ACTIVE, type FireStatus, type SchedulesTable, type SchedulingDb } from './schema.ts';
 import { cronOf, nextAfter, type Timing } from './timing.ts';
 
 /** How a firing pass runs: its limits and who claims the fires it logs. */
@@ -83,15 +83,18 @@ export function toFire(r: SchedulesTable, dues: number[], now: number, graceMs: 
 
 /**
  * One transaction of a firing pass: the earliest due enabled schedules (on PostgreSQL
- * locked, skipping rows another server holds), each fire logged (a `schedule_fires` row
+ * locked, skipping rows another server holds), each fire logged (a `scheduling_fires` row
  * and a `schedule.fired` event) together with its schedule's `next_fire_at` advance. A crash
  * either keeps both or neither: no fire twice, none lost. Returns the fires to run.
  */
-export async function fireDue(tx: WriteTx, o: PassOptions): Promise<{ fires: LoggedFire[]; more: boolean }> {
-  const db = sdb(tx.db);
+export async function fireDue(
+  tx: PluginTx<SchedulingDb>,
+  o: PassOptions,
+): Promise<{ fires: LoggedFire[]; more: boolean }> {
+  const db = tx.db;
   const now = tx.now;
   let q = db
-    .selectFrom('schedules')
+    .selectFrom('scheduling_schedules')
     .selectAll()
     .where('enabled', '=', 1)
     .where('next_fire_at', '<=', now)
@@ -114,7 +117,7 @@ export async function fireDue(tx: WriteTx, o: PassOptions): Promise<{ fires: Log
       else if (r.overlap !== 'allow') active = true;
       const id = o.ids.id('fire');
       await db
-        .insertInto('schedule_fires')
+        .insertInto('scheduling_fires')
         .values({
           id,
           schedule_id: r.id,
@@ -148,7 +151,7 @@ export async function fireDue(tx: WriteTx, o: PassOptions): Promise<{ fires: Log
       });
     }
     await db
-      .updateTable('schedules')
+      .updateTable('scheduling_schedules')
       .set({
         next_fire_at: next,
         updated_at: now,
@@ -162,9 +165,9 @@ export async function fireDue(tx: WriteTx, o: PassOptions): Promise<{ fires: Log
 }
 
 /** Whether a schedule has a fire whose action is under way (its overlap policy asks). */
-export async function isActive(tx: WriteTx, scheduleId: string): Promise<boolean> {
-  const row = await sdb(tx.db)
-    .selectFrom('schedule_fires')
+export async function isActive(tx: PluginTx<SchedulingDb>, scheduleId: string): Promise<boolean> {
+  const row = await tx.db
+    .selectFrom('scheduling_fires')
     .select('id')
     .where('schedule_id', '=', scheduleId)
     .where('status', 'in', FIRE_ACTIVE)

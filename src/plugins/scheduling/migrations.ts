@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
 
-/** The scheduling plugin's tables: schedules and the log of their fires. */
+/** The scheduling plugin's tables: its schedules and the log of their fires. */
 export function schedulingMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
   return {
@@ -65,6 +65,13 @@ export function schedulingMigrations(kind: DialectKind): Record<string, Migratio
           .columns(['schedule_id', 'status'])
           .execute();
         await db.schema.createIndex('schedule_fires_status').on('schedule_fires').column('status').execute();
+      },
+    },
+    // A plugin's tables carry its name: renamed in place, rows and indexes kept.
+    '002_prefixed_tables': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema.alterTable('schedules').renameTo('scheduling_schedules').execute();
+        await db.schema.alterTable('schedule_fires').renameTo('scheduling_fires').execute();
       },
     },
   };

@@ -1,18 +1,18 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { PluginTables } from '../../contract/plugin.ts';
 import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { Database } from '../../store/schema.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
 import { type ScheduleAction, writableFd } from './action.ts';
 import { isActive, timingOf } from './firing.ts';
-import {
-  type FireStatus,
-  type MissedPolicy,
-  type OverlapPolicy,
-  type ScheduleFiresTable,
-  type SchedulesTable,
-  sdb,
+import type {
+  FireStatus,
+  MissedPolicy,
+  OverlapPolicy,
+  ScheduleFiresTable,
+  SchedulesTable,
+  SchedulingDb,
 } from './schema.ts';
 import { checkTimeZone, checkTiming, nextAfter, type Timing } from './timing.ts';
 
@@ -33,6 +33,9 @@ export interface ScheduleSpec {
   overlap?: OverlapPolicy | undefined;
   paused?: boolean | undefined;
 }
+
+/** The plugin's handle on its tables (schedules and their fires). */
+type Tables = PluginTables<SchedulingDb>;
 
 export const MAX_MISSED_CAP = 100;
 const MAX_ACTION_BYTES = 64 * 1024;
@@ -109,9 +112,9 @@ function firstFire(t: Timing, now: number): number | null {
 }
 
 /** A schedule of the caller's zone it may act on: operators any, a session its own. */
-async function scheduleOf(db: Kysely<Database> | Transaction<Database>, p: Principal, id: string) {
-  const row = await sdb(db)
-    .selectFrom('schedules')
+async function scheduleOf(db: Kysely<SchedulingDb>, p: Principal, id: string) {
+  const row = await db
+    .selectFrom('scheduling_schedules')
     .selectAll()
     .where('id', '=', id)
     .where('zone', '=', p.zone)
@@ -141,6 +144,7 @@ async function checkAction(kernel: Kernel, p: Principal, action: ScheduleAction)
 
 export async function createSchedule(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   spec: ScheduleSpec,
 ): Promise<SchedulesTable> {
@@ -148,7 +152,7 @@ export async function createSchedule(
   const timing = timingFrom(spec, now);
   const action = actionFrom(spec);
   await checkAction(kernel, p, action);
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const id = kernel.ids.id('sched');
     const row: SchedulesTable = {
       id,
@@ -174,7 +178,7 @@ export async function createSchedule(
       last_fire_id: null,
       last_outcome: null,
     };
-    await sdb(tx.db).insertInto('schedules').values(row).execute();
+    await tx.db.insertInto('scheduling_schedules').values(row).execute();
     tx.append({
       zone: p.zone,
       type: 'schedule.created',
@@ -194,6 +198,7 @@ export async function createSchedule(
 /** Edit a schedule: a new timing recomputes its next fire from now. */
 export async function updateSchedule(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   id: string,
   spec: ScheduleSpec,
@@ -205,7 +210,7 @@ export async function updateSchedule(
   const hasAction = spec.task !== undefined || spec.spawn !== undefined || spec.stream !== undefined;
   const action = hasAction ? actionFrom(spec) : undefined;
   if (action) await checkAction(kernel, p, action);
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const row = await scheduleOf(tx.db, p, id);
     const patch: Partial<SchedulesTable> = { updated_at: tx.now };
     if (spec.name !== undefined) patch.name = spec.name;
@@ -224,7 +229,7 @@ export async function updateSchedule(
     if (spec.missedCap !== undefined) patch.missed_cap = Math.min(spec.missedCap, MAX_MISSED_CAP);
     if (spec.overlap !== undefined) patch.overlap = spec.overlap;
     if (spec.paused !== undefined) patch.enabled = spec.paused ? 0 : 1;
-    await sdb(tx.db).updateTable('schedules').set(patch).where('id', '=', row.id).execute();
+    await tx.db.updateTable('scheduling_schedules').set(patch).where('id', '=', row.id).execute();
     tx.append({
       zone: p.zone,
       type: 'schedule.updated',
@@ -242,15 +247,15 @@ export async function updateSchedule(
  * Pause or resume. Resuming recomputes the next fire from now when the old one passed
  * while paused: a pause is not downtime, so nothing missed fires.
  */
-export async function setEnabled(kernel: Kernel, p: Principal, id: string, enabled: boolean) {
-  return kernel.store.writer.write(async (tx) => {
+export async function setEnabled(tables: Tables, p: Principal, id: string, enabled: boolean) {
+  return tables.write(async (tx) => {
     const row = await scheduleOf(tx.db, p, id);
     const patch: Partial<SchedulesTable> = { enabled: enabled ? 1 : 0, updated_at: tx.now };
     if (enabled && row.enabled === 0 && row.next_fire_at !== null && Number(row.next_fire_at) < tx.now) {
       const t = timingOf(row);
       patch.next_fire_at = t.kind === 'once' ? tx.now : nextAfter(t, tx.now);
     }
-    await sdb(tx.db).updateTable('schedules').set(patch).where('id', '=', row.id).execute();
+    await tx.db.updateTable('scheduling_schedules').set(patch).where('id', '=', row.id).execute();
     tx.append({
       zone: p.zone,
       type: enabled ? 'schedule.resumed' : 'schedule.paused',
@@ -262,12 +267,12 @@ export async function setEnabled(kernel: Kernel, p: Principal, id: string, enabl
 }
 
 /** Delete a schedule; its fires stay in the log (a pending one is skipped). */
-export async function deleteSchedule(kernel: Kernel, p: Principal, id: string) {
-  return kernel.store.writer.write(async (tx) => {
+export async function deleteSchedule(tables: Tables, p: Principal, id: string) {
+  return tables.write(async (tx) => {
     const row = await scheduleOf(tx.db, p, id);
-    await sdb(tx.db).deleteFrom('schedules').where('id', '=', row.id).execute();
-    await sdb(tx.db)
-      .updateTable('schedule_fires')
+    await tx.db.deleteFrom('scheduling_schedules').where('id', '=', row.id).execute();
+    await tx.db
+      .updateTable('scheduling_fires')
       .set({ status: 'skipped', error: 'its schedule was deleted', finished_at: tx.now })
       .where('schedule_id', '=', row.id)
       .where('status', '=', 'queued')
@@ -283,8 +288,13 @@ export async function deleteSchedule(kernel: Kernel, p: Principal, id: string) {
 }
 
 /** Fire now, outside the timing (which is left as it is); the overlap policy still applies. */
-export async function runNow(kernel: Kernel, p: Principal, id: string): Promise<ScheduleFiresTable> {
-  return kernel.store.writer.write(async (tx) => {
+export async function runNow(
+  kernel: Kernel,
+  tables: Tables,
+  p: Principal,
+  id: string,
+): Promise<ScheduleFiresTable> {
+  return tables.write(async (tx) => {
     const row = await scheduleOf(tx.db, p, id);
     const active = row.overlap === 'allow' ? false : await isActive(tx, row.id);
     const status: FireStatus = !active ? 'pending' : row.overlap === 'queue' ? 'queued' : 'skipped';
@@ -302,9 +312,9 @@ export async function runNow(kernel: Kernel, p: Principal, id: string): Promise<
       claimed_at: status === 'pending' ? tx.now : null,
       finished_at: status === 'skipped' ? tx.now : null,
     };
-    await sdb(tx.db).insertInto('schedule_fires').values(fire).execute();
-    await sdb(tx.db)
-      .updateTable('schedules')
+    await tx.db.insertInto('scheduling_fires').values(fire).execute();
+    await tx.db
+      .updateTable('scheduling_schedules')
       .set({
         fires: row.fires + 1,
         last_fire_at: tx.now,
@@ -326,12 +336,12 @@ export async function runNow(kernel: Kernel, p: Principal, id: string): Promise<
 
 /** A page of the caller's schedules (operators: the zone's; sessions: their own), by id. */
 export async function listSchedules(
-  kernel: Kernel,
+  tables: Tables,
   p: Principal,
   q: { limit?: number | undefined; after?: string | undefined; enabled?: boolean | undefined },
 ) {
   const limit = q.limit ?? DEFAULT_PAGE;
-  let query = sdb(kernel.store.reader).selectFrom('schedules').selectAll().where('zone', '=', p.zone);
+  let query = tables.reader.selectFrom('scheduling_schedules').selectAll().where('zone', '=', p.zone);
   if (p.kind === 'session') query = query.where('created_by', '=', p.sessionId);
   if (q.enabled !== undefined) query = query.where('enabled', '=', q.enabled ? 1 : 0);
   if (q.after !== undefined) query = query.where('id', '>', q.after);
@@ -344,10 +354,10 @@ export async function listSchedules(
 }
 
 /** One schedule and its latest fires (newest first). */
-export async function showSchedule(kernel: Kernel, p: Principal, id: string, fires = 20) {
-  const row = await scheduleOf(kernel.store.reader, p, id);
-  const recent = await sdb(kernel.store.reader)
-    .selectFrom('schedule_fires')
+export async function showSchedule(tables: Tables, p: Principal, id: string, fires = 20) {
+  const row = await scheduleOf(tables.reader, p, id);
+  const recent = await tables.reader
+    .selectFrom('scheduling_fires')
     .selectAll()
     .where('schedule_id', '=', row.id)
     .orderBy('fired_at', 'desc')

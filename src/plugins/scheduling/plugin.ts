@@ -3,7 +3,8 @@ import { definePlugin } from '../../contract/plugin.ts';
 import type { LogEvent } from '../../store/events.ts';
 import { defaultSchedulerOptions, Scheduler } from './engine.ts';
 import { schedulingMigrations } from './migrations.ts';
-import { scheduleSyscalls } from './syscalls.ts';
+import type { SchedulingDb } from './schema.ts';
+import { type SchedulingInstance, scheduleSyscalls } from './syscalls.ts';
 
 const settings = z
   .object({
@@ -21,7 +22,7 @@ const settings = z
  * phase fire them; each fire is logged with its schedule's advance in one transaction.
  * See docs/scheduling.md.
  */
-export const schedulingPlugin = definePlugin({
+export const schedulingPlugin = definePlugin<z.output<typeof settings> | undefined, SchedulingDb>({
   name: 'scheduling',
   version: '0.1.0',
   summary: 'cron, interval and one-shot schedules that create tasks, spawn sessions or write to streams',
@@ -29,13 +30,14 @@ export const schedulingPlugin = definePlugin({
   migrations: schedulingMigrations,
   syscalls: scheduleSyscalls,
   config: settings.optional(),
-  async start({ kernel, call, log, config }) {
-    const scheduler = new Scheduler(kernel, call, log, { ...defaultSchedulerOptions, ...config });
+  async start({ kernel, tables, call, log, config }): Promise<SchedulingInstance> {
+    const scheduler = new Scheduler(kernel, tables, call, log, { ...defaultSchedulerOptions, ...config });
     await scheduler.start();
     return {
       phases: scheduler.phases,
       onCommit: (events: readonly LogEvent[]) => scheduler.onCommit(events),
       scheduler,
+      tables,
       stop: () => scheduler.stop(),
     };
   },

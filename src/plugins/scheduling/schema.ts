@@ -1,6 +1,3 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-
 export const SCHEDULE_KINDS = ['cron', 'interval', 'once'] as const;
 export type ScheduleKind = (typeof SCHEDULE_KINDS)[number];
 export const MISSED_POLICIES = ['skip', 'run-once', 'run-all'] as const;
@@ -69,11 +66,8 @@ export interface ScheduleFiresTable {
   finished_at: number | null;
 }
 
-export interface SchedulingDb extends Database {
-  schedules: SchedulesTable;
-  schedule_fires: ScheduleFiresTable;
+/** The scheduling plugin's tables. */
+export interface SchedulingDb {
+  scheduling_schedules: SchedulesTable;
+  scheduling_fires: ScheduleFiresTable;
 }
-
-/** The kernel's handles, typed with this plugin's tables as well. */
-export const sdb = (db: Kysely<Database> | Transaction<Database>): Kysely<SchedulingDb> =>
-  db as unknown as Kysely<SchedulingDb>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PluginInstance, PluginTables } from '../../contract/plugin.ts';
 import * as s from '../../contract/schemas.ts';
 import { defineSyscall, type Syscall, type SyscallContext } from '../../contract/syscall.ts';
 import { spawnTemplate, streamMessage, taskTemplate } from './action.ts';
@@ -20,11 +21,20 @@ import {
   SCHEDULE_KINDS,
   type ScheduleFiresTable,
   type SchedulesTable,
+  type SchedulingDb,
 } from './schema.ts';
 
 /** The schedule syscalls: operators (CLI, REST) and orchestrator sessions (MCP tools) call the same ones. */
 
-const scheduler = (ctx: SyscallContext) => (ctx.self as { scheduler: Scheduler }).scheduler;
+/** What the scheduling plugin's syscalls reach through `ctx.self`. */
+export interface SchedulingInstance extends PluginInstance {
+  scheduler: Scheduler;
+  tables: PluginTables<SchedulingDb>;
+}
+
+const self = (ctx: SyscallContext) => ctx.self as SchedulingInstance;
+const scheduler = (ctx: SyscallContext) => self(ctx).scheduler;
+const tables = (ctx: SyscallContext) => self(ctx).tables;
 
 const scheduleId = z.string().min(1).max(200).describe('A schedule id');
 
@@ -174,7 +184,7 @@ export const scheduleCreate = defineSyscall({
     ],
   },
   async handler(ctx, i) {
-    const row = await createSchedule(ctx.kernel, ctx.principal, i);
+    const row = await createSchedule(ctx.kernel, tables(ctx), ctx.principal, i);
     scheduler(ctx).poke();
     return { schedule: view(row) };
   },
@@ -203,7 +213,7 @@ export const scheduleUpdate = defineSyscall({
   },
   async handler(ctx, i) {
     const { id, ...spec } = i;
-    const row = await updateSchedule(ctx.kernel, ctx.principal, id, spec);
+    const row = await updateSchedule(ctx.kernel, tables(ctx), ctx.principal, id, spec);
     scheduler(ctx).poke();
     return { schedule: view(row) };
   },
@@ -226,7 +236,7 @@ export const scheduleList = defineSyscall({
     examples: ['warren schedule list', 'warren schedule list --enabled false'],
   },
   async handler(ctx, i) {
-    const r = await listSchedules(ctx.kernel, ctx.principal, i);
+    const r = await listSchedules(tables(ctx), ctx.principal, i);
     return { schedules: r.items.map(view), next: r.next };
   },
 });
@@ -245,7 +255,7 @@ export const scheduleShow = defineSyscall({
   http: { method: 'GET', path: '/v1/schedules/:id' },
   cli: { command: ['schedule', 'show'], positional: ['id'], examples: ['warren schedule show sched_01j…'] },
   async handler(ctx, i) {
-    const r = await showSchedule(ctx.kernel, ctx.principal, i.id, i.fires);
+    const r = await showSchedule(tables(ctx), ctx.principal, i.id, i.fires);
     return { schedule: view(r.row), fires: r.fires.map(fireOf) };
   },
 });
@@ -268,7 +278,7 @@ const toggle = (name: 'schedule_pause' | 'schedule_resume', enabled: boolean) =>
       examples: [`warren schedule ${enabled ? 'resume' : 'pause'} sched_01j…`],
     },
     async handler(ctx, i) {
-      const row = await setEnabled(ctx.kernel, ctx.principal, i.id, enabled);
+      const row = await setEnabled(tables(ctx), ctx.principal, i.id, enabled);
       scheduler(ctx).poke();
       return { schedule: view(row) };
     },
@@ -291,7 +301,7 @@ export const scheduleDelete = defineSyscall({
     examples: ['warren schedule delete sched_01j…'],
   },
   async handler(ctx, i) {
-    const row = await deleteSchedule(ctx.kernel, ctx.principal, i.id);
+    const row = await deleteSchedule(tables(ctx), ctx.principal, i.id);
     return { deleted: row.id };
   },
 });
@@ -311,7 +321,7 @@ export const scheduleRunNow = defineSyscall({
     examples: ['warren schedule run-now sched_01j…'],
   },
   async handler(ctx, i) {
-    const fire = await runNow(ctx.kernel, ctx.principal, i.id);
+    const fire = await runNow(ctx.kernel, tables(ctx), ctx.principal, i.id);
     await scheduler(ctx).recover();
     return { fire: fireOf(fire) };
   },

@@ -1,15 +1,17 @@
 import { z } from 'zod';
-import type { PluginInstance } from '../../../contract/plugin.ts';
+import type { PluginInstance, PluginTables } from '../../../contract/plugin.ts';
 import type { SyscallContext } from '../../../contract/syscall.ts';
 import type { GroupAgents } from '../agents.ts';
 import type { Inbound } from '../inbound.ts';
+import type { GroupsDb } from '../schema.ts';
 import type { GroupSockets } from '../sockets.ts';
 
-/** What the groups plugin's syscalls reach through `ctx.plugins`. */
+/** What the groups plugin's syscalls reach through `ctx.self`. */
 export interface GroupsInstance extends PluginInstance {
   agents: GroupAgents;
   sockets: GroupSockets;
   inbound: Inbound;
+  tables: PluginTables<GroupsDb>;
   maxDocumentBytes: number;
 }
 

@@ -3,7 +3,6 @@ import * as s from '../../../contract/schemas.ts';
 import { defineSyscall } from '../../../contract/syscall.ts';
 import { forbidden } from '../../../vocab/errors.ts';
 import { socketGroup } from '../actor.ts';
-import { gdb } from '../schema.ts';
 import { groups } from './common.ts';
 
 const field = (what: string) => z.string().max(300).default('').describe(what);
@@ -77,10 +76,8 @@ export const unrouted = defineSyscall({
   async handler(ctx, i) {
     if (socketGroup(ctx.principal) !== null) throw forbidden('groups_unrouted is for operators');
     const limit = i.limit ?? s.DEFAULT_PAGE;
-    let q = gdb(ctx.kernel.store.reader)
-      .selectFrom('group_unrouted')
-      .selectAll()
-      .where('zone', '=', ctx.principal.zone);
+    const { reader } = groups(ctx).tables;
+    let q = reader.selectFrom('groups_unrouted').selectAll().where('zone', '=', ctx.principal.zone);
     if (i.after) q = q.where('id', '>', i.after);
     const rows = await q
       .orderBy('id')

@@ -6,7 +6,6 @@ import { type Actor, actorOf, socketGroup } from '../actor.ts';
 import { agentSpec } from '../agents.ts';
 import { within } from '../names.ts';
 import { findGroup, groupIn, insertGroup, listGroups, viewOf } from '../registry.ts';
-import { gdb } from '../schema.ts';
 import { parseRule } from '../tiers.ts';
 import { actingGroup, delivery, folder, groups, groupView } from './common.ts';
 
@@ -51,7 +50,7 @@ export const registerGroup = defineSyscall({
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
     checkNew(a, i.folder, i.agent !== undefined);
-    const row = await ctx.kernel.store.writer.write((tx) =>
+    const row = await groups(ctx).tables.write((tx) =>
       insertGroup(tx, { folder: i.folder, zone: a.zone, name: i.name, agent: i.agent, rules: i.rules }, a.id),
     );
     return { group: viewOf(row) };
@@ -71,8 +70,9 @@ export const getGroups = defineSyscall({
   cli: { command: ['group', 'list'], examples: ['warren group list'] },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const rows = await listGroups(ctx.kernel.store.reader, a.zone, a.tier === 0 ? null : a.folder);
-    const s = groups(ctx).sockets;
+    const g = groups(ctx);
+    const rows = await listGroups(g.tables.reader, a.zone, a.tier === 0 ? null : a.folder);
+    const s = g.sockets;
     return { groups: rows.map((r) => ({ ...viewOf(r), socket: s.isOpen(r.folder) })) };
   },
 });
@@ -90,7 +90,7 @@ export const refreshGroups = defineSyscall({
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
     const g = groups(ctx);
-    const rows = await listGroups(ctx.kernel.store.reader, a.zone, a.tier === 0 ? null : a.folder);
+    const rows = await listGroups(g.tables.reader, a.zone, a.tier === 0 ? null : a.folder);
     // A group's own socket stays: it is the one asking.
     for (const r of rows) if (r.folder !== a.folder) await g.agents.sync(r);
     return { groups: rows.map((r) => ({ ...viewOf(r), socket: g.sockets.isOpen(r.folder) })) };
@@ -123,10 +123,11 @@ export const spawnGroup = defineSyscall({
   },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const reader = ctx.kernel.store.reader;
+    const g = groups(ctx);
+    const reader = g.tables.reader;
     if (!(await findGroup(reader, i.folder))) {
       checkNew(a, i.folder, i.agent !== undefined);
-      await ctx.kernel.store.writer.write((tx) =>
+      await g.tables.write((tx) =>
         insertGroup(
           tx,
           { folder: i.folder, zone: a.zone, name: i.name, agent: i.agent, rules: undefined },
@@ -137,7 +138,7 @@ export const spawnGroup = defineSyscall({
       throw forbidden(`${i.folder} is outside group ${a.folder}'s subtree`);
     }
     await groupIn(reader, a.zone, i.folder);
-    const d = await groups(ctx).agents.deliver(
+    const d = await g.agents.deliver(
       a.zone,
       i.folder,
       i.prompt ?? `You are the agent of group ${i.folder}. Wait for messages.`,
@@ -162,9 +163,9 @@ export const setGroupRules = defineSyscall({
   async handler(ctx, i) {
     if (socketGroup(ctx.principal) !== null) throw forbidden('group_rules is for operators');
     for (const r of i.rules) parseRule(r);
-    const row = await ctx.kernel.store.writer.write(async (tx) => {
+    const row = await groups(ctx).tables.write(async (tx) => {
       await groupIn(tx.db, ctx.principal.zone, i.folder);
-      await gdb(tx.db)
+      await tx.db
         .updateTable('groups')
         .set({ rules: JSON.stringify(i.rules), updated_at: tx.now })
         .where('folder', '=', i.folder)

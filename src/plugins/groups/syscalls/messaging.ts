@@ -37,10 +37,10 @@ export const sendMessage = defineSyscall({
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
     const folder = needGroup(a, 'send_message');
-    const row = await groupIn(ctx.kernel.store.reader, a.zone, folder);
+    const row = await groupIn(groups(ctx).tables.reader, a.zone, folder);
     const last = row.last_chat ? (JSON.parse(row.last_chat) as { platform: string }) : null;
     const platform = i.platform ?? last?.platform ?? null;
-    const r = await ctx.kernel.store.writer.write(async (tx) =>
+    const r = await groups(ctx).tables.write(async (tx) =>
       tx.append({
         zone: a.zone,
         type: 'group.sent',
@@ -68,12 +68,12 @@ export const sendReply = defineSyscall({
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
     const folder = needGroup(a, 'send_reply');
-    const row = await groupIn(ctx.kernel.store.reader, a.zone, folder);
+    const row = await groupIn(groups(ctx).tables.reader, a.zone, folder);
     if (!row.last_chat)
       throw invalid(`send_reply: group ${folder} has had no message to reply to (use send_message)`);
     const chat = JSON.parse(row.last_chat) as { platform: string; chat_jid: string; room: string };
     const to = chat.chat_jid || chat.room;
-    const r = await ctx.kernel.store.writer.write(async (tx) =>
+    const r = await groups(ctx).tables.write(async (tx) =>
       tx.append({
         zone: a.zone,
         type: 'group.sent',
@@ -145,7 +145,7 @@ export const sendDocument = defineSyscall({
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
     const folder = needGroup(a, 'send_document');
-    const row = await groupIn(ctx.kernel.store.reader, a.zone, folder);
+    const row = await groupIn(groups(ctx).tables.reader, a.zone, folder);
     const chat = row.last_chat
       ? (JSON.parse(row.last_chat) as { platform: string; chat_jid: string; room: string })
       : null;
@@ -157,7 +157,7 @@ export const sendDocument = defineSyscall({
     const g = groups(ctx);
     const f = groupFile(g.agents.dirOf(folder), i.path, g.maxDocumentBytes);
     const sha256 = createHash('sha256').update(readFileSync(f.real)).digest('hex');
-    const r = await ctx.kernel.store.writer.write(async (tx) =>
+    const r = await groups(ctx).tables.write(async (tx) =>
       tx.append({
         zone: a.zone,
         type: 'group.sent',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineSyscall } from '../../../contract/syscall.ts';
 import { actorOf } from '../actor.ts';
 import { addRoute, deleteRoute, setRoutes, routeView as viewRoute, visibleRoutes } from '../routes.ts';
-import { actingGroup, folder, routeView } from './common.ts';
+import { actingGroup, folder, groups, routeView } from './common.ts';
 
 const seq = z.coerce
   .number()
@@ -29,7 +29,7 @@ export const listRoutes = defineSyscall({
   cli: { command: ['route', 'list'], examples: ['warren route list'] },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    return { routes: (await visibleRoutes(ctx.kernel.store.reader, a)).map(viewRoute) };
+    return { routes: (await visibleRoutes(groups(ctx).tables.reader, a)).map(viewRoute) };
   },
 });
 
@@ -48,7 +48,7 @@ export const addRouteSyscall = defineSyscall({
   },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const row = await ctx.kernel.store.writer.write((tx) => addRoute(tx, ctx.kernel.ids, a, i));
+    const row = await groups(ctx).tables.write((tx) => addRoute(tx, ctx.kernel.ids, a, i));
     return { route: viewRoute(row) };
   },
 });
@@ -69,7 +69,7 @@ export const setRoutesSyscall = defineSyscall({
   },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const rows = await ctx.kernel.store.writer.write((tx) => setRoutes(tx, ctx.kernel.ids, a, i.routes));
+    const rows = await groups(ctx).tables.write((tx) => setRoutes(tx, ctx.kernel.ids, a, i.routes));
     return { routes: rows.map(viewRoute) };
   },
 });
@@ -85,7 +85,7 @@ export const deleteRouteSyscall = defineSyscall({
   cli: { command: ['route', 'delete'], positional: ['id'], examples: ['warren route delete route_01j…'] },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const row = await ctx.kernel.store.writer.write((tx) => deleteRoute(tx, a, i.id));
+    const row = await groups(ctx).tables.write((tx) => deleteRoute(tx, a, i.id));
     return { deleted: row.id };
   },
 });

@@ -53,7 +53,7 @@ export const injectMessage = defineSyscall({
     const a = actorOf(ctx.principal, i.group);
     mustReach(a, i.target, 'inject_message');
     const d = await groups(ctx).agents.deliver(a.zone, i.target, i.text);
-    await ctx.kernel.store.writer.write(async (tx) => {
+    await groups(ctx).tables.write(async (tx) => {
       tx.append({
         zone: a.zone,
         type: 'group.injected',
@@ -82,7 +82,7 @@ async function delegate(
       ? `[delegated by ${from} (${id}); answer with delegate_to_parent]`
       : `[from child ${from} (${id}); answer with delegate_to_child child=${from}]`;
   const d = await groups(ctx).agents.deliver(zone, to, `${head}\n${body}`);
-  await ctx.kernel.store.writer.write(async (tx) => {
+  await groups(ctx).tables.write(async (tx) => {
     tx.append({
       zone,
       type: 'group.delegated',
@@ -114,7 +114,7 @@ export const delegateToChild = defineSyscall({
     const from = needGroup(a, 'delegate_to_child');
     if (i.child === from || !within(i.child, from))
       throw forbidden(`delegate_to_child: ${i.child} is not under ${from}`);
-    await groupIn(ctx.kernel.store.reader, a.zone, i.child);
+    await groupIn(groups(ctx).tables.reader, a.zone, i.child);
     return delegate(ctx, a.zone, a.id, from, i.child, 'down', i.text);
   },
 });
@@ -137,7 +137,7 @@ export const delegateToParent = defineSyscall({
     const from = needGroup(a, 'delegate_to_parent');
     const parent = parentOf(from);
     if (parent === null) throw invalid(`delegate_to_parent: ${from} is a root group`);
-    await groupIn(ctx.kernel.store.reader, a.zone, parent);
+    await groupIn(groups(ctx).tables.reader, a.zone, parent);
     return delegate(ctx, a.zone, a.id, from, parent, 'up', i.text);
   },
 });
