@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
-import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
+import type { DeliveryMode, Permission, SessionStatus, SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { unitTx, type WriteUnit } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
@@ -39,6 +39,7 @@ import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
+import { sessionCwd, sessionStatusIn, stoppedAmong } from './session-reads.ts';
 import { type SignalName, sendSignal } from './signals.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
 import { type StopOutcome, TermTimers, termOrKill } from './term.ts';
@@ -429,6 +430,22 @@ export class Kernel {
   /** The log from `after` on, then live: what the live event stream frames. */
   follow = (p: Principal, filter: FollowFilter, after: number | undefined, opts: FollowOptions = {}) =>
     follow(this.store, p, filter, after, opts);
+
+  // ---------------------------------------------------------------- narrow reads for plugins (session-reads.ts)
+
+  /** The log's last seq (0 when empty): a cursor to resume from after a snapshot. */
+  logHead(): Promise<number> {
+    return this.store.log.head();
+  }
+
+  /** A session's status inside the caller's write unit; null when there is no such session. */
+  sessionStatusIn = (unit: WriteUnit, id: string): Promise<SessionStatus | null> => sessionStatusIn(unit, id);
+
+  /** Which of `ids` name sessions that have stopped (ids of no session are left out). */
+  stoppedAmong = (ids: readonly string[]): Promise<string[]> => stoppedAmong(this.store.reader, ids);
+
+  /** The working directory a session was spawned with; null: none given, or no such session. */
+  sessionCwd = (id: string): Promise<string | null> => sessionCwd(this.store.reader, id);
 }
 
 function operatorOnly(p: Principal, why: string): string {
