@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
-import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
+import type { DeliveryMode, Permission, SessionStatus, SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { unitTx, type WriteUnit } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
@@ -41,6 +41,7 @@ import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
+import { sessionCwd, sessionStatusIn, stoppedAmong } from './session-reads.ts';
 import { type SignalName, sendSignal } from './signals.ts';
 import type { SpawnResult } from './spawn.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
@@ -468,6 +469,17 @@ export class Kernel {
 
   /** The suspended sessions of `environment` (any zone), each with its suspend reason. */
   suspendedSessions = (environment: string, limit = 1000) => suspendedSessions(this.k, environment, limit);
+
+  // ---------------------------------------------------------------- narrow reads for plugins (session-reads.ts)
+
+  /** A session's status inside the caller's write unit; null when there is no such session. */
+  sessionStatusIn = (unit: WriteUnit, id: string): Promise<SessionStatus | null> => sessionStatusIn(unit, id);
+
+  /** Which of `ids` name sessions that have stopped (ids of no session are left out). */
+  stoppedAmong = (ids: readonly string[]): Promise<string[]> => stoppedAmong(this.store.reader, ids);
+
+  /** The working directory a session was spawned with; null: none given, or no such session. */
+  sessionCwd = (id: string): Promise<string | null> => sessionCwd(this.store.reader, id);
 }
 
 function operatorOnly(p: Principal, why: string): string {

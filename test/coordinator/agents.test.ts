@@ -52,11 +52,13 @@ forEachWarren('coordinator agents', (target) => {
       for (const id of [root.id, c1.id, c2.id, g.id]) {
         assert.equal((await call(h.warren, 'session_show', { id })).session.status, 'stopped');
       }
-      const events = (await rows(h, 'coord_outbox')).filter((r) => r.topic === 'caracal.sessions.revoke');
+      const events = (await rows(h, 'coordinator_outbox')).filter(
+        (r) => r.topic === 'caracal.sessions.revoke',
+      );
       assert.deepEqual(events.map((e) => e.key).sort(), [root.id, c1.id, c2.id, g.id].sort());
       // Deleting again terminates nothing more and writes no event.
       assert.deepEqual((await h.api('DELETE', `/zones/default/agents/${root.id}`)).json.terminated, []);
-      assert.equal((await rows(h, 'coord_outbox')).length, 4);
+      assert.equal((await rows(h, 'coordinator_outbox')).length, 4);
     });
 
     it('refuses bad input and unknown ids with typed errors', async () => {
@@ -69,7 +71,7 @@ forEachWarren('coordinator agents', (target) => {
       assert.equal(orphan.status, 404);
       assert.equal((await h.api('POST', '/zones/default/agents/ses_nope/suspend')).status, 404);
       assert.equal((await h.api('DELETE', '/zones/default/agents/ses_nope')).status, 404);
-      assert.equal((await rows(h, 'coord_agents')).length, 0);
+      assert.equal((await rows(h, 'coordinator_agents')).length, 0);
     });
   });
 
@@ -115,7 +117,7 @@ forEachWarren('coordinator agents', (target) => {
       assert.ok(
         zone.filter((r) => r.status !== 200).every((r) => r.json.error.details.limit === 'maxPerZone'),
       );
-      assert.equal((await rows(h, 'coord_agents')).length, 7);
+      assert.equal((await rows(h, 'coordinator_agents')).length, 7);
     });
   });
 
@@ -138,7 +140,7 @@ forEachWarren('coordinator agents', (target) => {
       const other = await h.api('POST', '/zones/default/agents', spawnBody({ ttl_seconds: 5 }), { headers });
       assert.equal(other.status, 422);
       assert.equal(other.json.error.code, 'idempotency_mismatch');
-      assert.equal((await rows(h, 'coord_agents')).length, 1);
+      assert.equal((await rows(h, 'coordinator_agents')).length, 1);
     });
   });
 });

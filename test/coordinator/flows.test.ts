@@ -137,8 +137,9 @@ forEachWarren('coordinator services, invocations and delegations', (target) => {
       assert.ok(storm.every((r) => r.status === 200));
       assert.equal(new Set(storm.map((r) => r.json.invocation.id)).size, 1);
       assert.equal(storm.filter((r) => r.json.created).length, 1);
-      const n = (await (h.warren.store.reader as Any).selectFrom('coord_invocations').selectAll().execute())
-        .length;
+      const n = (
+        await (h.warren.store.reader as Any).selectFrom('coordinator_invocations').selectAll().execute()
+      ).length;
       assert.equal(n, 1);
 
       // Nobody answers: one attempt times out; a retried one ends dead after its attempts.
@@ -204,7 +205,9 @@ forEachWarren('coordinator services, invocations and delegations', (target) => {
       );
       const hb = await h.api('POST', `${Z}/agents/${agent.id}/services/${svc.id}/heartbeat`);
       assert.equal(hb.json.service.health, 'healthy');
-      const health = (await rows(h, 'coord_outbox')).filter((r) => r.topic === 'caracal.services.health');
+      const health = (await rows(h, 'coordinator_outbox')).filter(
+        (r) => r.topic === 'caracal.services.health',
+      );
       const moves = health.map((r) => JSON.parse(r.payload)).map((p) => `${p.from}>${p.to}`);
       assert.deepEqual(moves, ['healthy>unhealthy', 'unhealthy>healthy']);
     });

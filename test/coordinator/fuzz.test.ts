@@ -117,7 +117,7 @@ forEachWarren('coordinator route fuzz', (target) => {
       }
       assert.equal(fives, 0);
       // No half-written rows: every agent has its session; terminated ones their revoke event.
-      const agents = await rows(h, 'coord_agents');
+      const agents = await rows(h, 'coordinator_agents');
       const sessions = await (h.warren.store.reader as Any)
         .selectFrom('sessions')
         .select(['id', 'status'])
@@ -127,7 +127,9 @@ forEachWarren('coordinator route fuzz', (target) => {
         assert.ok(s, `agent ${a.session_id} has its session`);
         if (a.status === 'terminated') assert.equal(s.status, 'stopped');
       }
-      const revokes = (await rows(h, 'coord_outbox')).filter((o) => o.topic === 'caracal.sessions.revoke');
+      const revokes = (await rows(h, 'coordinator_outbox')).filter(
+        (o) => o.topic === 'caracal.sessions.revoke',
+      );
       assert.equal(revokes.length, agents.filter((a) => a.status === 'terminated').length);
     });
   });

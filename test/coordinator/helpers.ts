@@ -23,7 +23,10 @@ export async function coordinatorWarren(
 }
 
 /** Rows of a coordinator table (tests read them straight). */
-export async function rows(h: HttpWarren, table: 'coord_agents' | 'coord_outbox'): Promise<Any[]> {
+export async function rows(
+  h: HttpWarren,
+  table: 'coordinator_agents' | 'coordinator_outbox',
+): Promise<Any[]> {
   return (h.warren.store.reader as Any).selectFrom(table).selectAll().execute();
 }
 

@@ -48,11 +48,11 @@ forEachWarren('coordinator outbox', (target) => {
         .agent;
       await h.api('DELETE', `/zones/default/agents/${root.id}`);
       await until(
-        async () => (await rows(h, 'coord_outbox')).every((r) => r.status === 'delivered'),
+        async () => (await rows(h, 'coordinator_outbox')).every((r) => r.status === 'delivered'),
         10_000,
         'the outbox to drain',
       );
-      const ids = (await rows(h, 'coord_outbox')).map((r) => r.id).sort();
+      const ids = (await rows(h, 'coordinator_outbox')).map((r) => r.id).sort();
       const redis = await redisEntries(`${prefix}caracal.sessions.revoke`);
       assert.deepEqual(redis.map((e) => e.id).sort(), ids);
       assert.deepEqual(redis.map((e) => e.payload.session_id).sort(), [root.id, child.id].sort());
@@ -152,7 +152,7 @@ forEachWarren('coordinator outbox', (target) => {
       await until(async () => hook.received.some((x) => x.key === 'k2'), 20_000, 'the other key');
       assert.ok(!hook.received.some((x) => x.key === 'k1'), 'k1 event 2 must wait for event 1');
       const dead = await until(
-        async () => (await rows(h, 'coord_outbox')).find((r) => r.status === 'dead'),
+        async () => (await rows(h, 'coordinator_outbox')).find((r) => r.status === 'dead'),
         10_000,
         'the poisoned event to die',
       );

@@ -145,14 +145,14 @@ forEachWarren('coordinator across server processes', (target) => {
           const c = new pg.Client({ connectionString: loc.url });
           await c.connect();
           try {
-            return (await c.query(`select id, status from "${loc.schema}".coord_outbox`)).rows;
+            return (await c.query(`select id, status from "${loc.schema}".coordinator_outbox`)).rows;
           } finally {
             await c.end();
           }
         }
         const sq = new Database(loc.url, { readonly: true, fileMustExist: true });
         try {
-          return sq.prepare('select id, status from coord_outbox').all() as Any[];
+          return sq.prepare('select id, status from coordinator_outbox').all() as Any[];
         } finally {
           sq.close();
         }

@@ -29,7 +29,9 @@ const still = {
 
 const coordinatorOf = (h: HttpWarren) => h.warren.plugins.get<Coordinator>('coordinator');
 const statusOf = async (h: HttpWarren) =>
-  new Map((await rows(h, 'coord_agents')).map((r: Any) => [r.session_id as string, r.status as string]));
+  new Map(
+    (await rows(h, 'coordinator_agents')).map((r: Any) => [r.session_id as string, r.status as string]),
+  );
 
 forEachWarren('coordinator sweeps (injected clock)', (target) => {
   const open = async (config: Record<string, unknown> = {}) => {
@@ -65,7 +67,7 @@ forEachWarren('coordinator sweeps (injected clock)', (target) => {
       const after = await statusOf(h);
       for (const id of [short, child, grandchild]) assert.equal(after.get(id), 'terminated', id);
       for (const id of [long, forever]) assert.notEqual(after.get(id), 'terminated', id);
-      const revokes = (await rows(h, 'coord_outbox')).filter(
+      const revokes = (await rows(h, 'coordinator_outbox')).filter(
         (r: Any) => r.topic === 'caracal.sessions.revoke',
       );
       assert.deepEqual(revokes.map((r: Any) => r.key).sort(), [short, child, grandchild].sort());
@@ -78,7 +80,9 @@ forEachWarren('coordinator sweeps (injected clock)', (target) => {
 
       // A second sweep finds nothing more to do: no second event.
       await c.runNow('ttl-sweeper');
-      const again = (await rows(h, 'coord_outbox')).filter((r: Any) => r.topic === 'caracal.sessions.revoke');
+      const again = (await rows(h, 'coordinator_outbox')).filter(
+        (r: Any) => r.topic === 'caracal.sessions.revoke',
+      );
       assert.equal(again.length, 3);
 
       clock.set(T0 + 3600_000);
@@ -100,7 +104,7 @@ forEachWarren('coordinator sweeps (injected clock)', (target) => {
       await h.api('DELETE', `${Z}/agents/${a}`);
       const delivered = await until(async () => {
         await c.runNow('outbox-publisher');
-        const all = await rows(h, 'coord_outbox');
+        const all = await rows(h, 'coordinator_outbox');
         return all.length > 0 && all.every((r: Any) => r.status === 'delivered') ? all : undefined;
       }, 15_000);
       // One of them marked dead by hand: retention leaves dead rows to the operator.
@@ -108,12 +112,12 @@ forEachWarren('coordinator sweeps (injected clock)', (target) => {
       const store = h.warren.store as Any;
       await store.writer.write(async (tx: Any) => {
         await tx.db
-          .updateTable('coord_outbox')
+          .updateTable('coordinator_outbox')
           .set({ status: 'dead', delivered_at: null })
           .where('id', '=', dead)
           .execute();
       });
-      const ids = async () => (await rows(h, 'coord_outbox')).map((r: Any) => r.id as string).sort();
+      const ids = async () => (await rows(h, 'coordinator_outbox')).map((r: Any) => r.id as string).sort();
 
       clock.set(T0 + 2 * DAY - 1);
       await c.runNow('retention-cleaner');
@@ -135,7 +139,7 @@ forEachWarren('coordinator sweeps (injected clock)', (target) => {
       clock.set(T0 + 30 * DAY + 1);
       await c.runNow('retention-cleaner');
       assert.equal((await h.api('GET', `${Z}/delegations`)).json.delegations.length, 0);
-      const last = await rows(h, 'coord_outbox');
+      const last = await rows(h, 'coordinator_outbox');
       assert.ok(
         last.some((r: Any) => r.id === dead && r.status === 'dead'),
         'retention never takes a dead row',
@@ -222,7 +226,7 @@ forEachWarren(
       // Then both sweep at once, again and again: each session ends once.
       await Promise.all([1, 2, 3].flatMap(() => [c1.runNow('ttl-sweeper'), c2.runNow('ttl-sweeper')]));
       await Promise.all([c1.runNow('ttl-sweeper'), c2.runNow('ttl-sweeper')]);
-      const revokes = (await rows(h1, 'coord_outbox')).filter(
+      const revokes = (await rows(h1, 'coordinator_outbox')).filter(
         (r: Any) => r.topic === 'caracal.sessions.revoke',
       );
       assert.deepEqual(

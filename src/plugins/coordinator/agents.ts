@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
@@ -7,7 +8,13 @@ import type { CoordinatorConfig } from './config.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';
 import { iso, keysetPage } from './rows.ts';
-import { type AgentStatus, type CoordAgentsTable, cdb } from './schema.ts';
+import type {
+  AgentStatus,
+  CoordAgentsTable,
+  CoordinatorDb,
+  CoordinatorTables,
+  CoordinatorTx,
+} from './schema.ts';
 
 /** What a client asks for at spawn (the seed's fields, plus how warren runs the agent). */
 export interface SpawnAgentInput {
@@ -78,6 +85,13 @@ const limitError = (limit: string, max: number, message: string) =>
   new WarrenError('limit_exceeded', message, { limit, max });
 
 /**
+ * The spawn's write unit seen with this plugin's tables: the kernel's `also` hands the
+ * writer's own unit (typed with the kernel's tables), the very object `tables.write` hands
+ * out, so the agent row commits with the session.
+ */
+const spawnUnit = (tx: WriteTx): CoordinatorTx => tx as unknown as CoordinatorTx;
+
+/**
  * Spawn an agent session: a warren session (so `warren ps` shows it) plus its coordinator
  * row, in the kernel's spawn transaction, under the zone's lock (the SQLite writer, the
  * zone row's lock on PostgreSQL): the limits are checked where nothing can slip in between,
@@ -103,11 +117,11 @@ export async function spawnAgent(
       ...(i.idempotencyKey ? { idempotencyKey: `coord:${i.idempotencyKey}` } : {}),
     },
     {
-      also: async (tx, spawned) => {
-        const db = cdb(tx.db);
+      also: async (kernelTx, spawned) => {
+        const tx = spawnUnit(kernelTx);
         if (!spawned.created) {
-          row = await db
-            .selectFrom('coord_agents')
+          row = await tx.db
+            .selectFrom('coordinator_agents')
             .selectAll()
             .where('session_id', '=', spawned.session.id)
             .executeTakeFirst();
@@ -129,22 +143,22 @@ export async function spawnAgent(
 }
 
 async function checkAndInsert(
-  tx: WriteTx,
+  tx: CoordinatorTx,
   limits: CoordinatorConfig['limits'],
   zone: string,
   sessionId: string,
   i: SpawnAgentInput,
   hash: string,
 ): Promise<CoordAgentsTable> {
-  const db = cdb(tx.db);
+  const db = tx.db;
   const live = () =>
-    db.selectFrom('coord_agents').where('zone', '=', zone).where('status', '!=', 'terminated');
+    db.selectFrom('coordinator_agents').where('zone', '=', zone).where('status', '!=', 'terminated');
   const count = async (q: ReturnType<typeof live>) =>
     Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   let depth = 1;
   if (i.parent_id !== undefined) {
     const parent = await db
-      .selectFrom('coord_agents')
+      .selectFrom('coordinator_agents')
       .selectAll()
       .where('session_id', '=', i.parent_id)
       .where('zone', '=', zone)
@@ -199,14 +213,18 @@ async function checkAndInsert(
     created_at: tx.now,
     updated_at: tx.now,
   };
-  await db.insertInto('coord_agents').values(row).execute();
+  await db.insertInto('coordinator_agents').values(row).execute();
   return row;
 }
 
 /** One agent of a zone; not_found for another zone's (a zone never learns of another's ids). */
-export async function agentRow(db: WriteTx['db'], zone: string, id: string): Promise<CoordAgentsTable> {
-  const row = await cdb(db)
-    .selectFrom('coord_agents')
+export async function agentRow(
+  db: Kysely<CoordinatorDb>,
+  zone: string,
+  id: string,
+): Promise<CoordAgentsTable> {
+  const row = await db
+    .selectFrom('coordinator_agents')
     .selectAll()
     .where('session_id', '=', id)
     .where('zone', '=', zone)
@@ -218,7 +236,7 @@ export async function agentRow(db: WriteTx['db'], zone: string, id: string): Pro
 
 /** A zone's agents by id, a page at a time (keyset: costs the page, not the zone). */
 export async function listAgents(
-  kernel: Kernel,
+  tables: CoordinatorTables,
   zone: string,
   q: {
     limit?: number | undefined;
@@ -228,7 +246,7 @@ export async function listAgents(
   },
 ): Promise<{ agents: AgentView[]; next: string | null }> {
   const limit = q.limit ?? 100;
-  let sel = cdb(kernel.store.reader).selectFrom('coord_agents').selectAll().where('zone', '=', zone);
+  let sel = tables.reader.selectFrom('coordinator_agents').selectAll().where('zone', '=', zone);
   if (q.after) sel = sel.where('session_id', '>', q.after);
   if (q.status) sel = sel.where('status', '=', q.status);
   if (q.application_id) sel = sel.where('application_id', '=', q.application_id);
@@ -243,12 +261,13 @@ export async function listAgents(
 /** Suspend (SIGSTOP its warren session) or resume (SIGCONT) an agent. */
 export async function setSuspended(
   kernel: Kernel,
+  tables: CoordinatorTables,
   caller: Principal,
   zone: string,
   id: string,
   suspend: boolean,
 ): Promise<AgentView> {
-  const row = await agentRow(kernel.store.reader, zone, id);
+  const row = await agentRow(tables.reader, zone, id);
   if (row.status === 'terminated') throw new WarrenError('conflict', `agent ${id} is terminated`, { id });
   if (suspend === (row.status === 'suspended')) return agentView(row);
   const session = await kernel.session(actingIn(caller, zone), id);
@@ -256,12 +275,12 @@ export async function setSuspended(
     await kernel.stopOrContinue(actingIn(caller, zone), id, 'SIGSTOP');
   if (!suspend && session.status === 'suspended')
     await kernel.stopOrContinue(actingIn(caller, zone), id, 'SIGCONT');
-  const updated = await kernel.store.writer.write(async (tx) => {
+  const updated = await tables.write(async (tx) => {
     const patch = suspend
       ? { status: 'suspended' as const, suspended_at: tx.now, updated_at: tx.now }
       : { status: 'active' as const, suspended_at: null, updated_at: tx.now };
-    await cdb(tx.db)
-      .updateTable('coord_agents')
+    await tx.db
+      .updateTable('coordinator_agents')
       .set(patch)
       .where('session_id', '=', id)
       .where('status', '!=', 'terminated')
@@ -277,20 +296,20 @@ export async function setSuspended(
  * outbox — all of it commits together or none does.
  */
 export async function terminateIn(
-  tx: WriteTx,
+  tx: CoordinatorTx,
   kernel: Kernel,
   zone: string,
   roots: readonly string[],
   actor: string,
   reason: string,
 ): Promise<string[]> {
-  const db = cdb(tx.db);
+  const db = tx.db;
   // The subtree, breadth first (bounded by the limits: depth and children per agent).
   const all: string[] = [...roots];
   const seen = new Set(all);
   for (let frontier = [...roots]; frontier.length > 0; ) {
     const children = await db
-      .selectFrom('coord_agents')
+      .selectFrom('coordinator_agents')
       .select('session_id')
       .where('zone', '=', zone)
       .where('parent_id', 'in', frontier)
@@ -304,7 +323,7 @@ export async function terminateIn(
   const done: string[] = [];
   for (const id of all) {
     const r = await db
-      .updateTable('coord_agents')
+      .updateTable('coordinator_agents')
       .set({ status: 'terminated', terminated_at: tx.now, updated_at: tx.now })
       .where('session_id', '=', id)
       .where('zone', '=', zone)

@@ -7,6 +7,7 @@ import { cleanDelegations } from './delegations.ts';
 import { exclusive } from './exclusive.ts';
 import { dispatchPending, enforceDeadlines } from './invocations.ts';
 import { Publisher } from './publisher.ts';
+import type { CoordinatorTables } from './schema.ts';
 import { watchHealth } from './services.ts';
 import { makeSink, type Sink } from './sinks.ts';
 import { cleanRetention, sweepTtl } from './sweeps.ts';
@@ -34,6 +35,8 @@ export class Coordinator {
 
   constructor(
     readonly kernel: Kernel,
+    /** Its own tables (the syscalls reach them through the instance). */
+    readonly tables: CoordinatorTables,
     readonly config: CoordinatorConfig,
     private readonly log: Log,
     private readonly clock: Clock = kernel.clock,
@@ -41,7 +44,7 @@ export class Coordinator {
     readonly random: () => number = Math.random,
   ) {
     this.sinks = config.outbox.sinks.map((s) => makeSink(s));
-    this.publisher = new Publisher(kernel.store, clock, log, config.outbox, this.sinks);
+    this.publisher = new Publisher(tables, clock, log, config.outbox, this.sinks);
     this.workers = [
       {
         name: 'outbox-publisher',
@@ -59,24 +62,24 @@ export class Coordinator {
         name: 'deadline-enforcer',
         intervalMs: config.deadlineSweepIntervalMs,
         run: async () => {
-          await enforceDeadlines(kernel, this.random);
-          await dispatchPending(kernel, this.random);
-          if ((await watchHealth(kernel, config.healthSilenceMs)) > 0) this.poke();
+          await enforceDeadlines(kernel, tables, this.random);
+          await dispatchPending(kernel, tables, this.random);
+          if ((await watchHealth(kernel, tables, config.healthSilenceMs)) > 0) this.poke();
         },
       },
       {
         name: 'ttl-sweeper',
         intervalMs: config.ttlSweepIntervalMs,
         run: async () => {
-          if ((await sweepTtl(kernel)) > 0) this.poke();
+          if ((await sweepTtl(kernel, tables)) > 0) this.poke();
         },
       },
       {
         name: 'retention-cleaner',
         intervalMs: config.retentionCleanupIntervalMs,
         run: async () => {
-          await cleanRetention(kernel, config.outboxRetentionDays);
-          await cleanDelegations(kernel, config.delegationRetentionDays);
+          await cleanRetention(kernel, tables, config.outboxRetentionDays);
+          await cleanDelegations(kernel, tables, config.delegationRetentionDays);
         },
       },
     ];
@@ -135,7 +138,7 @@ export class Coordinator {
     const current = this.running.get(w.name);
     if (current) return current;
     this.lastRun.set(w.name, this.clock.now());
-    const p = exclusive(this.kernel.store, w.name, () => w.run())
+    const p = exclusive(this.tables, w.name, () => w.run())
       .then(() => undefined)
       .catch((error: unknown) => {
         if (!this.stopped) this.log.error({ worker: w.name, err: error }, `coordinator ${w.name} failed`);

@@ -1,11 +1,10 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { agentRow } from './agents.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';
 import { iso, keysetPage, rowInZone } from './rows.ts';
-import { type CoordDelegationsTable, cdb } from './schema.ts';
+import type { CoordDelegationsTable, CoordinatorTables, CoordinatorTx } from './schema.ts';
 
 /** What an edge allows: absent lists allow everything; an expiry ends it. */
 export interface Constraints {
@@ -52,6 +51,7 @@ function narrows(c: Constraints, exp: number | null, e: CoordDelegationsTable): 
  */
 export async function createDelegation(
   kernel: Kernel,
+  tables: CoordinatorTables,
   i: {
     zoneId: string;
     source_agent_id: string;
@@ -59,7 +59,7 @@ export async function createDelegation(
     constraints?: Constraints | undefined;
   },
 ) {
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const zone = i.zoneId;
     for (const id of [i.source_agent_id, i.target_agent_id]) {
       const a = await agentRow(tx.db, zone, id);
@@ -75,8 +75,8 @@ export async function createDelegation(
     const held = await liveEdgesInto(tx, zone, i.source_agent_id);
     let parent: CoordDelegationsTable | null = null;
     // An agent whose delegated authority expired or was revoked has none left to pass on.
-    const everHeld = await cdb(tx.db)
-      .selectFrom('coord_delegations')
+    const everHeld = await tx.db
+      .selectFrom('coordinator_delegations')
       .select('id')
       .where('zone', '=', zone)
       .where('target_agent_id', '=', i.source_agent_id)
@@ -109,7 +109,7 @@ export async function createDelegation(
       revoked_at: null,
       created_at: tx.now,
     };
-    await cdb(tx.db).insertInto('coord_delegations').values(row).execute();
+    await tx.db.insertInto('coordinator_delegations').values(row).execute();
     await enqueue(tx, kernel.ids, [
       {
         zone,
@@ -127,9 +127,9 @@ export async function createDelegation(
   });
 }
 
-async function liveEdgesInto(tx: WriteTx, zone: string, agent: string) {
-  return cdb(tx.db)
-    .selectFrom('coord_delegations')
+async function liveEdgesInto(tx: CoordinatorTx, zone: string, agent: string) {
+  return tx.db
+    .selectFrom('coordinator_delegations')
     .selectAll()
     .where('zone', '=', zone)
     .where('target_agent_id', '=', agent)
@@ -141,9 +141,9 @@ async function liveEdgesInto(tx: WriteTx, zone: string, agent: string) {
 }
 
 /** Revoke an edge and every edge derived from it, one policy event per revoked edge. */
-export async function revokeDelegation(kernel: Kernel, zone: string, id: string) {
-  return kernel.store.writer.write(async (tx) => {
-    const db = cdb(tx.db);
+export async function revokeDelegation(kernel: Kernel, tables: CoordinatorTables, zone: string, id: string) {
+  return tables.write(async (tx) => {
+    const db = tx.db;
     const root = await rowInZone(tx.db, 'delegation', zone, id);
     const revoked: CoordDelegationsTable[] = [];
     const seen = new Set<string>();
@@ -156,7 +156,7 @@ export async function revokeDelegation(kernel: Kernel, zone: string, id: string)
       }
       const ids = frontier.map((e) => e.id);
       for (const child of await db
-        .selectFrom('coord_delegations')
+        .selectFrom('coordinator_delegations')
         .selectAll()
         .where('parent_edge_id', 'in', ids)
         .execute()) {
@@ -166,7 +166,7 @@ export async function revokeDelegation(kernel: Kernel, zone: string, id: string)
     }
     if (revoked.length > 0) {
       await db
-        .updateTable('coord_delegations')
+        .updateTable('coordinator_delegations')
         .set({ revoked_at: tx.now })
         .where(
           'id',
@@ -192,11 +192,12 @@ export async function revokeDelegation(kernel: Kernel, zone: string, id: string)
 
 export async function listDelegations(
   kernel: Kernel,
+  tables: CoordinatorTables,
   zone: string,
   q: { agent_id?: string | undefined; limit?: number | undefined; cursor?: string | undefined },
 ) {
   const limit = q.limit ?? 100;
-  let sel = cdb(kernel.store.reader).selectFrom('coord_delegations').selectAll().where('zone', '=', zone);
+  let sel = tables.reader.selectFrom('coordinator_delegations').selectAll().where('zone', '=', zone);
   if (q.agent_id) {
     const a = q.agent_id;
     sel = sel.where((eb) => eb.or([eb('source_agent_id', '=', a), eb('target_agent_id', '=', a)]));
@@ -212,11 +213,15 @@ export async function listDelegations(
 }
 
 /** Retention: edges older than the window are deleted. */
-export async function cleanDelegations(kernel: Kernel, days: number): Promise<number> {
+export async function cleanDelegations(
+  kernel: Kernel,
+  tables: CoordinatorTables,
+  days: number,
+): Promise<number> {
   const cutoff = kernel.clock.now() - days * 86_400_000;
-  return kernel.store.writer.write(async (tx) => {
-    const r = await cdb(tx.db)
-      .deleteFrom('coord_delegations')
+  return tables.write(async (tx) => {
+    const r = await tx.db
+      .deleteFrom('coordinator_delegations')
       .where('created_at', '<', cutoff)
       .executeTakeFirst();
     return Number(r.numDeletedRows);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Store } from '../../store/store.ts';
+import type { PluginTables } from '../../contract/plugin.ts';
 
 /**
  * Run `fn` on at most one server process at a time: on PostgreSQL under a session-level
@@ -8,12 +8,16 @@ import type { Store } from '../../store/store.ts';
  * warrens sharing a database do not exclude each other. SQLite has one process per file.
  * Returns false when another process holds it (this run is skipped).
  */
-export async function exclusive(store: Store, name: string, fn: () => Promise<void>): Promise<boolean> {
-  if (store.kind !== 'postgres') {
+export async function exclusive<DB>(
+  tables: Pick<PluginTables<DB>, 'kind' | 'reader'>,
+  name: string,
+  fn: () => Promise<void>,
+): Promise<boolean> {
+  if (tables.kind !== 'postgres') {
     await fn();
     return true;
   }
-  return store.reader.connection().execute(async (conn) => {
+  return tables.reader.connection().execute(async (conn) => {
     const key = sql`hashtextextended(current_schema() || ':coordinator:' || ${name}, 0)`;
     const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${key}) as ok`.execute(conn);
     if (!got.rows[0]?.ok) return false;

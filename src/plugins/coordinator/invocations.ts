@@ -1,9 +1,15 @@
+import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { operator, type Principal } from '../../vocab/principal.ts';
 import { iso, keysetPage, rowInZone } from './rows.ts';
-import { type CoordInvocationsTable, cdb, type InvocationStatus } from './schema.ts';
+import type {
+  CoordInvocationsTable,
+  CoordinatorDb,
+  CoordinatorTables,
+  CoordinatorTx,
+  InvocationStatus,
+} from './schema.ts';
 import { serviceRow } from './services.ts';
 
 /** How a failed or timed-out attempt is retried: exponential backoff with full jitter. */
@@ -57,10 +63,10 @@ export const TERMINAL: readonly InvocationStatus[] = ['succeeded', 'failed', 'ti
  * Enqueue: the row is inserted unless (zone, service, key) has one already — the unique
  * index decides, so a storm of duplicates makes one record and every caller gets it.
  */
-export async function enqueueInvocation(kernel: Kernel, i: EnqueueInput) {
-  return kernel.store.writer.write(async (tx) => {
+export async function enqueueInvocation(kernel: Kernel, tables: CoordinatorTables, i: EnqueueInput) {
+  return tables.write(async (tx) => {
     const svc = await serviceRow(tx.db, i.zoneId, undefined, i.service_id);
-    const db = cdb(tx.db);
+    const db = tx.db;
     const policy = i.retry_policy
       ? {
           max_attempts: i.retry_policy.max_attempts ?? 3,
@@ -93,12 +99,12 @@ export async function enqueueInvocation(kernel: Kernel, i: EnqueueInput) {
       updated_at: tx.now,
     };
     await db
-      .insertInto('coord_invocations')
+      .insertInto('coordinator_invocations')
       .values(row)
       .onConflict((oc) => oc.columns(['zone', 'service_id', 'idempotency_key']).doNothing())
       .execute();
     const stored = await db
-      .selectFrom('coord_invocations')
+      .selectFrom('coordinator_invocations')
       .selectAll()
       .where('zone', '=', i.zoneId)
       .where('service_id', '=', svc.id)
@@ -108,16 +114,16 @@ export async function enqueueInvocation(kernel: Kernel, i: EnqueueInput) {
   });
 }
 
-export const invocationRow = (db: WriteTx['db'], zone: string, id: string) =>
+export const invocationRow = (db: Kysely<CoordinatorDb>, zone: string, id: string) =>
   rowInZone(db, 'invocation', zone, id);
 
 /**
  * The row as it is now inside a sweep's transaction, if it is still `status`: the sweep
  * picked its ids from the reader before taking the writer, and a row may have moved since.
  */
-async function stillIn(tx: WriteTx, id: string, status: InvocationStatus) {
-  const row = await cdb(tx.db)
-    .selectFrom('coord_invocations')
+async function stillIn(tx: CoordinatorTx, id: string, status: InvocationStatus) {
+  const row = await tx.db
+    .selectFrom('coordinator_invocations')
     .selectAll()
     .where('id', '=', id)
     .executeTakeFirst();
@@ -134,10 +140,15 @@ export const invocationMessage = (r: CoordInvocationsTable) =>
  * invocation is delivered exactly when it is marked running. A target whose session has
  * stopped fails the attempt.
  */
-export async function dispatchPending(kernel: Kernel, random: () => number, limit = 200): Promise<number> {
+export async function dispatchPending(
+  kernel: Kernel,
+  tables: CoordinatorTables,
+  random: () => number,
+  limit = 200,
+): Promise<number> {
   const now = kernel.clock.now();
-  const ready = await cdb(kernel.store.reader)
-    .selectFrom('coord_invocations')
+  const ready = await tables.reader
+    .selectFrom('coordinator_invocations')
     .select('id')
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
@@ -145,17 +156,13 @@ export async function dispatchPending(kernel: Kernel, random: () => number, limi
     .limit(limit)
     .execute();
   if (ready.length === 0) return 0;
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     let n = 0;
     for (const { id } of ready) {
-      const db = cdb(tx.db);
+      const db = tx.db;
       const row = await stillIn(tx, id, 'pending');
       if (!row) continue;
-      const session = await tx.db
-        .selectFrom('sessions')
-        .select('status')
-        .where('id', '=', row.target_session_id)
-        .executeTakeFirst();
+      const target = await kernel.sessionStatusIn(tx, row.target_session_id);
       const attempt: CoordInvocationsTable = {
         ...row,
         status: 'running',
@@ -165,7 +172,7 @@ export async function dispatchPending(kernel: Kernel, random: () => number, limi
         updated_at: tx.now,
       };
       await db
-        .updateTable('coord_invocations')
+        .updateTable('coordinator_invocations')
         .set({
           status: attempt.status,
           attempts: attempt.attempts,
@@ -175,7 +182,7 @@ export async function dispatchPending(kernel: Kernel, random: () => number, limi
         })
         .where('id', '=', id)
         .execute();
-      if (!session || session.status === 'stopped') {
+      if (target === null || target === 'stopped') {
         await failAttempt(
           tx,
           attempt,
@@ -211,7 +218,7 @@ export function backoffMs(policy: RetryPolicy, attempts: number, random: () => n
  * remain, else `dead` when a retry policy ran out, else `failed` / `timed_out`.
  */
 export async function failAttempt(
-  tx: WriteTx,
+  tx: CoordinatorTx,
   row: CoordInvocationsTable,
   error: Record<string, unknown>,
   random: () => number,
@@ -224,8 +231,8 @@ export async function failAttempt(
     status = 'pending';
     next = tx.now + backoffMs(policy, row.attempts, random);
   } else if (policy) status = 'dead';
-  await cdb(tx.db)
-    .updateTable('coord_invocations')
+  await tx.db
+    .updateTable('coordinator_invocations')
     .set({
       status,
       error: JSON.stringify(error),
@@ -240,17 +247,22 @@ export async function failAttempt(
 }
 
 /** The deadline enforcer: running invocations past their deadline time out (then retry or die). */
-export async function enforceDeadlines(kernel: Kernel, random: () => number, limit = 500): Promise<number> {
+export async function enforceDeadlines(
+  kernel: Kernel,
+  tables: CoordinatorTables,
+  random: () => number,
+  limit = 500,
+): Promise<number> {
   const now = kernel.clock.now();
-  const late = await cdb(kernel.store.reader)
-    .selectFrom('coord_invocations')
+  const late = await tables.reader
+    .selectFrom('coordinator_invocations')
     .select('id')
     .where('status', '=', 'running')
     .where('deadline_at', '<=', now)
     .limit(limit)
     .execute();
   if (late.length === 0) return 0;
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     let n = 0;
     for (const { id } of late) {
       const row = await stillIn(tx, id, 'running');
@@ -270,12 +282,12 @@ export async function enforceDeadlines(kernel: Kernel, random: () => number, lim
 
 /** The target's report. Only the target session completes; only a running invocation is completed. */
 export async function completeInvocation(
-  kernel: Kernel,
+  tables: CoordinatorTables,
   caller: Principal,
   random: () => number,
   i: { zoneId: string; id: string; status: 'succeeded' | 'failed'; result?: unknown; error?: unknown },
 ) {
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const row = await invocationRow(tx.db, i.zoneId, i.id);
     if (caller.kind !== 'session' || caller.sessionId !== row.target_session_id) {
       throw new WarrenError(
@@ -289,8 +301,8 @@ export async function completeInvocation(
       });
     }
     if (i.status === 'succeeded') {
-      await cdb(tx.db)
-        .updateTable('coord_invocations')
+      await tx.db
+        .updateTable('coordinator_invocations')
         .set({
           status: 'succeeded',
           result: JSON.stringify(i.result ?? null),
@@ -307,14 +319,14 @@ export async function completeInvocation(
 }
 
 /** Cancel a pending or running invocation; a finished one is a conflict. */
-export async function cancelInvocation(kernel: Kernel, zone: string, id: string) {
-  return kernel.store.writer.write(async (tx) => {
+export async function cancelInvocation(tables: CoordinatorTables, zone: string, id: string) {
+  return tables.write(async (tx) => {
     const row = await invocationRow(tx.db, zone, id);
     if (TERMINAL.includes(row.status)) {
       throw new WarrenError('conflict', `invocation ${id} is already ${row.status}`, { status: row.status });
     }
-    await cdb(tx.db)
-      .updateTable('coord_invocations')
+    await tx.db
+      .updateTable('coordinator_invocations')
       .set({ status: 'canceled', completed_at: tx.now, updated_at: tx.now })
       .where('id', '=', id)
       .execute();
@@ -324,13 +336,13 @@ export async function cancelInvocation(kernel: Kernel, zone: string, id: string)
 
 /** A session's own invocations (what it has to answer), or a zone's for an operator. */
 export async function listInvocations(
-  kernel: Kernel,
+  tables: CoordinatorTables,
   caller: Principal,
   zone: string,
   q: { status?: InvocationStatus | undefined; limit?: number | undefined; cursor?: string | undefined },
 ) {
   const limit = q.limit ?? 100;
-  let sel = cdb(kernel.store.reader).selectFrom('coord_invocations').selectAll().where('zone', '=', zone);
+  let sel = tables.reader.selectFrom('coordinator_invocations').selectAll().where('zone', '=', zone);
   if (caller.kind === 'session') sel = sel.where('target_session_id', '=', caller.sessionId);
   if (q.status) sel = sel.where('status', '=', q.status);
   if (q.cursor) sel = sel.where('id', '>', q.cursor);

@@ -1,7 +1,11 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
 
-/** The coordinator's tables: the agent-session extension and the transactional outbox. */
+/**
+ * The coordinator's tables: the agent-session extension, the transactional outbox, services,
+ * invocations and delegations. 001 and 002 created them as `coord_…`; 003 names them for the
+ * plugin. A migration never changes once shipped: a new one is appended.
+ */
 export function coordinatorMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
   return {
@@ -182,6 +186,15 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
           .on('coord_delegations')
           .column('created_at')
           .execute();
+      },
+    },
+    // Tables are named for their plugin (`coordinator_…`). Renamed in place, rows and indexes
+    // kept (no migration or query names an index, so theirs stay as created).
+    '003_plugin_prefix': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        for (const name of ['agents', 'outbox', 'services', 'invocations', 'delegations']) {
+          await db.schema.alterTable(`coord_${name}`).renameTo(`coordinator_${name}`).execute();
+        }
       },
     },
   };

@@ -1,6 +1,6 @@
-import type { WriteTx } from '../../store/writer.ts';
+import type { Kysely } from 'kysely';
 import type { IdGenerator } from '../../util/ids.ts';
-import { cdb } from './schema.ts';
+import type { CoordinatorDb } from './schema.ts';
 
 /** An event bound for the outside (Redis, NATS, webhooks), written with the change it reports. */
 export interface OutboxEvent {
@@ -13,11 +13,21 @@ export interface OutboxEvent {
 }
 
 /**
+ * The unit events are enqueued in: this plugin's (a `CoordinatorTx`), or one of the store's own
+ * (the tests and the bench write events straight); at run time both are the writer's unit.
+ */
+export interface OutboxUnit {
+  // biome-ignore lint/suspicious/noExplicitAny: a unit over any schema; the insert below is typed by CoordinatorDb
+  readonly db: Kysely<any>;
+  readonly now: number;
+}
+
+/**
  * Write events to the outbox inside the caller's transaction: they exist if and only if
  * the change that caused them committed. Ids are monotonic, so (created_at, id) is write order.
  */
 export async function enqueue(
-  tx: WriteTx,
+  tx: OutboxUnit,
   ids: IdGenerator,
   events: readonly OutboxEvent[],
 ): Promise<string[]> {
@@ -36,6 +46,7 @@ export async function enqueue(
     created_at: tx.now,
     delivered_at: null,
   }));
-  await cdb(tx.db).insertInto('coord_outbox').values(rows).execute();
+  const db: Kysely<CoordinatorDb> = tx.db;
+  await db.insertInto('coordinator_outbox').values(rows).execute();
   return rows.map((r) => r.id);
 }

@@ -3,6 +3,7 @@ import { type CoordinatorConfig, coordinatorConfig } from './config.ts';
 import { Coordinator } from './coordinator.ts';
 import { withEnv } from './env.ts';
 import { coordinatorMigrations } from './migrations.ts';
+import type { CoordinatorDb } from './schema.ts';
 import { agentSyscalls } from './syscalls-agents.ts';
 import { delegationSyscalls } from './syscalls-delegations.ts';
 import { workSyscalls } from './syscalls-work.ts';
@@ -13,7 +14,7 @@ import { workSyscalls } from './syscalls-work.ts';
  * transaction; every event for the outside goes through a transactional outbox to Redis
  * Streams, NATS JetStream or webhooks. See docs/coordinator.md.
  */
-export const coordinatorPlugin = definePlugin<CoordinatorConfig>({
+export const coordinatorPlugin = definePlugin<CoordinatorConfig, CoordinatorDb>({
   name: 'coordinator',
   jwtCallers: true,
   version: '0.1.0',
@@ -21,9 +22,9 @@ export const coordinatorPlugin = definePlugin<CoordinatorConfig>({
   migrations: coordinatorMigrations,
   syscalls: [...agentSyscalls, ...workSyscalls, ...delegationSyscalls],
   config: coordinatorConfig,
-  start({ kernel, config, log }) {
+  start({ kernel, tables, config, log }) {
     // The seed's variable names (OUTBOX_INTERVAL_MS …) override the config file.
-    const c = new Coordinator(kernel, withEnv(config, process.env), log);
+    const c = new Coordinator(kernel, tables, withEnv(config, process.env), log);
     c.start();
     return c;
   },

@@ -1,8 +1,7 @@
-import type { Store } from '../../store/store.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Log } from '../../util/log.ts';
 import type { CoordinatorConfig } from './config.ts';
-import { type CoordOutboxTable, cdb } from './schema.ts';
+import type { CoordinatorTables, CoordOutboxTable } from './schema.ts';
 import type { Sink } from './sinks.ts';
 
 /** What one publisher pass did (tests and the bench read it). */
@@ -22,7 +21,7 @@ export interface PublishPass {
  */
 export class Publisher {
   constructor(
-    private readonly store: Store,
+    private readonly tables: CoordinatorTables,
     private readonly clock: Clock,
     private readonly log: Log,
     private readonly cfg: CoordinatorConfig['outbox'],
@@ -32,8 +31,8 @@ export class Publisher {
   async pass(): Promise<PublishPass> {
     const out: PublishPass = { delivered: 0, failed: 0, dead: 0 };
     const now = this.clock.now();
-    const rows = await cdb(this.store.reader)
-      .selectFrom('coord_outbox')
+    const rows = await this.tables.reader
+      .selectFrom('coordinator_outbox')
       .selectAll()
       .where('status', '=', 'pending')
       .orderBy('created_at')
@@ -73,11 +72,11 @@ export class Publisher {
       }),
     );
     if (delivered.length === 0 && failures.length === 0) return out;
-    await this.store.writer.write(async (tx) => {
-      const db = cdb(tx.db);
+    await this.tables.write(async (tx) => {
+      const db = tx.db;
       for (let i = 0; i < delivered.length; i += 500) {
         await db
-          .updateTable('coord_outbox')
+          .updateTable('coordinator_outbox')
           .set({ status: 'delivered', delivered_at: tx.now })
           .where('id', 'in', delivered.slice(i, i + 500))
           .where('status', '=', 'pending')
@@ -88,7 +87,7 @@ export class Publisher {
         const dead = attempts >= this.cfg.maxAttempts;
         const delay = Math.min(this.cfg.backoffMs * 2 ** (attempts - 1), this.cfg.maxBackoffMs);
         await db
-          .updateTable('coord_outbox')
+          .updateTable('coordinator_outbox')
           .set({
             attempts,
             last_error: error,

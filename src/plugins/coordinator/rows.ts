@@ -1,6 +1,6 @@
-import type { WriteTx } from '../../store/writer.ts';
+import type { Kysely } from 'kysely';
 import { WarrenError } from '../../vocab/errors.ts';
-import { type CoordDelegationsTable, type CoordInvocationsTable, cdb } from './schema.ts';
+import type { CoordDelegationsTable, CoordInvocationsTable, CoordinatorDb } from './schema.ts';
 
 /** What the coordinator's tables share: times shown as ISO, keyset pages, lookups in a zone. */
 
@@ -20,17 +20,17 @@ interface ByIdTables {
   invocation: CoordInvocationsTable;
   delegation: CoordDelegationsTable;
 }
-const TABLE = { invocation: 'coord_invocations', delegation: 'coord_delegations' } as const;
+const TABLE = { invocation: 'coordinator_invocations', delegation: 'coordinator_delegations' } as const;
 
 /** One row of `zone` by id; another zone's id is not_found, as an unknown one is. */
 export async function rowInZone<K extends keyof ByIdTables>(
-  db: WriteTx['db'],
+  db: Kysely<CoordinatorDb>,
   what: K,
   zone: string,
   id: string,
 ): Promise<ByIdTables[K]> {
-  const row = await cdb(db)
-    .selectFrom(TABLE[what] as 'coord_invocations')
+  const row = await db
+    .selectFrom(TABLE[what] as 'coordinator_invocations')
     .selectAll()
     .where('id', '=', id)
     .where('zone', '=', zone)

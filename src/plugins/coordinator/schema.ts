@@ -1,9 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.ts';
+import type { PluginTables, PluginTx } from '../../contract/plugin.ts';
 
 /**
- * The coordinator's tables. An agent session is a warren session (the `sessions` row);
- * `coord_agents` is its extension, keyed by the session id, holding what Caracal adds.
+ * The coordinator's tables. An agent session is a warren session (the kernel's); its row in
+ * `coordinator_agents` is the extension, keyed by the session id, holding what Caracal adds.
  */
 
 export const AGENT_STATUSES = ['active', 'suspended', 'terminated'] as const;
@@ -133,14 +132,15 @@ export interface CoordDelegationsTable {
   created_at: number;
 }
 
-export interface CoordinatorDb extends Database {
-  coord_agents: CoordAgentsTable;
-  coord_outbox: CoordOutboxTable;
-  coord_services: CoordServicesTable;
-  coord_invocations: CoordInvocationsTable;
-  coord_delegations: CoordDelegationsTable;
+/** The coordinator's tables, and only those: what `ctx.tables` reads and writes. */
+export interface CoordinatorDb {
+  coordinator_agents: CoordAgentsTable;
+  coordinator_outbox: CoordOutboxTable;
+  coordinator_services: CoordServicesTable;
+  coordinator_invocations: CoordInvocationsTable;
+  coordinator_delegations: CoordDelegationsTable;
 }
 
-/** The kernel's handles, typed with this plugin's tables as well. */
-export const cdb = (db: Kysely<Database> | Transaction<Database>): Kysely<CoordinatorDb> =>
-  db as unknown as Kysely<CoordinatorDb>;
+/** The coordinator's handle on its tables (`ctx.tables`), and a write unit over them. */
+export type CoordinatorTables = PluginTables<CoordinatorDb>;
+export type CoordinatorTx = PluginTx<CoordinatorDb>;

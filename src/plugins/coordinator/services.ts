@@ -1,10 +1,16 @@
+import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { agentRow } from './agents.ts';
 import { enqueue } from './outbox.ts';
 import { iso } from './rows.ts';
-import { type CoordServicesTable, cdb, type Health } from './schema.ts';
+import type {
+  CoordinatorDb,
+  CoordinatorTables,
+  CoordinatorTx,
+  CoordServicesTable,
+  Health,
+} from './schema.ts';
 
 /** Health changes go out on this topic (beyond the seed's two). */
 export const SERVICE_HEALTH_TOPIC = 'caracal.services.health';
@@ -39,13 +45,13 @@ export const serviceView = (r: CoordServicesTable) => ({
 });
 
 /** Register a service of an agent; unique on zone + application + endpoint (a conflict is 409). */
-export async function registerService(kernel: Kernel, i: RegisterInput) {
-  return kernel.store.writer.write(async (tx) => {
+export async function registerService(kernel: Kernel, tables: CoordinatorTables, i: RegisterInput) {
+  return tables.write(async (tx) => {
     const agent = await agentRow(tx.db, i.zoneId, i.agentId);
     if (agent.status === 'terminated') throw new WarrenError('conflict', `agent ${i.agentId} is terminated`);
-    const db = cdb(tx.db);
+    const db = tx.db;
     const taken = await db
-      .selectFrom('coord_services')
+      .selectFrom('coordinator_services')
       .select('id')
       .where('zone', '=', i.zoneId)
       .where('application_id', '=', agent.application_id)
@@ -73,23 +79,28 @@ export async function registerService(kernel: Kernel, i: RegisterInput) {
       created_at: tx.now,
       updated_at: tx.now,
     };
-    await db.insertInto('coord_services').values(row).execute();
+    await db.insertInto('coordinator_services').values(row).execute();
     return serviceView(row);
   });
 }
 
-export async function serviceRow(db: WriteTx['db'], zone: string, agentId: string | undefined, id: string) {
-  let q = cdb(db).selectFrom('coord_services').selectAll().where('id', '=', id).where('zone', '=', zone);
+export async function serviceRow(
+  db: Kysely<CoordinatorDb>,
+  zone: string,
+  agentId: string | undefined,
+  id: string,
+) {
+  let q = db.selectFrom('coordinator_services').selectAll().where('id', '=', id).where('zone', '=', zone);
   if (agentId !== undefined) q = q.where('agent_id', '=', agentId);
   const row = await q.executeTakeFirst();
   if (!row) throw new WarrenError('not_found', `service ${id} does not exist here`, { what: 'service', id });
   return row;
 }
 
-export async function listServices(kernel: Kernel, zone: string, agentId: string) {
-  await agentRow(kernel.store.reader, zone, agentId);
-  const rows = await cdb(kernel.store.reader)
-    .selectFrom('coord_services')
+export async function listServices(tables: CoordinatorTables, zone: string, agentId: string) {
+  await agentRow(tables.reader, zone, agentId);
+  const rows = await tables.reader
+    .selectFrom('coordinator_services')
     .selectAll()
     .where('zone', '=', zone)
     .where('agent_id', '=', agentId)
@@ -100,7 +111,13 @@ export async function listServices(kernel: Kernel, zone: string, agentId: string
 }
 
 /** A health change and its event, in one transaction. */
-async function setHealth(tx: WriteTx, kernel: Kernel, row: CoordServicesTable, health: Health, why: string) {
+async function setHealth(
+  tx: CoordinatorTx,
+  kernel: Kernel,
+  row: CoordServicesTable,
+  health: Health,
+  why: string,
+) {
   if (row.health === health) return;
   await enqueue(tx, kernel.ids, [
     {
@@ -116,20 +133,21 @@ async function setHealth(tx: WriteTx, kernel: Kernel, row: CoordServicesTable, h
 /** PATCH: metadata (merged) and health. */
 export async function updateService(
   kernel: Kernel,
+  tables: CoordinatorTables,
   zone: string,
   agentId: string,
   id: string,
   patch: { metadata?: Record<string, unknown> | undefined; health?: Health | undefined },
 ) {
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const row = await serviceRow(tx.db, zone, agentId, id);
     const metadata = patch.metadata
       ? { ...JSON.parse(row.metadata), ...patch.metadata }
       : JSON.parse(row.metadata);
     const health = patch.health ?? row.health;
     await setHealth(tx, kernel, row, health, 'updated');
-    await cdb(tx.db)
-      .updateTable('coord_services')
+    await tx.db
+      .updateTable('coordinator_services')
       .set({ metadata: JSON.stringify(metadata), health, silent: 0, updated_at: tx.now })
       .where('id', '=', id)
       .execute();
@@ -138,13 +156,20 @@ export async function updateService(
 }
 
 /** A heartbeat: the time, optionally a health; a service held unhealthy for silence recovers. */
-export async function heartbeat(kernel: Kernel, zone: string, agentId: string, id: string, health?: Health) {
-  return kernel.store.writer.write(async (tx) => {
+export async function heartbeat(
+  kernel: Kernel,
+  tables: CoordinatorTables,
+  zone: string,
+  agentId: string,
+  id: string,
+  health?: Health,
+) {
+  return tables.write(async (tx) => {
     const row = await serviceRow(tx.db, zone, agentId, id);
     const next: Health = health ?? (row.silent === 1 || row.health === 'starting' ? 'healthy' : row.health);
     await setHealth(tx, kernel, row, next, row.silent === 1 ? 'recovered' : 'heartbeat');
-    await cdb(tx.db)
-      .updateTable('coord_services')
+    await tx.db
+      .updateTable('coordinator_services')
       .set({ health: next, silent: 0, last_heartbeat_at: tx.now, updated_at: tx.now })
       .where('id', '=', id)
       .execute();
@@ -153,21 +178,25 @@ export async function heartbeat(kernel: Kernel, zone: string, agentId: string, i
 }
 
 /** The health watcher: services silent for longer than `silenceMs` become unhealthy (with an event). */
-export async function watchHealth(kernel: Kernel, silenceMs: number): Promise<number> {
+export async function watchHealth(
+  kernel: Kernel,
+  tables: CoordinatorTables,
+  silenceMs: number,
+): Promise<number> {
   const cutoff = kernel.clock.now() - silenceMs;
-  const rows = await cdb(kernel.store.reader)
-    .selectFrom('coord_services')
+  const rows = await tables.reader
+    .selectFrom('coordinator_services')
     .selectAll()
     .where('silent', '=', 0)
     .where('last_heartbeat_at', '<', cutoff)
     .limit(500)
     .execute();
   if (rows.length === 0) return 0;
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     let n = 0;
     for (const row of rows) {
-      const r = await cdb(tx.db)
-        .updateTable('coord_services')
+      const r = await tx.db
+        .updateTable('coordinator_services')
         .set({ health: 'unhealthy', silent: 1, updated_at: tx.now })
         .where('id', '=', row.id)
         .where('silent', '=', 0)

@@ -86,7 +86,7 @@ export const agentList = defineSyscall({
   cli: { command: ['agents', 'list'], examples: ['warren agents list --zone-id default'] },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return listAgents(ctx.kernel, i.zoneId, { ...i, after: i.cursor });
+    return listAgents(coordinatorOf(ctx).tables, i.zoneId, { ...i, after: i.cursor });
   },
 });
 
@@ -106,7 +106,7 @@ export const agentGet = defineSyscall({
   },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return { agent: agentView(await agentRow(ctx.kernel.store.reader, i.zoneId, i.id)) };
+    return { agent: agentView(await agentRow(coordinatorOf(ctx).tables.reader, i.zoneId, i.id)) };
   },
 });
 
@@ -121,7 +121,9 @@ export const agentSuspend = defineSyscall({
   cli: { command: ['agents', 'suspend'], positional: ['id'] },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return { agent: await setSuspended(ctx.kernel, ctx.principal, i.zoneId, i.id, true) };
+    return {
+      agent: await setSuspended(ctx.kernel, coordinatorOf(ctx).tables, ctx.principal, i.zoneId, i.id, true),
+    };
   },
 });
 
@@ -136,7 +138,9 @@ export const agentResume = defineSyscall({
   cli: { command: ['agents', 'resume'], positional: ['id'] },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return { agent: await setSuspended(ctx.kernel, ctx.principal, i.zoneId, i.id, false) };
+    return {
+      agent: await setSuspended(ctx.kernel, coordinatorOf(ctx).tables, ctx.principal, i.zoneId, i.id, false),
+    };
   },
 });
 
@@ -152,7 +156,7 @@ export const agentDelete = defineSyscall({
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
     const actor = principalId(actingIn(ctx.principal, i.zoneId));
-    const terminated = await ctx.kernel.store.writer.write(async (tx) => {
+    const terminated = await coordinatorOf(ctx).tables.write(async (tx) => {
       await agentRow(tx.db, i.zoneId, i.id);
       return terminateIn(tx, ctx.kernel, i.zoneId, [i.id], actor, 'deleted');
     });

@@ -56,7 +56,7 @@ export const delegationCreate = defineSyscall({
   },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    const d = await createDelegation(ctx.kernel, i);
+    const d = await createDelegation(ctx.kernel, coordinatorOf(ctx).tables, i);
     coordinatorOf(ctx).poke();
     return { delegation: d };
   },
@@ -78,7 +78,7 @@ export const delegationList = defineSyscall({
   cli: { command: ['delegations', 'list'], examples: ['warren delegations list --zone-id default'] },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return listDelegations(ctx.kernel, i.zoneId, i);
+    return listDelegations(ctx.kernel, coordinatorOf(ctx).tables, i.zoneId, i);
   },
 });
 
@@ -93,7 +93,7 @@ export const delegationRevoke = defineSyscall({
   cli: { command: ['delegations', 'revoke'], positional: ['edgeId'] },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    const r = await revokeDelegation(ctx.kernel, i.zoneId, i.edgeId);
+    const r = await revokeDelegation(ctx.kernel, coordinatorOf(ctx).tables, i.zoneId, i.edgeId);
     coordinatorOf(ctx).poke();
     return r;
   },

@@ -12,7 +12,7 @@ import {
   listInvocations,
 } from './invocations.ts';
 import { keysetPage } from './rows.ts';
-import { cdb, HEALTH, INVOCATION_STATUSES, OUTBOX_STATUSES } from './schema.ts';
+import { HEALTH, INVOCATION_STATUSES, OUTBOX_STATUSES } from './schema.ts';
 import { heartbeat, listServices, registerService, updateService } from './services.ts';
 import { coordinatorOf } from './syscalls-agents.ts';
 
@@ -78,7 +78,7 @@ export const serviceRegister = defineSyscall({
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
     selfOnly(ctx.principal, i.agentId);
-    return { service: await registerService(ctx.kernel, i) };
+    return { service: await registerService(ctx.kernel, coordinatorOf(ctx).tables, i) };
   },
 });
 
@@ -97,7 +97,7 @@ export const serviceList = defineSyscall({
   },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return { services: await listServices(ctx.kernel, i.zoneId, i.agentId) };
+    return { services: await listServices(coordinatorOf(ctx).tables, i.zoneId, i.agentId) };
   },
 });
 
@@ -125,7 +125,8 @@ export const serviceUpdate = defineSyscall({
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
     selfOnly(ctx.principal, i.agentId);
-    return { service: await updateService(ctx.kernel, i.zoneId, i.agentId, i.serviceId, i) };
+    const { tables } = coordinatorOf(ctx);
+    return { service: await updateService(ctx.kernel, tables, i.zoneId, i.agentId, i.serviceId, i) };
   },
 });
 
@@ -145,7 +146,8 @@ export const serviceHeartbeat = defineSyscall({
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
     selfOnly(ctx.principal, i.agentId);
-    return { service: await heartbeat(ctx.kernel, i.zoneId, i.agentId, i.serviceId, i.health) };
+    const { tables } = coordinatorOf(ctx);
+    return { service: await heartbeat(ctx.kernel, tables, i.zoneId, i.agentId, i.serviceId, i.health) };
   },
 });
 
@@ -210,7 +212,10 @@ export const invocationEnqueue = defineSyscall({
     if (JSON.stringify(i.params ?? {}).length > 256 * 1024)
       throw new WarrenError('invalid_input', 'params is over 256 KiB');
     const source = ctx.principal.kind === 'session' ? ctx.principal.sessionId : undefined;
-    const r = await enqueueInvocation(ctx.kernel, { ...i, source_session_id: source });
+    const r = await enqueueInvocation(ctx.kernel, coordinatorOf(ctx).tables, {
+      ...i,
+      source_session_id: source,
+    });
     // A repeat returns the original, to its own caller only: a session that hits another
     // caller's key must not read that invocation's params or result through it.
     if (!r.created && source !== undefined && r.invocation.source_session_id !== source) {
@@ -236,7 +241,7 @@ export const invocationGet = defineSyscall({
   cli: { command: ['invocations', 'get'], positional: ['id'] },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    const row = await invocationRow(ctx.kernel.store.reader, i.zoneId, i.id);
+    const row = await invocationRow(coordinatorOf(ctx).tables.reader, i.zoneId, i.id);
     const p = ctx.principal;
     if (
       p.kind === 'session' &&
@@ -269,7 +274,7 @@ export const invocationList = defineSyscall({
   },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
-    return listInvocations(ctx.kernel, ctx.principal, i.zoneId, i);
+    return listInvocations(coordinatorOf(ctx).tables, ctx.principal, i.zoneId, i);
   },
 });
 
@@ -287,11 +292,11 @@ export const invocationCancel = defineSyscall({
     requireZone(ctx.principal, i.zoneId);
     const p = ctx.principal;
     if (p.kind === 'session') {
-      const row = await invocationRow(ctx.kernel.store.reader, i.zoneId, i.id);
+      const row = await invocationRow(coordinatorOf(ctx).tables.reader, i.zoneId, i.id);
       if (row.source_session_id !== p.sessionId)
         throw new WarrenError('forbidden', 'only its source cancels an invocation');
     }
-    return { invocation: await cancelInvocation(ctx.kernel, i.zoneId, i.id) };
+    return { invocation: await cancelInvocation(coordinatorOf(ctx).tables, i.zoneId, i.id) };
   },
 });
 
@@ -319,7 +324,7 @@ export const invocationComplete = defineSyscall({
     if (JSON.stringify(i.error ?? null).length > 64 * 1024)
       throw new WarrenError('invalid_input', 'error is over 64 KiB');
     const c = coordinatorOf(ctx);
-    const r = await completeInvocation(ctx.kernel, ctx.principal, c.random, i);
+    const r = await completeInvocation(c.tables, ctx.principal, c.random, i);
     c.pokeInvocations();
     return { invocation: r };
   },
@@ -355,8 +360,8 @@ export const outboxList = defineSyscall({
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
     const limit = i.limit ?? 100;
-    let q = cdb(ctx.kernel.store.reader)
-      .selectFrom('coord_outbox')
+    let q = coordinatorOf(ctx)
+      .tables.reader.selectFrom('coordinator_outbox')
       .select([
         'id',
         'zone',

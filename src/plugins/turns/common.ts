@@ -6,10 +6,16 @@ import type { Principal } from '../../vocab/principal.ts';
 import type { Policy } from './config.ts';
 import type { TurnEngine } from './engine.ts';
 import { namespaceOf } from './policy.ts';
+import type { TurnsTables } from './schema.ts';
+import type { CommitWaits } from './wait.ts';
 
 export interface TurnsInstance extends PluginInstance {
   engine: TurnEngine;
   policy: Policy;
+  /** Its own tables (the syscalls reach them through the instance). */
+  tables: TurnsTables;
+  /** Waits on committed events (`bridge_await_turn`). */
+  commits: CommitWaits;
   /** The command line `start_session` runs for kind command when none is given. */
   sessionCommand: string | undefined;
 }

@@ -79,22 +79,26 @@ const delegate = (workflow: Workflow) =>
         root = s.cwd;
       }
       const prompt = `[workflow: ${workflow}] ${WORKFLOWS[workflow]}\n\n${i.task}`;
-      const sent = await sendPrompt(ctx.kernel, ctx.principal, ns, {
+      const sent = await sendPrompt(ctx.kernel, t.tables, ctx.principal, ns, {
         session_id: sid,
         prompt,
         queue: i.queue,
         workflow,
       });
       if (sent.turn.status === 'active') t.engine.watch(sent.turn.id, sent.turn.zone, sent.turn.session_id);
-      await ctx.kernel.store.writer.append([
-        {
-          zone: ctx.principal.zone,
-          type: 'delegation.started',
-          actor: principalId(ctx.principal),
-          session_id: sid,
-          payload: { workflow, session_id: sid, turn_id: sent.turn.id, ref: `turn:${sent.turn.id}` },
+      // Only an append: a unit that never isolates opens no transaction.
+      await t.tables.write(
+        async (tx) => {
+          tx.append({
+            zone: ctx.principal.zone,
+            type: 'delegation.started',
+            actor: principalId(ctx.principal),
+            session_id: sid,
+            payload: { workflow, session_id: sid, turn_id: sent.turn.id, ref: `turn:${sent.turn.id}` },
+          });
         },
-      ]);
+        { readsFirst: true },
+      );
       return {
         session_id: sid,
         turn_id: sent.turn.id,

@@ -3,8 +3,8 @@ import type { Log } from '../../util/log.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import type { Policy } from './config.ts';
 import { endTurn } from './ops.ts';
-import { tdb } from './schema.ts';
-import { nextCommit } from './wait.ts';
+import type { TurnsTables } from './schema.ts';
+import type { CommitWaits } from './wait.ts';
 
 /**
  * Completion from durable state: each active turn of a warren session is watched with the
@@ -18,16 +18,18 @@ export class TurnEngine {
 
   constructor(
     private readonly kernel: Kernel,
+    private readonly tables: TurnsTables,
+    private readonly commits: CommitWaits,
     private readonly policy: Policy,
     private readonly log: Log,
   ) {}
 
   /** Watch every active turn (after a restart, the ones that were running). */
   async start(): Promise<void> {
-    const rows = await tdb(this.kernel.store.reader)
+    const rows = await this.tables.reader
       .selectFrom('turns')
-      .innerJoin('coord_sessions', 'coord_sessions.session_id', 'turns.session_id')
-      .select(['turns.id', 'turns.zone', 'turns.session_id', 'coord_sessions.mode'])
+      .innerJoin('turns_sessions', 'turns_sessions.session_id', 'turns.session_id')
+      .select(['turns.id', 'turns.zone', 'turns.session_id', 'turns_sessions.mode'])
       .where('turns.status', '=', 'active')
       .execute();
     for (const r of rows) if (r.mode === 'warren') this.watch(r.id, r.zone, r.session_id);
@@ -45,7 +47,7 @@ export class TurnEngine {
         this.log.warn({ turn: turnId, err: message }, 'turns: watching a turn failed');
         // Its session is gone (deleted): the turn can never end on its own, so it fails now.
         if ((error as { code?: string }).code === 'not_found') {
-          await endTurn(this.kernel, this.policy, 'turns', turnId, {
+          await endTurn(this.kernel, this.tables, this.policy, 'turns', turnId, {
             status: 'failed',
             text: null,
             source: 'runtime_end_of_turn',
@@ -63,8 +65,8 @@ export class TurnEngine {
 
   private async follow(turnId: string, zone: string, sessionId: string, signal: AbortSignal): Promise<void> {
     const as: Principal = { kind: 'operator', name: 'turns', zone };
-    const s = await tdb(this.kernel.store.reader)
-      .selectFrom('coord_sessions')
+    const s = await this.tables.reader
+      .selectFrom('turns_sessions')
       .select('mode')
       .where('session_id', '=', sessionId)
       .executeTakeFirst();
@@ -75,7 +77,7 @@ export class TurnEngine {
       const r = await this.kernel.waitChild(as, { session: sessionId }, { signal });
       if (signal.aborted) return;
       // Still ours? A report or a supersession may have ended it meanwhile.
-      const t = await tdb(this.kernel.store.reader)
+      const t = await this.tables.reader
         .selectFrom('turns')
         .select('status')
         .where('id', '=', turnId)
@@ -84,8 +86,7 @@ export class TurnEngine {
       if (r.timedOut) continue;
       // Idle with a question of this turn open: the agent waits for its answer, the turn goes on.
       if (r.status !== 'stopped' && (await this.openQuestion(turnId))) {
-        await nextCommit(
-          this.kernel,
+        await this.commits.next(
           (e) => e.type === 'question.answered' && e.session_id === sessionId,
           this.kernel.config.maxWaitMs,
           signal,
@@ -102,7 +103,7 @@ export class TurnEngine {
         continue;
       }
       const failed = now.status === 'stopped' && now.endReason !== 'completed';
-      const { promoted } = await endTurn(this.kernel, this.policy, 'turns', turnId, {
+      const { promoted } = await endTurn(this.kernel, this.tables, this.policy, 'turns', turnId, {
         status: failed ? 'failed' : 'completed',
         text: now.lastMessage,
         source: 'runtime_end_of_turn',
@@ -114,8 +115,8 @@ export class TurnEngine {
   }
 
   private async openQuestion(turnId: string): Promise<boolean> {
-    const q = await tdb(this.kernel.store.reader)
-      .selectFrom('turn_questions')
+    const q = await this.tables.reader
+      .selectFrom('turns_questions')
       .select('id')
       .where('turn_id', '=', turnId)
       .where('status', '=', 'open')

@@ -1,7 +1,11 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
 
-/** The turns plugin's tables: bridge sessions, turns, questions, reports. */
+/**
+ * The turns plugin's tables: bridge sessions, turns, questions, reports. 001 created three of
+ * them under other names; 002 names them for the plugin. A migration never changes once
+ * shipped: a new one is appended.
+ */
 export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
   return {
@@ -95,6 +99,20 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
           .on('turn_reports')
           .columns(['session_id', 'id'])
           .execute();
+      },
+    },
+    // Tables are named for their plugin (`turns`, `turns_…`): `coord_sessions` read as the
+    // coordinator plugin's. Renamed in place, rows and indexes kept (no migration or query
+    // names an index, so theirs stay as created).
+    '002_plugin_prefix': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        for (const [from, to] of [
+          ['coord_sessions', 'turns_sessions'],
+          ['turn_questions', 'turns_questions'],
+          ['turn_reports', 'turns_reports'],
+        ] as const) {
+          await db.schema.alterTable(from).renameTo(to).execute();
+        }
       },
     },
   };

@@ -1,11 +1,11 @@
+import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { notFound, WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
 import type { Policy } from './config.ts';
 import { requireSafeId } from './policy.ts';
 import { capText } from './records.ts';
-import { type CoordSessionsTable, type TurnStatus, type TurnsTable, tdb } from './schema.ts';
+import type { BridgeSessionsTable, TurnStatus, TurnsDb, TurnsTable, TurnsTables, TurnsTx } from './schema.ts';
 import { sendKeys } from './tmux.ts';
 
 /** The bridge's writes: each one transaction, its log event committed with it. */
@@ -17,14 +17,14 @@ export interface Namespace {
 
 /** A session of this namespace, or not_found (another namespace's session is not revealed). */
 export async function bridgeSession(
-  db: WriteTx['db'] | Kernel['store']['reader'],
+  db: Kysely<TurnsDb>,
   zone: string,
   ns: Namespace,
   sessionId: string,
-): Promise<CoordSessionsTable> {
+): Promise<BridgeSessionsTable> {
   requireSafeId('session_id', sessionId);
-  const row = await tdb(db)
-    .selectFrom('coord_sessions')
+  const row = await db
+    .selectFrom('turns_sessions')
     .selectAll()
     .where('session_id', '=', sessionId)
     .executeTakeFirst();
@@ -36,22 +36,22 @@ export async function bridgeSession(
 
 /** A turn that belongs to `session` (when given) in this namespace. */
 export async function turnOf(
-  db: WriteTx['db'] | Kernel['store']['reader'],
+  db: Kysely<TurnsDb>,
   zone: string,
   ns: Namespace,
   turnId: string,
   sessionId?: string,
 ): Promise<TurnsTable> {
   requireSafeId('turn_id', turnId);
-  const t = await tdb(db).selectFrom('turns').selectAll().where('id', '=', turnId).executeTakeFirst();
+  const t = await db.selectFrom('turns').selectAll().where('id', '=', turnId).executeTakeFirst();
   if (!t || t.zone !== zone || (sessionId !== undefined && t.session_id !== sessionId))
     throw notFound('turn', turnId);
   await bridgeSession(db, zone, ns, t.session_id);
   return t;
 }
 
-export const activeTurn = (db: WriteTx['db'], sessionId: string) =>
-  tdb(db)
+export const activeTurn = (db: Kysely<TurnsDb>, sessionId: string) =>
+  db
     .selectFrom('turns')
     .selectAll()
     .where('session_id', '=', sessionId)
@@ -60,10 +60,10 @@ export const activeTurn = (db: WriteTx['db'], sessionId: string) =>
 
 /** Hand text to a session: a warren session's stdin (in this transaction), a tmux pane's keys (after commit). */
 export async function deliver(
-  tx: WriteTx,
+  tx: TurnsTx,
   kernel: Kernel,
   by: Principal,
-  s: CoordSessionsTable,
+  s: BridgeSessionsTable,
   text: string,
 ): Promise<void> {
   if (s.mode === 'tmux') {
@@ -86,11 +86,12 @@ export interface SendInput {
 /** One active turn per session: a second is refused, queued, or supersedes the active one. */
 export async function sendPrompt(
   kernel: Kernel,
+  tables: TurnsTables,
   p: Principal,
   ns: Namespace,
   i: SendInput,
 ): Promise<{ turn: TurnsTable; superseded: string | null }> {
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const s = await bridgeSession(tx.db, p.zone, ns, i.session_id);
     const active = await activeTurn(tx.db, s.session_id);
     if (active && !i.queue && !i.force) {
@@ -127,14 +128,14 @@ export async function sendPrompt(
     let superseded: string | null = null;
     if (active && i.force) {
       superseded = active.id;
-      await tdb(tx.db)
+      await tx.db
         .updateTable('turns')
         .set({ status: 'superseded', superseded_by: id, ended_at: now })
         .where('id', '=', active.id)
         .execute();
       tx.append(turnEvent(p, active, 'superseded', { superseded_by: id }));
     }
-    await tdb(tx.db).insertInto('turns').values(row).execute();
+    await tx.db.insertInto('turns').values(row).execute();
     tx.append(
       turnEvent(p, row, row.status, { prompt_bytes: Buffer.byteLength(i.prompt), workflow: row.workflow }),
     );
@@ -175,16 +176,17 @@ export interface Ending {
  */
 export async function endTurn(
   kernel: Kernel,
+  tables: TurnsTables,
   policy: Policy,
   actor: string,
   turnId: string,
   e: Ending,
 ): Promise<{ ended: boolean; promoted: TurnsTable | null }> {
-  return kernel.store.writer.write(async (tx) => {
-    const t = await tdb(tx.db).selectFrom('turns').selectAll().where('id', '=', turnId).executeTakeFirst();
+  return tables.write(async (tx) => {
+    const t = await tx.db.selectFrom('turns').selectAll().where('id', '=', turnId).executeTakeFirst();
     if (!t || (t.status !== 'active' && t.status !== 'queued')) return { ended: false, promoted: null };
     const cut = e.text === null ? null : capText(e.text, policy.responseByteCap);
-    await tdb(tx.db)
+    await tx.db
       .updateTable('turns')
       .set({
         status: e.status,
@@ -213,13 +215,13 @@ export async function endTurn(
 
 /** The oldest queued turn of a session becomes active and its prompt is delivered. */
 async function promoteNext(
-  tx: WriteTx,
+  tx: TurnsTx,
   kernel: Kernel,
   actor: string,
   zone: string,
   sessionId: string,
 ): Promise<TurnsTable | null> {
-  const next = await tdb(tx.db)
+  const next = await tx.db
     .selectFrom('turns')
     .selectAll()
     .where('session_id', '=', sessionId)
@@ -228,12 +230,12 @@ async function promoteNext(
     .limit(1)
     .executeTakeFirst();
   if (!next) return null;
-  const s = await tdb(tx.db)
-    .selectFrom('coord_sessions')
+  const s = await tx.db
+    .selectFrom('turns_sessions')
     .selectAll()
     .where('session_id', '=', sessionId)
     .executeTakeFirstOrThrow();
-  await tdb(tx.db)
+  await tx.db
     .updateTable('turns')
     .set({ status: 'active', started_at: tx.now })
     .where('id', '=', next.id)
@@ -244,7 +246,7 @@ async function promoteNext(
     await deliver(tx, kernel, by, s, next.prompt);
   } catch (error) {
     // The session is gone: the promoted turn cannot run; it fails rather than waiting forever.
-    await tdb(tx.db)
+    await tx.db
       .updateTable('turns')
       .set({ status: 'failed', error: (error as Error).message, ended_at: tx.now })
       .where('id', '=', next.id)

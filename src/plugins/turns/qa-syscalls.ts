@@ -18,7 +18,7 @@ import {
 import { bridgeSession, deliver, endTurn, turnOf } from './ops.ts';
 import { requireMutation, requireSafeId } from './policy.ts';
 import { questionRecord, reportRecord } from './records.ts';
-import { type QuestionsTable, type ReportsTable, tdb } from './schema.ts';
+import type { QuestionsTable, ReportsTable } from './schema.ts';
 
 /** Questions an agent asks its coordinator, and the reports either side writes. */
 
@@ -47,11 +47,12 @@ export const bridgeAskQuestion = defineSyscall({
   output: z.object({ question: questionOut }),
   callers: ['session'],
   tier: 1,
-  handler: async ({ kernel, principal }, i) => {
+  handler: async (ctx, i) => {
+    const { kernel, principal } = ctx;
     const sid = principal.kind === 'session' ? principal.sessionId : '';
-    const row = await kernel.store.writer.write(async (tx) => {
-      const s = await tdb(tx.db)
-        .selectFrom('coord_sessions')
+    const row = await turnsOf(ctx).tables.write(async (tx) => {
+      const s = await tx.db
+        .selectFrom('turns_sessions')
         .selectAll()
         .where('session_id', '=', sid)
         .executeTakeFirst();
@@ -59,7 +60,7 @@ export const bridgeAskQuestion = defineSyscall({
       let turn: string | null = null;
       if (i.turn_id !== undefined) {
         requireSafeId('turn_id', i.turn_id);
-        const t = await tdb(tx.db)
+        const t = await tx.db
           .selectFrom('turns')
           .select(['id', 'session_id'])
           .where('id', '=', i.turn_id)
@@ -67,7 +68,7 @@ export const bridgeAskQuestion = defineSyscall({
         if (!t || t.session_id !== sid) throw notFound('turn', i.turn_id);
         turn = t.id;
       } else {
-        const t = await tdb(tx.db)
+        const t = await tx.db
           .selectFrom('turns')
           .select('id')
           .where('session_id', '=', sid)
@@ -88,7 +89,7 @@ export const bridgeAskQuestion = defineSyscall({
         created_at: tx.now,
         answered_at: null,
       };
-      await tdb(tx.db).insertInto('turn_questions').values(q).execute();
+      await tx.db.insertInto('turns_questions').values(q).execute();
       tx.append({
         zone: s.zone,
         type: 'question.asked',
@@ -123,19 +124,19 @@ export const bridgeListQuestions = defineSyscall({
   cli: { command: ['coordinator', 'questions'], examples: ['warren coordinator questions --status all'] },
   handler: async (ctx, i) => {
     const ns = nsOf(ctx, i);
-    let q = tdb(ctx.kernel.store.reader)
-      .selectFrom('turn_questions')
-      .innerJoin('coord_sessions', 'coord_sessions.session_id', 'turn_questions.session_id')
-      .selectAll('turn_questions')
-      .where('turn_questions.zone', '=', ctx.principal.zone)
-      .where('coord_sessions.profile', '=', ns.profile)
-      .where('coord_sessions.repo', '=', ns.repo);
+    let q = turnsOf(ctx)
+      .tables.reader.selectFrom('turns_questions')
+      .innerJoin('turns_sessions', 'turns_sessions.session_id', 'turns_questions.session_id')
+      .selectAll('turns_questions')
+      .where('turns_questions.zone', '=', ctx.principal.zone)
+      .where('turns_sessions.profile', '=', ns.profile)
+      .where('turns_sessions.repo', '=', ns.repo);
     if (i.session_id !== undefined)
-      q = q.where('turn_questions.session_id', '=', requireSafeId('session_id', i.session_id));
+      q = q.where('turns_questions.session_id', '=', requireSafeId('session_id', i.session_id));
     const status = i.status ?? 'open';
-    if (status !== 'all') q = q.where('turn_questions.status', '=', status);
+    if (status !== 'all') q = q.where('turns_questions.status', '=', status);
     const rows = await q
-      .orderBy('turn_questions.id')
+      .orderBy('turns_questions.id')
       .limit(i.limit ?? 100)
       .execute();
     return { questions: rows.map(questionRecord) };
@@ -162,9 +163,9 @@ export const bridgeAnswerQuestion = defineSyscall({
     const ns = nsOf(ctx, i);
     requireSafeId('question_id', i.question_id);
     const { kernel, principal } = ctx;
-    const row = await kernel.store.writer.write(async (tx) => {
-      const q = await tdb(tx.db)
-        .selectFrom('turn_questions')
+    const row = await turnsOf(ctx).tables.write(async (tx) => {
+      const q = await tx.db
+        .selectFrom('turns_questions')
         .selectAll()
         .where('id', '=', i.question_id)
         .executeTakeFirst();
@@ -183,8 +184,8 @@ export const bridgeAnswerQuestion = defineSyscall({
         throw new WarrenError('invalid_input', `answer must be one of: ${opts.join(', ')}`);
       }
       const by = principalId(principal);
-      await tdb(tx.db)
-        .updateTable('turn_questions')
+      await tx.db
+        .updateTable('turns_questions')
         .set({ status: 'answered', answer: i.answer, answered_by: by, answered_at: tx.now })
         .where('id', '=', q.id)
         .execute();
@@ -231,11 +232,11 @@ export const bridgeReportStatus = defineSyscall({
     if (principal.kind === 'operator') requireMutation(t.policy, 'reports', i.allow_mutation);
     const ns = principal.kind === 'operator' ? nsOf(ctx, i) : undefined;
     const by = principalId(principal);
-    const report = await kernel.store.writer.write(async (tx) => {
+    const report = await t.tables.write(async (tx) => {
       const s = ns
         ? await bridgeSession(tx.db, principal.zone, ns, i.session_id)
-        : await tdb(tx.db)
-            .selectFrom('coord_sessions')
+        : await tx.db
+            .selectFrom('turns_sessions')
             .selectAll()
             .where('session_id', '=', i.session_id)
             .executeTakeFirst();
@@ -244,7 +245,7 @@ export const bridgeReportStatus = defineSyscall({
       if (i.turn_id !== undefined) {
         turn = (await turnOf(tx.db, s.zone, s, i.turn_id, s.session_id)).id;
       } else {
-        const a = await tdb(tx.db)
+        const a = await tx.db
           .selectFrom('turns')
           .select('id')
           .where('session_id', '=', s.session_id)
@@ -264,7 +265,7 @@ export const bridgeReportStatus = defineSyscall({
         created_by: by,
         created_at: tx.now,
       };
-      await tdb(tx.db).insertInto('turn_reports').values(r).execute();
+      await tx.db.insertInto('turns_reports').values(r).execute();
       tx.append({
         zone: s.zone,
         type: 'report.written',
@@ -276,7 +277,7 @@ export const bridgeReportStatus = defineSyscall({
     });
     let ended = false;
     if (report.turn_id && (i.status === 'completed' || i.status === 'failed' || i.status === 'cancelled')) {
-      const r = await endTurn(kernel, t.policy, by, report.turn_id, {
+      const r = await endTurn(kernel, t.tables, t.policy, by, report.turn_id, {
         status: i.status,
         text: i.summary,
         source: 'report_status',

@@ -15,7 +15,6 @@ import {
 import { bridgeSession } from './ops.ts';
 import { requireSafeId } from './policy.ts';
 import { questionRecord, reportRecord, sessionRecord, turnRecord } from './records.ts';
-import { tdb } from './schema.ts';
 import { capturePane } from './tmux.ts';
 import { eventSummary, summaryOut } from './watch.ts';
 
@@ -35,8 +34,8 @@ export const bridgeListSessions = defineSyscall({
   },
   handler: async (ctx, i) => {
     const ns = nsOf(ctx, i);
-    const rows = await tdb(ctx.kernel.store.reader)
-      .selectFrom('coord_sessions')
+    const rows = await turnsOf(ctx)
+      .tables.reader.selectFrom('turns_sessions')
       .selectAll()
       .where('zone', '=', ctx.principal.zone)
       .where('profile', '=', ns.profile)
@@ -71,7 +70,7 @@ export const bridgeReadTail = defineSyscall({
     examples: ['warren coordinator tail ses_01j… --lines 50'],
   },
   handler: async (ctx, i) => {
-    const s = await bridgeSession(ctx.kernel.store.reader, ctx.principal.zone, nsOf(ctx, i), i.session_id);
+    const s = await bridgeSession(turnsOf(ctx).tables.reader, ctx.principal.zone, nsOf(ctx, i), i.session_id);
     const lines = i.lines ?? 50;
     const cap = turnsOf(ctx).policy.artifactByteCap;
     let text: string;
@@ -124,7 +123,7 @@ export const bridgeListArtifacts = defineSyscall({
     examples: ['warren coordinator artifacts ses_01j… --path out'],
   },
   handler: async (ctx, i) => {
-    const s = await bridgeSession(ctx.kernel.store.reader, ctx.principal.zone, nsOf(ctx, i), i.session_id);
+    const s = await bridgeSession(turnsOf(ctx).tables.reader, ctx.principal.zone, nsOf(ctx, i), i.session_id);
     return listArtifacts(s.cwd, i.path ?? '', i.limit ?? 200);
   },
 });
@@ -157,7 +156,7 @@ export const bridgeReadArtifact = defineSyscall({
     examples: ['warren coordinator artifact ses_01j… out/report.md'],
   },
   handler: async (ctx, i) => {
-    const s = await bridgeSession(ctx.kernel.store.reader, ctx.principal.zone, nsOf(ctx, i), i.session_id);
+    const s = await bridgeSession(turnsOf(ctx).tables.reader, ctx.principal.zone, nsOf(ctx, i), i.session_id);
     const cap = turnsOf(ctx).policy.artifactByteCap;
     return readArtifact(s.cwd, i.path, Math.min(i.max_bytes ?? cap, cap));
   },
@@ -184,11 +183,11 @@ export const bridgeCoordinationStatus = defineSyscall({
   handler: async (ctx, i) => {
     const ns = nsOf(ctx, i);
     const limit = i.limit ?? 20;
-    const db = tdb(ctx.kernel.store.reader);
+    const db = turnsOf(ctx).tables.reader;
     // Read the head first: whatever the snapshot shows is at or after it; resume from it.
-    const latest = await ctx.kernel.store.log.head();
+    const latest = await ctx.kernel.logHead();
     const sessions = await db
-      .selectFrom('coord_sessions')
+      .selectFrom('turns_sessions')
       .selectAll()
       .where('zone', '=', ctx.principal.zone)
       .where('profile', '=', ns.profile)
@@ -209,7 +208,7 @@ export const bridgeCoordinationStatus = defineSyscall({
       : [];
     const questions = ids.length
       ? await db
-          .selectFrom('turn_questions')
+          .selectFrom('turns_questions')
           .selectAll()
           .where('session_id', 'in', ids)
           .where('status', '=', 'open')
@@ -219,7 +218,7 @@ export const bridgeCoordinationStatus = defineSyscall({
       : [];
     const reports = ids.length
       ? await db
-          .selectFrom('turn_reports')
+          .selectFrom('turns_reports')
           .selectAll()
           .where('session_id', 'in', ids)
           .orderBy('id', 'desc')

@@ -1,4 +1,4 @@
-import type { CoordSessionsTable, QuestionsTable, ReportsTable, TurnsTable } from './schema.ts';
+import type { BridgeSessionsTable, QuestionsTable, ReportsTable, TurnsTable } from './schema.ts';
 
 /** Rows as the syscalls answer them (snake_case, as the seed's contract reads). */
 
@@ -54,7 +54,7 @@ export const reportRecord = (r: ReportsTable) => ({
   created_at: Number(r.created_at),
 });
 
-export const sessionRecord = (s: CoordSessionsTable) => ({
+export const sessionRecord = (s: BridgeSessionsTable) => ({
   session_id: s.session_id,
   profile: s.profile,
   repo: s.repo,

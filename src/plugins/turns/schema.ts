@@ -1,5 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.ts';
+import type { PluginTables, PluginTx } from '../../contract/plugin.ts';
 
 export const TURN_STATUSES = ['queued', 'active', 'completed', 'failed', 'cancelled', 'superseded'] as const;
 export type TurnStatus = (typeof TURN_STATUSES)[number];
@@ -8,7 +7,7 @@ export const TURN_TERMINAL: readonly TurnStatus[] = ['completed', 'failed', 'can
 export const isTerminal = (s: string): boolean => (TURN_TERMINAL as readonly string[]).includes(s);
 
 /** A session the bridge answers for: adopted or started by a coordinator, in a namespace. */
-export interface CoordSessionsTable {
+export interface BridgeSessionsTable {
   session_id: string;
   zone: string;
   /** The namespace: both '' when none was configured (never "any"). */
@@ -84,12 +83,14 @@ export interface ReportsTable {
   created_at: number;
 }
 
-export interface TurnsDb extends Database {
-  coord_sessions: CoordSessionsTable;
+/** The turns plugin's tables, and only those: what `ctx.tables` reads and writes. */
+export interface TurnsDb {
+  turns_sessions: BridgeSessionsTable;
   turns: TurnsTable;
-  turn_questions: QuestionsTable;
-  turn_reports: ReportsTable;
+  turns_questions: QuestionsTable;
+  turns_reports: ReportsTable;
 }
 
-export const tdb = (db: Kysely<Database> | Transaction<Database>): Kysely<TurnsDb> =>
-  db as unknown as Kysely<TurnsDb>;
+/** The plugin's handle on its tables (`ctx.tables`), and a write unit over them. */
+export type TurnsTables = PluginTables<TurnsDb>;
+export type TurnsTx = PluginTx<TurnsDb>;

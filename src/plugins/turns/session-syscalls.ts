@@ -11,7 +11,7 @@ import type { Policy } from './config.ts';
 import type { Namespace } from './ops.ts';
 import { allowedWorkdir, requireMutation, requireSafeId } from './policy.ts';
 import { sessionRecord } from './records.ts';
-import { type CoordSessionsTable, tdb } from './schema.ts';
+import type { BridgeSessionsTable, TurnsTables } from './schema.ts';
 import { newSession, paneAlive, paneCwd, TMUX_TARGET } from './tmux.ts';
 
 /** Sessions a coordinator starts or adopts; each one in an allowlisted working directory. */
@@ -19,21 +19,21 @@ import { newSession, paneAlive, paneCwd, TMUX_TARGET } from './tmux.ts';
 export const AGENT_KINDS = ['claude-code', 'codex', 'acp', 'command'] as const;
 
 async function record(
-  kernel: Kernel,
+  tables: TurnsTables,
   p: Principal,
   ns: Namespace,
-  row: Omit<CoordSessionsTable, 'zone' | 'profile' | 'repo' | 'created_by' | 'created_at'>,
+  row: Omit<BridgeSessionsTable, 'zone' | 'profile' | 'repo' | 'created_by' | 'created_at'>,
   type: string,
-): Promise<CoordSessionsTable> {
-  return kernel.store.writer.write(async (tx) => {
-    const existing = await tdb(tx.db)
-      .selectFrom('coord_sessions')
+): Promise<BridgeSessionsTable> {
+  return tables.write(async (tx) => {
+    const existing = await tx.db
+      .selectFrom('turns_sessions')
       .select('session_id')
       .where('session_id', '=', row.session_id)
       .executeTakeFirst();
     if (existing)
       throw new WarrenError('conflict', `session ${row.session_id} is already a coordinator session`);
-    const full: CoordSessionsTable = {
+    const full: BridgeSessionsTable = {
       ...row,
       zone: p.zone,
       profile: ns.profile,
@@ -41,7 +41,7 @@ async function record(
       created_by: principalId(p),
       created_at: tx.now,
     };
-    await tdb(tx.db).insertInto('coord_sessions').values(full).execute();
+    await tx.db.insertInto('turns_sessions').values(full).execute();
     tx.append({
       zone: p.zone,
       type,
@@ -58,16 +58,11 @@ async function record(
   });
 }
 
-/** The working directory a warren session was spawned with, from its spec. */
+/** The working directory a warren session (one `p` may see) was spawned with. */
 async function sessionCwd(kernel: Kernel, p: Principal, id: string): Promise<string> {
   await kernel.session(p, id);
-  const row = await kernel.store.reader
-    .selectFrom('sessions')
-    .select('spec')
-    .where('id', '=', id)
-    .executeTakeFirst();
-  const cwd = row ? (JSON.parse(row.spec) as { cwd?: unknown }).cwd : undefined;
-  if (typeof cwd !== 'string')
+  const cwd = await kernel.sessionCwd(id);
+  if (cwd === null)
     throw invalid(`session ${id} has no working directory of its own to check against the allowlist`);
   return cwd;
 }
@@ -103,7 +98,7 @@ export const bridgeRegisterSession = defineSyscall({
       if (info.status === 'stopped') throw new WarrenError('session_stopped', `session ${id} is stopped`);
       const cwd = allowedWorkdir(policy, await sessionCwd(kernel, principal, id));
       const row = await record(
-        kernel,
+        turnsOf(ctx).tables,
         principal,
         ns,
         {
@@ -124,7 +119,7 @@ export const bridgeRegisterSession = defineSyscall({
     if (!(await paneAlive(target))) throw notFound('live tmux pane', target);
     const cwd = allowedWorkdir(policy, await paneCwd(target));
     const row = await record(
-      kernel,
+      turnsOf(ctx).tables,
       principal,
       ns,
       {
@@ -215,7 +210,7 @@ export async function startSession(
   ctx: SyscallContext,
   ns: Namespace,
   i: StartInput,
-): Promise<CoordSessionsTable> {
+): Promise<BridgeSessionsTable> {
   const { kernel, principal } = ctx;
   const t = turnsOf(ctx);
   let cwd = allowedWorkdir(t.policy, i.cwd);
@@ -245,7 +240,7 @@ export async function startSession(
     const id = kernel.ids.id('tmx');
     await newSession(`warren-${id}`, cwd, argv);
     return record(
-      kernel,
+      t.tables,
       principal,
       ns,
       {
@@ -270,7 +265,7 @@ export async function startSession(
     ...(i.model !== undefined ? { model: i.model } : {}),
   });
   return record(
-    kernel,
+    t.tables,
     principal,
     ns,
     {

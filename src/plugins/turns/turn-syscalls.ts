@@ -5,9 +5,8 @@ import { allowMutation, namespace, nsOf, sessionId, turnId, turnOut, turnsOf } f
 import { bridgeSession, sendPrompt, turnOf } from './ops.ts';
 import { requireMutation } from './policy.ts';
 import { turnRecord } from './records.ts';
-import { isTerminal, tdb } from './schema.ts';
+import { isTerminal } from './schema.ts';
 import { paneAlive } from './tmux.ts';
-import { armCommit } from './wait.ts';
 
 /** Turns: the unit of work a coordinator hands a session. */
 
@@ -38,7 +37,7 @@ export const bridgeSendPrompt = defineSyscall({
     const t = turnsOf(ctx);
     requireMutation(t.policy, 'sessions', i.allow_mutation);
     if (i.queue && i.force) throw invalid('queue and force exclude each other');
-    const r = await sendPrompt(ctx.kernel, ctx.principal, nsOf(ctx, i), i);
+    const r = await sendPrompt(ctx.kernel, t.tables, ctx.principal, nsOf(ctx, i), i);
     if (r.superseded) t.engine.forget(r.superseded);
     if (r.turn.status === 'active') t.engine.watch(r.turn.id, r.turn.zone, r.turn.session_id);
     return { turn: turnRecord(r.turn), superseded_turn_id: r.superseded };
@@ -47,8 +46,8 @@ export const bridgeSendPrompt = defineSyscall({
 
 /** Advisory: what the session is doing now (the turn's status is the authority). */
 async function liveStatus(ctx: SyscallContext, sessionIdValue: string) {
-  const s = await tdb(ctx.kernel.store.reader)
-    .selectFrom('coord_sessions')
+  const s = await turnsOf(ctx)
+    .tables.reader.selectFrom('turns_sessions')
     .selectAll()
     .where('session_id', '=', sessionIdValue)
     .executeTakeFirst();
@@ -81,7 +80,7 @@ export const bridgeReadTurn = defineSyscall({
   },
   handler: async (ctx, i) => {
     const t = await turnOf(
-      ctx.kernel.store.reader,
+      turnsOf(ctx).tables.reader,
       ctx.principal.zone,
       nsOf(ctx, i),
       i.turn_id,
@@ -113,18 +112,18 @@ export const bridgeAwaitTurn = defineSyscall({
   },
   handler: async (ctx, i) => {
     const ns = nsOf(ctx, i);
+    const { tables, commits } = turnsOf(ctx);
     const wait = Math.min(i.timeout_ms ?? MAX_AWAIT_MS, MAX_AWAIT_MS);
     const deadline = ctx.kernel.clock.now() + wait;
     for (;;) {
       // Armed before reading, so an ending between the read and the wait is not missed.
       const left = deadline - ctx.kernel.clock.now();
-      const armed = armCommit(
-        ctx.kernel,
+      const armed = commits.arm(
         (e) => e.type.startsWith('turn.') && e.payload.turn_id === i.turn_id,
         Math.max(0, left),
         ctx.signal,
       );
-      const t = await turnOf(ctx.kernel.store.reader, ctx.principal.zone, ns, i.turn_id, i.session_id);
+      const t = await turnOf(tables.reader, ctx.principal.zone, ns, i.turn_id, i.session_id);
       if (isTerminal(t.status) || left <= 0 || ctx.signal?.aborted) {
         armed.cancel();
         return { turn: turnRecord(t), timed_out: !isTerminal(t.status) };
@@ -154,9 +153,9 @@ export const bridgeReadStatus = defineSyscall({
     examples: ['warren coordinator status ses_01j…'],
   },
   handler: async (ctx, i) => {
-    const db = ctx.kernel.store.reader;
+    const db = turnsOf(ctx).tables.reader;
     const s = await bridgeSession(db, ctx.principal.zone, nsOf(ctx, i), i.session_id);
-    const turns = await tdb(db)
+    const turns = await db
       .selectFrom('turns')
       .selectAll()
       .where('session_id', '=', s.session_id)
@@ -164,8 +163,8 @@ export const bridgeReadStatus = defineSyscall({
       .orderBy('id')
       .limit(1000)
       .execute();
-    const open = await tdb(db)
-      .selectFrom('turn_questions')
+    const open = await db
+      .selectFrom('turns_questions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('session_id', '=', s.session_id)
       .where('status', '=', 'open')

@@ -1,40 +1,52 @@
-import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
-import type { TimerHandle } from '../../util/clock.ts';
+import type { Clock, TimerHandle } from '../../util/clock.ts';
 
 /**
- * Resolve when a committed event matches `pred`, after `ms`, or on abort: the kernel's commit
- * notifications, not polling. Returns whether an event matched. Subscribe before checking
- * state, then check, then await the returned promise (see `armCommit`).
+ * Waits on committed events, fed by the plugin instance's `onCommit` (the host subscribes
+ * it): the commit notifications, not polling. A batch with no waiter costs a set's size check.
  */
-export function armCommit(
-  kernel: Kernel,
-  pred: (e: LogEvent) => boolean,
-  ms: number,
-  signal?: AbortSignal,
-): { fired: Promise<boolean>; cancel(): void } {
-  let done: (v: boolean) => void = () => {};
-  const fired = new Promise<boolean>((r) => (done = r));
-  let timer: TimerHandle | undefined;
-  const unsubscribe = kernel.store.writer.onCommit((events) => {
-    if (events.some(pred)) finish(true);
-  });
-  const onAbort = () => finish(false);
-  const finish = (v: boolean) => {
-    unsubscribe();
-    if (timer) kernel.clock.clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    done(v);
-  };
-  timer = kernel.clock.setTimeout(() => finish(false), ms, { keepAlive: true });
-  signal?.addEventListener('abort', onAbort);
-  if (signal?.aborted) finish(false);
-  return { fired, cancel: () => finish(false) };
-}
+export class CommitWaits {
+  private readonly waiters = new Set<(events: readonly LogEvent[]) => void>();
 
-export const nextCommit = (
-  kernel: Kernel,
-  pred: (e: LogEvent) => boolean,
-  ms: number,
-  signal?: AbortSignal,
-) => armCommit(kernel, pred, ms, signal).fired;
+  constructor(private readonly clock: Clock) {}
+
+  /** Each committed batch, in commit order. */
+  publish(events: readonly LogEvent[]): void {
+    if (this.waiters.size === 0) return;
+    for (const w of [...this.waiters]) w(events);
+  }
+
+  /**
+   * Resolve when a committed event matches `pred`, after `ms`, or on abort. Returns whether an
+   * event matched. Arm before checking state, then check, then await `fired`.
+   */
+  arm(
+    pred: (e: LogEvent) => boolean,
+    ms: number,
+    signal?: AbortSignal,
+  ): { fired: Promise<boolean>; cancel(): void } {
+    let done: (v: boolean) => void = () => {};
+    const fired = new Promise<boolean>((r) => (done = r));
+    let timer: TimerHandle | undefined;
+    const waiter = (events: readonly LogEvent[]) => {
+      if (events.some(pred)) finish(true);
+    };
+    this.waiters.add(waiter);
+    const onAbort = () => finish(false);
+    const finish = (v: boolean) => {
+      this.waiters.delete(waiter);
+      if (timer) this.clock.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      done(v);
+    };
+    timer = this.clock.setTimeout(() => finish(false), ms, { keepAlive: true });
+    signal?.addEventListener('abort', onAbort);
+    if (signal?.aborted) finish(false);
+    return { fired, cancel: () => finish(false) };
+  }
+
+  /** The next matching commit (or the timeout, or the abort): `arm` with nothing to check first. */
+  next(pred: (e: LogEvent) => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
+    return this.arm(pred, ms, signal).fired;
+  }
+}

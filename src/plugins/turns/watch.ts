@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineSyscall } from '../../contract/syscall.ts';
 import type { LogEvent } from '../../store/events.ts';
-import { namespace, nsOf, sessionId } from './common.ts';
+import { namespace, nsOf, sessionId, turnsOf } from './common.ts';
 import { bridgeSession } from './ops.ts';
 
 /** `watch_events`: a bounded long poll over warren's one log (no second journal). */
@@ -91,7 +91,7 @@ export const bridgeWatchEvents = defineSyscall({
   handler: async (ctx, i) => {
     const { kernel, principal } = ctx;
     if (i.session_id !== undefined)
-      await bridgeSession(kernel.store.reader, principal.zone, nsOf(ctx, i), i.session_id);
+      await bridgeSession(turnsOf(ctx).tables.reader, principal.zone, nsOf(ctx, i), i.session_id);
     const after = i.after_seq ?? 0;
     const limit = Math.min(i.limit ?? MAX_WATCH_EVENTS, MAX_WATCH_EVENTS);
     const wait = Math.min(i.timeout_ms ?? MAX_WATCH_MS, MAX_WATCH_MS);
@@ -114,7 +114,7 @@ export const bridgeWatchEvents = defineSyscall({
       };
     }
     // Everything up to here is examined by the time the wait ends: a safe cursor when nothing matched.
-    const head = await kernel.store.log.head();
+    const head = await kernel.logHead();
     const ac = new AbortController();
     const onAbort = () => ac.abort();
     ctx.signal?.addEventListener('abort', onAbort);

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
 import type { Log } from '../../util/log.ts';
-import { tdb } from './schema.ts';
+import type { TurnsTables } from './schema.ts';
 
 /**
  * Worktrees by policy: a session started with `worktree_policy: remove` has its worktree
@@ -13,7 +12,7 @@ export class WorktreeReaper {
   private pending = Promise.resolve();
 
   constructor(
-    private readonly kernel: Kernel,
+    private readonly tables: TurnsTables,
     private readonly log: Log,
   ) {}
 
@@ -26,8 +25,8 @@ export class WorktreeReaper {
   }
 
   private async reap(sessionId: string): Promise<void> {
-    const s = await tdb(this.kernel.store.reader)
-      .selectFrom('coord_sessions')
+    const s = await this.tables.reader
+      .selectFrom('turns_sessions')
       .selectAll()
       .where('session_id', '=', sessionId)
       .executeTakeFirst();
@@ -45,15 +44,19 @@ export class WorktreeReaper {
         },
       );
     });
-    await this.kernel.store.writer.append([
-      {
-        zone: s.zone,
-        type: 'coordinator.worktree_removed',
-        actor: 'turns',
-        session_id: sessionId,
-        payload: { session_id: sessionId, worktree, ref: `session:${sessionId}` },
+    // Only an append: a unit that never isolates opens no transaction.
+    await this.tables.write(
+      async (tx) => {
+        tx.append({
+          zone: s.zone,
+          type: 'coordinator.worktree_removed',
+          actor: 'turns',
+          session_id: sessionId,
+          payload: { session_id: sessionId, worktree, ref: `session:${sessionId}` },
+        });
       },
-    ]);
+      { readsFirst: true },
+    );
   }
 
   /** Let a removal in progress finish. */
