@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { ensureOperatorKey } from '../auth/keys.ts';
 import { deriveNodeId } from '../cluster/node-id.ts';
 import type { ServeOptions } from '../config/options.ts';
+import { ensureOperatorKey } from '../kernel/operator-keys.ts';
 import { buildHttpServer } from '../surfaces/http/server.ts';
 import { ToolCatalog } from '../surfaces/mcp/catalog.ts';
 import { ZoneSockets } from '../surfaces/mcp/socket.ts';

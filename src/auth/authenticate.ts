@@ -1,9 +1,9 @@
+import { verifyOperatorKey } from '../kernel/operator-keys.ts';
 import type { Store } from '../store/store.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import { DEFAULT_ZONE, type Principal } from '../vocab/principal.ts';
 import { type JwtVerifier, looksLikeJwt } from './jwt.ts';
 import type { OperatorKeyCache } from './key-cache.ts';
-import { verifyOperatorKey } from './keys.ts';
 import type { TokenSigner } from './tokens.ts';
 
 /** What authentication reads: the store, the token signer, and how a row's tools are derived. */

@@ -1,5 +1,5 @@
+import { keyHash, operatorOfHash } from '../kernel/operator-keys.ts';
 import type { Store } from '../store/store.ts';
-import { keyHash, operatorOfHash } from './keys.ts';
 
 /** Far more live operator keys than any deployment holds; past it, lookups just go to the store. */
 const MAX_CACHED = 1024;

@@ -25,6 +25,7 @@ import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
 import { type NodeRole, soloNode } from './node.ts';
 import type { KernelObserver } from './observer.ts';
+import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from './operator-keys.ts';
 import {
   checkPersona,
   deletePersona,
@@ -294,6 +295,16 @@ export class Kernel {
   resume = (p: Principal, id: string) => proc.resume(this.k, p, id);
   open = (p: Principal, id: string, pipe: DeliveryMode | null = null) => openSession(this.k, p, id, pipe);
   deleteSession = (p: Principal, id: string) => deleteSession(this.k, p, id);
+
+  // ---------------------------------------------------------------- operator keys (operator-keys.ts)
+
+  /** A new operator key for `name`: the key itself is in this answer only. */
+  operatorKeyCreate = (by: Principal, name: string) =>
+    createOperatorKey(this.store, this.ids, name, principalId(by));
+  /** Every operator key (never the keys themselves). */
+  operatorKeyList = () => listOperatorKeys(this.store);
+  /** Revoke an operator key (the last live one is kept). */
+  operatorKeyRevoke = (by: Principal, id: string) => revokeOperatorKey(this.store, id, principalId(by));
 
   /** Every zone's id (a server opens a socket per zone). */
   zoneIds = async (): Promise<string[]> =>

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureOperatorKey } from '../../src/auth/keys.ts';
+import { ensureOperatorKey } from '../../src/kernel/operator-keys.ts';
 import { buildHttpServer, type HttpOptions } from '../../src/surfaces/http/server.ts';
 import type { Warren, WarrenOptions } from '../../src/syscalls/warren.ts';
 import { WAIT_MS, type WarrenTarget } from './warrens.ts';

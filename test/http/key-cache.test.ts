@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { OperatorKeyCache } from '../../src/auth/key-cache.ts';
-import { keyHash } from '../../src/auth/keys.ts';
+import { keyHash } from '../../src/kernel/operator-keys.ts';
 import type { LogEvent } from '../../src/store/events.ts';
 import type { Store } from '../../src/store/store.ts';
 

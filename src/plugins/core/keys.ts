@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from '../../auth/keys.ts';
 import { defineSyscall } from '../../contract/syscall.ts';
-import { principalId } from '../../vocab/principal.ts';
 
 /** Operator keys: `wk_…` bearer credentials for the CLI and REST, stored hashed. */
 
@@ -26,8 +24,7 @@ export const keyCreate = defineSyscall({
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/keys' },
   cli: { command: ['keys', 'create'], positional: ['name'], examples: ['warren keys create ci'] },
-  handler: (ctx, i) =>
-    createOperatorKey(ctx.kernel.store, ctx.kernel.ids, i.name, principalId(ctx.principal)),
+  handler: (ctx, i) => ctx.kernel.operatorKeyCreate(ctx.principal, i.name),
 });
 
 export const keyList = defineSyscall({
@@ -39,7 +36,7 @@ export const keyList = defineSyscall({
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/keys' },
   cli: { command: ['keys', 'list'], examples: ['warren keys list'] },
-  handler: async (ctx) => ({ keys: await listOperatorKeys(ctx.kernel.store) }),
+  handler: async (ctx) => ({ keys: await ctx.kernel.operatorKeyList() }),
 });
 
 export const keyRevoke = defineSyscall({
@@ -51,7 +48,7 @@ export const keyRevoke = defineSyscall({
   callers: ['operator'],
   http: { method: 'DELETE', path: '/v1/keys/:id' },
   cli: { command: ['keys', 'revoke'], positional: ['id'], examples: ['warren keys revoke key_…'] },
-  handler: (ctx, i) => revokeOperatorKey(ctx.kernel.store, i.id, principalId(ctx.principal)),
+  handler: (ctx, i) => ctx.kernel.operatorKeyRevoke(ctx.principal, i.id),
 });
 
 export const keySyscalls = [keyCreate, keyList, keyRevoke];

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { readOperatorKey } from '../../auth/key-file.ts';
+import { readOperatorKey } from '../../vocab/key-file.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { OPERATOR_KEY_FILE } from '../../auth/key-file.ts';
+import { OPERATOR_KEY_FILE } from '../../vocab/key-file.ts';
 import { CliError } from './errors.ts';
 import type { CliIO } from './types.ts';
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { verifyOperatorKey } from '../../auth/keys.ts';
+import { verifyOperatorKey } from '../../kernel/operator-keys.ts';
 import type { Warren } from '../../syscalls/warren.ts';
 import { packageRoot } from '../../util/package-root.ts';
 import { WarrenError } from '../../vocab/errors.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/store.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import { WarrenError } from '../vocab/errors.ts';
-import { OPERATOR_KEY_FILE } from './key-file.ts';
+import { OPERATOR_KEY_FILE } from '../vocab/key-file.ts';
 
 export { OPERATOR_KEY_FILE };
 
