@@ -35,6 +35,7 @@ export const schedulingPlugin = definePlugin({
     return {
       phases: scheduler.phases,
       onCommit: (events: readonly LogEvent[]) => scheduler.onCommit(events),
+      onAnyCommit: (events: readonly LogEvent[]) => scheduler.onAnyCommit(events),
       scheduler,
       stop: () => scheduler.stop(),
     };
