@@ -281,6 +281,8 @@ export class Scheduler {
         .where('status', '=', from)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return null;
+      // Known here at once, even before the plugin's commit subscribers are in place (start).
+      tx.afterCommit(() => (done ? this.forget(fire.id) : this.know(fire.id, target)));
       await db
         .updateTable('schedules')
         .set({ last_outcome: status })
