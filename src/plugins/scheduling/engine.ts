@@ -8,6 +8,9 @@ import { type Call, runAction, type ScheduleAction, targetDone } from './action.
 import { fireDue, isActive } from './firing.ts';
 import type { FireStatus, ScheduleFiresTable, SchedulingDb } from './schema.ts';
 
+/** Running fires `follow` looks at per round. */
+const FOLLOW_PAGE = 500;
+
 /** How long to sleep for a due time `ms` away: already past (another server's row), 10 ms. */
 const dueIn = (ms: number): number => (ms > 0 ? ms : 10);
 
@@ -53,6 +56,14 @@ export class Scheduler {
   private active = 0;
   private readonly slots: Array<() => void> = [];
   private readonly work = new Set<Promise<unknown>>();
+  /**
+   * Running fires (id → target), as the log's `schedule.outcome` events say: a status event
+   * wakes `follow` only when it is one of their targets', so a write no fire follows costs a
+   * lookup. Filled at start, kept by each `follow` (which reads them all) and by the commits.
+   */
+  private readonly runningFires = new Map<string, string | null>();
+  /** How many running fires follow each target; `null`: a fire with none (any status event follows). */
+  private readonly targets = new Map<string | null, number>();
   readonly phases: ReconcilePhase[];
 
   constructor(
@@ -75,6 +86,12 @@ export class Scheduler {
   }
 
   async start(): Promise<void> {
+    const running = await this.tables.reader
+      .selectFrom('scheduling_fires')
+      .select(['id', 'target'])
+      .where('status', '=', 'running')
+      .execute();
+    for (const f of running) this.know(f.id, f.target);
     await this.recover();
     await this.pass();
   }
@@ -84,11 +101,55 @@ export class Scheduler {
     if (!this.stopped) this.track(this.pass());
   }
 
-  /** A task or session event may end what a fire started: follow soon. */
+  /** A status event of a running fire's task or session may end what it started: follow soon. */
   onCommit(events: readonly LogEvent[]): void {
     if (this.stopped) return;
-    if (events.some((e) => e.type === 'task.status' || e.type === 'session.status'))
-      this.track(this.follow());
+    // This batch's fires first: one may start following a target whose status is in it too.
+    this.learn(events);
+    if (this.targets.size === 0) return;
+    const any = this.targets.has(null);
+    for (const e of events) {
+      const target =
+        e.type === 'task.status' ? e.payload.task : e.type === 'session.status' ? e.session_id : undefined;
+      if (target === undefined) continue;
+      if (any || (typeof target === 'string' && this.targets.has(target))) {
+        this.track(this.follow());
+        return;
+      }
+    }
+  }
+
+  /** Every node's commits: which fires run now (another node's fires end on this one's commits too). */
+  onAnyCommit(events: readonly LogEvent[]): void {
+    this.learn(events);
+  }
+
+  /** Fires that started or stopped running, from their `schedule.outcome` events. */
+  private learn(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.type !== 'schedule.outcome') continue;
+      const fire = e.payload.fireId;
+      if (typeof fire !== 'string') continue;
+      if (e.payload.status === 'running') {
+        const target = e.payload.target;
+        this.know(fire, typeof target === 'string' ? target : null);
+      } else this.forget(fire);
+    }
+  }
+
+  private know(fire: string, target: string | null): void {
+    if (this.runningFires.has(fire)) return;
+    this.runningFires.set(fire, target);
+    this.targets.set(target, (this.targets.get(target) ?? 0) + 1);
+  }
+
+  private forget(fire: string): void {
+    if (!this.runningFires.has(fire)) return;
+    const target = this.runningFires.get(fire) ?? null;
+    this.runningFires.delete(fire);
+    const n = (this.targets.get(target) ?? 1) - 1;
+    if (n > 0) this.targets.set(target, n);
+    else this.targets.delete(target);
   }
 
   /** Wait until no pass, action or outcome is under way (tests, shutdown). */
@@ -221,6 +282,8 @@ export class Scheduler {
         .where('status', '=', from)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return null;
+      // Known here at once, even before the plugin's commit subscribers are in place (start).
+      tx.afterCommit(() => (done ? this.forget(fire.id) : this.know(fire.id, target)));
       await db
         .updateTable('scheduling_schedules')
         .set({ last_outcome: status })
@@ -340,13 +403,21 @@ export class Scheduler {
   }
 
   private async followOnce(): Promise<void> {
+    const known = [...this.runningFires.keys()];
     const rows = await this.tables.reader
       .selectFrom('scheduling_fires')
       .selectAll()
       .where('status', '=', 'running')
       .orderBy('due_at')
-      .limit(500)
+      .limit(FOLLOW_PAGE)
       .execute();
+    // The running fires as they are now: what was known before the read and is not running
+    // any more is forgotten (what the commits taught meanwhile stays), what is running is known.
+    if (rows.length < FOLLOW_PAGE) {
+      const now = new Set(rows.map((r) => r.id));
+      for (const id of known) if (!now.has(id)) this.forget(id);
+    }
+    for (const fire of rows) this.know(fire.id, fire.target);
     for (const fire of rows) {
       const ctx = await this.fireContext(fire.id);
       if (!ctx?.schedule || fire.target === null) {

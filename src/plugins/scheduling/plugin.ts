@@ -36,6 +36,7 @@ export const schedulingPlugin = definePlugin<z.output<typeof settings> | undefin
     return {
       phases: scheduler.phases,
       onCommit: (events: readonly LogEvent[]) => scheduler.onCommit(events),
+      onAnyCommit: (events: readonly LogEvent[]) => scheduler.onAnyCommit(events),
       scheduler,
       tables,
       stop: () => scheduler.stop(),
