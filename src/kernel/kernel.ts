@@ -37,8 +37,16 @@ import { openSession } from './reanimate.ts';
 import { type PhaseScope, Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
+import { type SessionRoom, streamNamesById, unheldRooms } from './room-state.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
+import {
+  type LiveSession,
+  liveSessions,
+  type SessionState,
+  sessionState,
+  sessionStates,
+} from './session-state.ts';
 import { type SignalName, sendSignal } from './signals.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
 import { type StopOutcome, TermTimers, termOrKill } from './term.ts';
@@ -429,6 +437,54 @@ export class Kernel {
   /** The log from `after` on, then live: what the live event stream frames. */
   follow = (p: Principal, filter: FollowFilter, after: number | undefined, opts: FollowOptions = {}) =>
     follow(this.store, p, filter, after, opts);
+
+  // ---------------------------------------------------------------- what plugins read of the kernel's tables
+
+  /** The seq of the log's last committed event. */
+  logHead(): Promise<number> {
+    return this.store.log.head();
+  }
+
+  /**
+   * Events of one type after `after`, oldest first, in every zone (the log's type index): a
+   * plugin's backstop catching up on what it follows since it last looked.
+   */
+  eventsOfType = (type: string, after: number, limit: number): Promise<LogEvent[]> =>
+    this.store.log.events({ type, after, limit });
+
+  /** Where one session stands (session-state.ts), read from committed rows; undefined when there is none. */
+  sessionState = (id: string): Promise<SessionState | undefined> => sessionState(this.store.reader, id);
+
+  /** `sessionState` in the caller's write unit: it sees the unit's own writes. */
+  sessionStateIn = (unit: WriteUnit, id: string): Promise<SessionState | undefined> =>
+    sessionState(unitTx(unit).db, id);
+
+  /** The states of the sessions of `ids` that exist. */
+  sessionStates = (ids: readonly string[]): Promise<SessionState[]> => sessionStates(this.store.reader, ids);
+
+  /** Every live session of every zone, without its text: a backstop's scan of the live set. */
+  liveSessions = (): Promise<LiveSession[]> => liveSessions(this.store.reader);
+
+  /**
+   * Of (session, room) pairs, those whose session is live and room open but which the session
+   * holds no open fd on: the durable attachments a plugin still has to make (room-state.ts).
+   */
+  unheldRooms = (pairs: readonly SessionRoom[]): Promise<SessionRoom[]> =>
+    unheldRooms(this.store.reader, pairs);
+
+  /** The names of streams by id (open or closed); ids of no stream are left out. */
+  streamNamesById = (ids: readonly string[]): Promise<Map<string, string>> =>
+    streamNamesById(this.store.reader, ids);
+
+  // ---------------------------------------------------------------- spawn inside a caller's write unit
+
+  /**
+   * Spawn in the caller's write unit (a plugin's `tx`): the same checks and the same spawn as
+   * `spawn`, so the caller's own rows (a task's move to running) and the session commit
+   * together, or neither does. The agent starts once the unit commits (`started`).
+   */
+  spawnIn = (unit: WriteUnit, p: Principal, req: SpawnRequest): Promise<proc.SpawnedIn> =>
+    proc.spawnIn(unitTx(unit), this.k, p, req);
 }
 
 function operatorOnly(p: Principal, why: string): string {
