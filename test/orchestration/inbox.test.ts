@@ -15,7 +15,7 @@ import {
   waitStatus,
 } from '../helpers/warrens.ts';
 import { type LiveServer, liveServer } from './live-server.ts';
-import { insertTask, taskRow } from './task-rows.ts';
+import { insertTask, orchestrationTables, taskRow } from './task-rows.ts';
 
 /** An agent that says back every input it gets. */
 const echo = { steps: [{ listen: { say: 'got ${input.text}' } }] };
@@ -160,7 +160,7 @@ forEachWarren('the operator inbox', (t) => {
         .where('id' as never, '=', task as never)
         .execute();
     });
-    const escalation = await w.store.writer.write((tx) =>
+    const escalation = await orchestrationTables(w).write((tx) =>
       openEscalation(tx, w.kernel.ids, {
         zone: 'default',
         taskId: task,
@@ -197,7 +197,7 @@ forEachWarren('the operator inbox', (t) => {
     const pending = await insertTask(w, { status: 'pending', held: 1 });
     const done = await insertTask(w, { status: 'complete' });
     const open = (task: string) =>
-      w.store.writer.write((tx) =>
+      orchestrationTables(w).write((tx) =>
         openEscalation(tx, w.kernel.ids, {
           zone: 'default',
           taskId: task,

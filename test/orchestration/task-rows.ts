@@ -2,8 +2,16 @@
  * Task rows for tests of the inbox and task-keyed rooms, written straight into the
  * orchestration plugin's tables (these tests do not depend on task creation or dispatch).
  */
-import { odb, type TasksTable } from '../../src/plugins/orchestration/schema.ts';
+import type { Kysely } from 'kysely';
+import type { OrchestrationSelf } from '../../src/plugins/orchestration/instance.ts';
+import type { OrchestrationDb, TasksTable } from '../../src/plugins/orchestration/schema.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
+
+/** The orchestration plugin's handle on its own tables (while it is loaded). */
+export const orchestrationTables = (w: Warren) => w.plugins.get<OrchestrationSelf>('orchestration').tables;
+
+/** Its tables through the whole store: these helpers also write while the plugin is off. */
+const odb = (db: unknown) => db as Kysely<OrchestrationDb>;
 
 export async function insertTask(w: Warren, t: Partial<TasksTable> = {}): Promise<string> {
   const id = t.id ?? w.kernel.ids.id('task');

@@ -4,7 +4,7 @@ import type { LogEvent } from '../../store/events.ts';
 import type { Log } from '../../util/log.ts';
 import { gate, spawnFor } from './dispatch.ts';
 import { follow, settleDone } from './follow.ts';
-import { odb, TASK_DONE } from './schema.ts';
+import { TASK_DONE, type Tables } from './schema.ts';
 import { isDone, taskById } from './tasks.ts';
 
 /** Tasks evaluated at once (each is its own write unit; the writer group-commits them). */
@@ -40,13 +40,14 @@ export class Engine implements PluginInstance {
 
   constructor(
     readonly kernel: Kernel,
+    readonly tables: Tables,
     private readonly log: Log,
     /** What the loaded plugins put ahead of a task session's first prompt. */
     private readonly contextOf: PluginContext['startContext'] = async () => [],
   ) {}
 
   async start(): Promise<void> {
-    const rows = await odb(this.kernel.store.reader)
+    const rows = await this.tables.reader
       .selectFrom('tasks')
       .select(['session_id'])
       .where('status', 'in', ['ready', 'running', 'review'])
@@ -166,7 +167,7 @@ export class Engine implements PluginInstance {
   private async resolveQueued(): Promise<Set<string>> {
     const ids = new Set(this.tasks);
     this.tasks.clear();
-    const db = odb(this.kernel.store.reader);
+    const db = this.tables.reader;
     const take = (s: Set<string>) => {
       const out = [...s];
       s.clear();
@@ -216,7 +217,7 @@ export class Engine implements PluginInstance {
 
   /** Ready tasks of a zone, once more (a spawn limit may have room now). */
   private async readyOf(zone: string): Promise<void> {
-    const rows = await odb(this.kernel.store.reader)
+    const rows = await this.tables.reader
       .selectFrom('tasks')
       .select('id')
       .where('zone', '=', zone)
@@ -229,19 +230,14 @@ export class Engine implements PluginInstance {
 
   /** One look at one task: what its state calls for, in one write unit, then a spawn if it may run. */
   async evaluate(id: string): Promise<void> {
-    const reader = this.kernel.store.reader;
-    const pre = await taskById(reader, id);
+    const pre = await taskById(this.tables.reader, id);
     if (!pre?.parent_id) return; // gone, or the root
     let pending = false;
     if (pre.status === 'running' && pre.session_id) {
-      const s = await odb(reader)
-        .selectFrom('sessions')
-        .select('status')
-        .where('id', '=', pre.session_id)
-        .executeTakeFirst();
+      const s = await this.kernel.sessionState(pre.session_id);
       if (s?.status === 'idle') pending = await this.kernel.hasPendingInput(pre.session_id);
     }
-    const ready = await this.kernel.store.writer.write(async (tx) => {
+    const ready = await this.tables.write(async (tx) => {
       const t = await taskById(tx.db, id);
       if (!t?.parent_id) return null;
       if (t.status === 'pending' || t.status === 'ready') return gate(tx, this.kernel, t);
@@ -254,7 +250,7 @@ export class Engine implements PluginInstance {
       return null;
     });
     if (!ready) return;
-    const outcome = await spawnFor(this.kernel, ready, this.contextOf);
+    const outcome = await spawnFor(this.kernel, this.tables, ready, this.contextOf);
     if (outcome === 'deferred') this.blocked.add(ready.zone);
   }
 
@@ -262,8 +258,7 @@ export class Engine implements PluginInstance {
 
   /** Pending or ready tasks whose dependencies are all complete (the rest wait on an event). */
   private async dispatchPhase(): Promise<void> {
-    const db = odb(this.kernel.store.reader);
-    const rows = await db
+    const rows = await this.tables.reader
       .selectFrom('tasks as t')
       .select('t.id')
       .where('t.status', 'in', ['pending', 'ready'])
@@ -288,44 +283,57 @@ export class Engine implements PluginInstance {
 
   /**
    * Tasks out of step with their sessions: running with a stopped session; and, among live
-   * sessions (so the cost is the live set, not the history), running with an idle one,
-   * in review with a busy one, or done with one nobody asked to stop.
+   * sessions (so the cost is the live set, not the history), running with an idle one that
+   * has a result, in review with a busy one, or done with one nobody asked to stop.
    */
   private async followPhase(): Promise<void> {
-    const db = odb(this.kernel.store.reader);
-    const ended = await db
-      .selectFrom('tasks as t')
-      .innerJoin('sessions as s', 's.id', 't.session_id')
-      .select('t.id')
-      .where('t.status', '=', 'running')
-      .where('s.status', '=', 'stopped')
-      .limit(PHASE_BATCH)
+    const ids = new Set<string>();
+    // Running tasks (the status index) and the states of their sessions, by key.
+    const running = await this.tables.reader
+      .selectFrom('tasks')
+      .select(['id', 'session_id'])
+      .where('status', '=', 'running')
+      .where('session_id', 'is not', null)
       .execute();
-    const live = await db
-      .selectFrom('sessions as s')
-      .innerJoin('tasks as t', 't.session_id', 's.id')
-      .select('t.id')
-      .where('s.status', '!=', 'stopped')
-      .where('t.parent_id', 'is not', null)
-      .where((eb) =>
-        eb.or([
-          eb.and([
-            eb('t.status', '=', 'running'),
-            eb('s.status', '=', 'idle'),
-            eb('s.last_message', 'is not', null),
-          ]),
-          eb.and([eb('t.status', '=', 'review'), eb('s.status', 'in', ['running', 'pending'])]),
-          eb.and([eb('t.status', 'in', TASK_DONE), eb('s.term_deadline', 'is', null)]),
-        ]),
-      )
-      .limit(PHASE_BATCH)
-      .execute();
-    await this.evaluateAll([...ended, ...live].map((r) => r.id));
+    const stopped = new Set(
+      (await this.kernel.sessionStates(running.map((r) => r.session_id as string)))
+        .filter((s) => s.status === 'stopped')
+        .map((s) => s.id),
+    );
+    for (const r of running) {
+      if (ids.size >= PHASE_BATCH) break;
+      if (stopped.has(r.session_id as string)) ids.add(r.id);
+    }
+    // Live sessions, and the tasks (not the root) whose sessions they are.
+    const live = await this.kernel.liveSessions();
+    let found = 0;
+    for (let i = 0; i < live.length && found < PHASE_BATCH; i += PHASE_BATCH) {
+      const page = new Map(live.slice(i, i + PHASE_BATCH).map((s) => [s.id, s]));
+      const tasks = await this.tables.reader
+        .selectFrom('tasks')
+        .select(['id', 'status', 'session_id'])
+        .where('session_id', 'in', [...page.keys()])
+        .where('parent_id', 'is not', null)
+        .execute();
+      for (const t of tasks) {
+        const s = page.get(t.session_id as string);
+        if (!s || found >= PHASE_BATCH) continue;
+        const drifted =
+          (t.status === 'running' && s.status === 'idle' && s.hasMessage) ||
+          (t.status === 'review' && (s.status === 'running' || s.status === 'pending')) ||
+          (TASK_DONE.includes(t.status) && s.termDeadline === null);
+        if (drifted) {
+          ids.add(t.id);
+          found++;
+        }
+      }
+    }
+    await this.evaluateAll([...ids]);
   }
 
   /** Open tasks whose parent completed or failed: hand them up. */
   private async orphanPhase(): Promise<void> {
-    const rows = await odb(this.kernel.store.reader)
+    const rows = await this.tables.reader
       .selectFrom('tasks as t')
       .innerJoin('tasks as p', 'p.id', 't.parent_id')
       .select('p.id')

@@ -1,9 +1,8 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { forbidden, WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import { odb } from './schema.ts';
+import type { Tables, Tx } from './schema.ts';
 
 export interface NewEscalation {
   zone: string;
@@ -18,9 +17,9 @@ export interface NewEscalation {
 }
 
 /** Open an escalation to the operator inbox, in the caller's transaction; returns its id. */
-export async function openEscalation(tx: WriteTx, ids: IdGenerator, e: NewEscalation): Promise<string> {
+export async function openEscalation(tx: Tx, ids: IdGenerator, e: NewEscalation): Promise<string> {
   const id = ids.id('esc');
-  await odb(tx.db)
+  await tx.db
     .insertInto('escalations')
     .values({
       id,
@@ -52,13 +51,14 @@ export async function openEscalation(tx: WriteTx, ids: IdGenerator, e: NewEscala
  */
 export async function escalate(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   question: string,
   context: Record<string, unknown>,
 ): Promise<{ escalation: string; task: string }> {
   if (p.kind !== 'session') throw forbidden('task_escalate is called by the session of a task');
-  return kernel.store.writer.write(async (tx) => {
-    const task = await odb(tx.db)
+  return tables.write(async (tx) => {
+    const task = await tx.db
       .selectFrom('tasks')
       .select('id')
       .where('session_id', '=', p.sessionId)
@@ -88,12 +88,12 @@ export async function escalate(
  * would reach nothing), in the caller's transaction; each is logged. Returns their ids.
  */
 export async function withdrawEscalations(
-  tx: WriteTx,
+  tx: Tx,
   task: { id: string; zone: string },
   actor: string,
   reason: string,
 ): Promise<string[]> {
-  const open = await odb(tx.db)
+  const open = await tx.db
     .selectFrom('escalations')
     .select('id')
     .where('task_id', '=', task.id)
@@ -101,7 +101,7 @@ export async function withdrawEscalations(
     .execute();
   if (open.length === 0) return [];
   const ids = open.map((e) => e.id);
-  await odb(tx.db)
+  await tx.db
     .updateTable('escalations')
     .set({ status: 'withdrawn', answered_by: actor, answered_at: tx.now })
     .where('id', 'in', ids)
