@@ -17,7 +17,7 @@ export async function insertTask(w: Warren, t: Partial<TasksTable> = {}): Promis
   const id = t.id ?? w.kernel.ids.id('task');
   await w.store.writer.write(async (tx) => {
     await odb(tx.db)
-      .insertInto('tasks')
+      .insertInto('orchestration_tasks')
       .values({
         id,
         zone: 'default',
@@ -48,19 +48,23 @@ export async function insertTask(w: Warren, t: Partial<TasksTable> = {}): Promis
 }
 
 export const taskRow = async (w: Warren, id: string): Promise<TasksTable> =>
-  odb(w.store.reader).selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  odb(w.store.reader)
+    .selectFrom('orchestration_tasks')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
 
 /** What dispatch does, as one writer transaction: point the task at a new session and log it. */
 export async function simulateDispatch(w: Warren, task: string, session: string): Promise<void> {
   await w.store.writer.write(async (tx) => {
     const row = await odb(tx.db)
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select('attempts')
       .where('id', '=', task)
       .executeTakeFirstOrThrow();
     const attempt = row.attempts + 1;
     await odb(tx.db)
-      .updateTable('tasks')
+      .updateTable('orchestration_tasks')
       .set({ session_id: session, status: 'running', attempts: attempt, updated_at: tx.now })
       .where('id', '=', task)
       .execute();

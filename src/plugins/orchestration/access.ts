@@ -37,7 +37,7 @@ export async function requireActOn(db: Db, p: Principal, task: TasksTable, what 
 /** The task a session is the latest session of, if any: a session's new tasks go under it. */
 export async function ownTask(db: Db, sessionId: string): Promise<TasksTable | undefined> {
   return db
-    .selectFrom('tasks')
+    .selectFrom('orchestration_tasks')
     .selectAll()
     .where('session_id', '=', sessionId)
     .orderBy('id')
@@ -48,7 +48,7 @@ export async function ownTask(db: Db, sessionId: string): Promise<TasksTable | u
 export async function subtreeRoots(db: Db, p: Extract<Principal, { kind: 'session' }>): Promise<string[]> {
   const own = await ownTask(db, p.sessionId);
   const made = await db
-    .selectFrom('tasks')
+    .selectFrom('orchestration_tasks')
     .select('id')
     .where('parent_id', '=', rootIdOf(p.zone))
     .where('created_by', '=', p.sessionId)

@@ -14,7 +14,7 @@ export async function adoptChildren(
   actor: string,
 ): Promise<string[]> {
   const kids = await tx.db
-    .selectFrom('tasks')
+    .selectFrom('orchestration_tasks')
     .selectAll()
     .where('parent_id', '=', parent.id)
     .where('status', 'not in', TASK_DONE)
@@ -45,7 +45,7 @@ async function adopt(
   actor: string,
 ): Promise<void> {
   await tx.db
-    .updateTable('tasks')
+    .updateTable('orchestration_tasks')
     .set({ parent_id: to.id, updated_at: tx.now })
     .where('id', '=', kid.id)
     .execute();

@@ -44,7 +44,7 @@ export async function answerEscalation(
   return tables.write(async (tx) => {
     const db = tx.db;
     const esc = await db
-      .selectFrom('escalations')
+      .selectFrom('orchestration_escalations')
       .selectAll()
       .where('id', '=', id)
       .where('zone', '=', p.zone)
@@ -52,14 +52,18 @@ export async function answerEscalation(
     if (!esc) throw notFound('escalation', id);
     if (esc.status !== 'open') throw closed(esc);
     const marked = await db
-      .updateTable('escalations')
+      .updateTable('orchestration_escalations')
       .set({ status: 'answered', answer, answered_by: by, answered_at: tx.now })
       .where('id', '=', id)
       .where('status', '=', 'open')
       .executeTakeFirst();
     // Another answer committed between the read and the update (PostgreSQL re-checks the row).
     if (Number(marked.numUpdatedRows) === 0) throw closed({ ...esc, status: 'answered' });
-    const task = await db.selectFrom('tasks').selectAll().where('id', '=', esc.task_id).executeTakeFirst();
+    const task = await db
+      .selectFrom('orchestration_tasks')
+      .selectAll()
+      .where('id', '=', esc.task_id)
+      .executeTakeFirst();
     const target = await liveTarget(tx, kernel, task?.session_id ?? esc.session_id);
     const delivered = deliveryFor(task, target);
     tx.append({
@@ -119,7 +123,7 @@ async function requeue(
   by: string,
 ): Promise<void> {
   const prompt = task.prompt + promptSection(esc, answer);
-  const update = tx.db.updateTable('tasks').where('id', '=', task.id);
+  const update = tx.db.updateTable('orchestration_tasks').where('id', '=', task.id);
   if (!retry) {
     await update.set({ prompt, updated_at: tx.now }).execute();
     return;

@@ -27,7 +27,11 @@ export async function checkDeps(
     throw new WarrenError('invalid_input', `a task has at most ${MAX_DEPS} dependencies`, { max: MAX_DEPS });
   }
   if (ids.length === 0) return ids;
-  const rows = await db.selectFrom('tasks').select(['id', 'zone']).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('orchestration_tasks')
+    .select(['id', 'zone'])
+    .where('id', 'in', ids)
+    .execute();
   for (const id of ids) {
     if (!rows.some((r) => r.id === id && r.zone === zone)) {
       throw new WarrenError('not_found', `dependency ${JSON.stringify(id)} does not exist`, {
@@ -58,10 +62,18 @@ const cycle = (path: string[]) =>
 /** The parent chain of a task, nearest first (empty for a task not yet inserted). */
 async function ancestorsOf(db: Db, id: string): Promise<string[]> {
   const out: string[] = [];
-  let cur = await db.selectFrom('tasks').select('parent_id').where('id', '=', id).executeTakeFirst();
+  let cur = await db
+    .selectFrom('orchestration_tasks')
+    .select('parent_id')
+    .where('id', '=', id)
+    .executeTakeFirst();
   while (cur?.parent_id && out.length < MAX_WALK) {
     out.push(cur.parent_id);
-    cur = await db.selectFrom('tasks').select('parent_id').where('id', '=', cur.parent_id).executeTakeFirst();
+    cur = await db
+      .selectFrom('orchestration_tasks')
+      .select('parent_id')
+      .where('id', '=', cur.parent_id)
+      .executeTakeFirst();
   }
   return out;
 }
@@ -79,7 +91,7 @@ async function findPath(db: Db, from: readonly string[], target: string): Promis
       );
     }
     const edges = await db
-      .selectFrom('task_deps')
+      .selectFrom('orchestration_task_deps')
       .select(['task_id', 'depends_on'])
       .where('task_id', 'in', frontier)
       .execute();

@@ -25,8 +25,8 @@ export interface TaskDirectory {
 export function taskDirectory(tables: Tables): TaskDirectory {
   const db = tables.reader;
   const parentOf = async (id: string) =>
-    (await db.selectFrom('tasks').select('parent_id').where('id', '=', id).executeTakeFirst())?.parent_id ??
-    null;
+    (await db.selectFrom('orchestration_tasks').select('parent_id').where('id', '=', id).executeTakeFirst())
+      ?.parent_id ?? null;
   return {
     async actOn(p, ref, what) {
       const t = await taskInZone(db, p.zone, ref);

@@ -27,18 +27,22 @@ export async function gate(tx: Tx, kernel: Kernel, t: TasksTable): Promise<Tasks
   const wait = async (reason: string): Promise<null> => {
     if (t.status === 'ready') await transition(tx, t, { to: 'pending', reason, actor: ACTOR });
     else if (t.reason !== reason) {
-      await tx.db.updateTable('tasks').set({ reason, updated_at: tx.now }).where('id', '=', t.id).execute();
+      await tx.db
+        .updateTable('orchestration_tasks')
+        .set({ reason, updated_at: tx.now })
+        .where('id', '=', t.id)
+        .execute();
     }
     return null;
   };
   if (t.held === 1) return wait('held: task start releases it');
   if (!kernel.environmentOnline(t.environment)) return wait(`environment ${t.environment} is not connected`);
   const deps = await tx.db
-    .selectFrom('task_deps')
-    .innerJoin('tasks', 'tasks.id', 'task_deps.depends_on')
-    .select(['tasks.id', 'tasks.status'])
-    .where('task_deps.task_id', '=', t.id)
-    .orderBy('tasks.id')
+    .selectFrom('orchestration_task_deps')
+    .innerJoin('orchestration_tasks', 'orchestration_tasks.id', 'orchestration_task_deps.depends_on')
+    .select(['orchestration_tasks.id', 'orchestration_tasks.status'])
+    .where('orchestration_task_deps.task_id', '=', t.id)
+    .orderBy('orchestration_tasks.id')
     .execute();
   const failed = deps.find((d) => d.status === 'failed' || d.status === 'cancelled');
   if (failed) return wait(`waiting on ${failed.status} task ${failed.id}`);
@@ -123,7 +127,7 @@ export async function spawnFor(
       if (cur?.status !== 'ready' || Number(cur.attempts) !== Number(t.attempts)) return 'superseded';
       if (e && TRANSIENT.has(e.code)) {
         await tx.db
-          .updateTable('tasks')
+          .updateTable('orchestration_tasks')
           .set({ reason: `waiting to start: ${message}`, updated_at: tx.now })
           .where('id', '=', t.id)
           .execute();

@@ -48,7 +48,7 @@ export class Engine implements PluginInstance {
 
   async start(): Promise<void> {
     const rows = await this.tables.reader
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select(['session_id'])
       .where('status', 'in', ['ready', 'running', 'review'])
       .where('parent_id', 'is not', null)
@@ -176,7 +176,7 @@ export class Engine implements PluginInstance {
     const sessions = take(this.sessions);
     if (sessions.length > 0) {
       for (const r of await db
-        .selectFrom('tasks')
+        .selectFrom('orchestration_tasks')
         .select('id')
         .where('session_id', 'in', sessions)
         .execute()) {
@@ -186,18 +186,18 @@ export class Engine implements PluginInstance {
     const deps = take(this.dependentsOf);
     if (deps.length > 0) {
       const rows = await db
-        .selectFrom('task_deps')
-        .innerJoin('tasks', 'tasks.id', 'task_deps.task_id')
-        .select('tasks.id')
-        .where('task_deps.depends_on', 'in', deps)
-        .where('tasks.status', 'in', ['pending', 'ready'])
+        .selectFrom('orchestration_task_deps')
+        .innerJoin('orchestration_tasks', 'orchestration_tasks.id', 'orchestration_task_deps.task_id')
+        .select('orchestration_tasks.id')
+        .where('orchestration_task_deps.depends_on', 'in', deps)
+        .where('orchestration_tasks.status', 'in', ['pending', 'ready'])
         .execute();
       for (const r of rows) ids.add(r.id);
     }
     const parents = take(this.childrenOf);
     if (parents.length > 0) {
       const rows = await db
-        .selectFrom('tasks')
+        .selectFrom('orchestration_tasks')
         .select('id')
         .where('parent_id', 'in', parents)
         .where('status', 'in', ['pending', 'ready'])
@@ -206,7 +206,11 @@ export class Engine implements PluginInstance {
     }
     const kids = take(this.parentOf);
     if (kids.length > 0) {
-      const rows = await db.selectFrom('tasks').select('parent_id').where('id', 'in', kids).execute();
+      const rows = await db
+        .selectFrom('orchestration_tasks')
+        .select('parent_id')
+        .where('id', 'in', kids)
+        .execute();
       for (const r of rows) if (r.parent_id) ids.add(r.parent_id);
       // A task that just finished: hand its open children up (in the same unit as its
       // transition already; this catches a transition made elsewhere, e.g. by hand).
@@ -218,7 +222,7 @@ export class Engine implements PluginInstance {
   /** Ready tasks of a zone, once more (a spawn limit may have room now). */
   private async readyOf(zone: string): Promise<void> {
     const rows = await this.tables.reader
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('zone', '=', zone)
       .where('status', '=', 'ready')
@@ -259,7 +263,7 @@ export class Engine implements PluginInstance {
   /** Pending or ready tasks whose dependencies are all complete (the rest wait on an event). */
   private async dispatchPhase(): Promise<void> {
     const rows = await this.tables.reader
-      .selectFrom('tasks as t')
+      .selectFrom('orchestration_tasks as t')
       .select('t.id')
       .where('t.status', 'in', ['pending', 'ready'])
       .where('t.held', '=', 0)
@@ -267,8 +271,8 @@ export class Engine implements PluginInstance {
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(
-            selectFrom('task_deps as d')
-              .innerJoin('tasks as x', 'x.id', 'd.depends_on')
+            selectFrom('orchestration_task_deps as d')
+              .innerJoin('orchestration_tasks as x', 'x.id', 'd.depends_on')
               .select('d.task_id')
               .whereRef('d.task_id', '=', 't.id')
               .where('x.status', '!=', 'complete'),
@@ -290,7 +294,7 @@ export class Engine implements PluginInstance {
     const ids = new Set<string>();
     // Running tasks (the status index) and the states of their sessions, by key.
     const running = await this.tables.reader
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select(['id', 'session_id'])
       .where('status', '=', 'running')
       .where('session_id', 'is not', null)
@@ -310,7 +314,7 @@ export class Engine implements PluginInstance {
     for (let i = 0; i < live.length && found < PHASE_BATCH; i += PHASE_BATCH) {
       const page = new Map(live.slice(i, i + PHASE_BATCH).map((s) => [s.id, s]));
       const tasks = await this.tables.reader
-        .selectFrom('tasks')
+        .selectFrom('orchestration_tasks')
         .select(['id', 'status', 'session_id'])
         .where('session_id', 'in', [...page.keys()])
         .where('parent_id', 'is not', null)
@@ -334,8 +338,8 @@ export class Engine implements PluginInstance {
   /** Open tasks whose parent completed or failed: hand them up. */
   private async orphanPhase(): Promise<void> {
     const rows = await this.tables.reader
-      .selectFrom('tasks as t')
-      .innerJoin('tasks as p', 'p.id', 't.parent_id')
+      .selectFrom('orchestration_tasks as t')
+      .innerJoin('orchestration_tasks as p', 'p.id', 't.parent_id')
       .select('p.id')
       .distinct()
       .where('t.status', 'not in', TASK_DONE)

@@ -20,7 +20,7 @@ export interface NewEscalation {
 export async function openEscalation(tx: Tx, ids: IdGenerator, e: NewEscalation): Promise<string> {
   const id = ids.id('esc');
   await tx.db
-    .insertInto('escalations')
+    .insertInto('orchestration_escalations')
     .values({
       id,
       zone: e.zone,
@@ -59,7 +59,7 @@ export async function escalate(
   if (p.kind !== 'session') throw forbidden('task_escalate is called by the session of a task');
   return tables.write(async (tx) => {
     const task = await tx.db
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('session_id', '=', p.sessionId)
       .where('zone', '=', p.zone)
@@ -94,7 +94,7 @@ export async function withdrawEscalations(
   reason: string,
 ): Promise<string[]> {
   const open = await tx.db
-    .selectFrom('escalations')
+    .selectFrom('orchestration_escalations')
     .select('id')
     .where('task_id', '=', task.id)
     .where('status', '=', 'open')
@@ -102,7 +102,7 @@ export async function withdrawEscalations(
   if (open.length === 0) return [];
   const ids = open.map((e) => e.id);
   await tx.db
-    .updateTable('escalations')
+    .updateTable('orchestration_escalations')
     .set({ status: 'withdrawn', answered_by: actor, answered_at: tx.now })
     .where('id', 'in', ids)
     .execute();

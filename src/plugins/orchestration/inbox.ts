@@ -48,8 +48,8 @@ export async function listInbox(
   operatorOnly(p);
   const limit = q.limit ?? DEFAULT_INBOX_PAGE;
   let query = tables.reader
-    .selectFrom('escalations as e')
-    .leftJoin('tasks as t', 't.id', 'e.task_id')
+    .selectFrom('orchestration_escalations as e')
+    .leftJoin('orchestration_tasks as t', 't.id', 'e.task_id')
     .select([
       'e.id',
       'e.task_id',
@@ -81,8 +81,8 @@ export async function showEscalation(
 ): Promise<Escalation> {
   operatorOnly(p);
   const r = await tables.reader
-    .selectFrom('escalations as e')
-    .leftJoin('tasks as t', 't.id', 'e.task_id')
+    .selectFrom('orchestration_escalations as e')
+    .leftJoin('orchestration_tasks as t', 't.id', 'e.task_id')
     .selectAll('e')
     .select(['t.title', 't.status as task_status', 't.session_id as task_session'])
     .where('e.id', '=', id)

@@ -110,10 +110,10 @@ export async function createTask(
       updated_at: tx.now,
       ended_at: null,
     };
-    await tx.db.insertInto('tasks').values(row).execute();
+    await tx.db.insertInto('orchestration_tasks').values(row).execute();
     if (deps.length > 0) {
       await tx.db
-        .insertInto('task_deps')
+        .insertInto('orchestration_task_deps')
         .values(deps.map((d) => ({ task_id: id, depends_on: d })))
         .execute();
     }
@@ -153,7 +153,7 @@ export async function addDeps(tables: Tables, p: Principal, ref: string, depends
     await checkNotDescendants(tx, t.id, added);
     if (added.length > 0) {
       await tx.db
-        .insertInto('task_deps')
+        .insertInto('orchestration_task_deps')
         .values(added.map((d) => ({ task_id: t.id, depends_on: d })))
         .execute();
       tx.append({
@@ -175,7 +175,11 @@ async function checkNotDescendants(tx: Tx, id: string, deps: string[]): Promise<
   let frontier = [id];
   let seen = 0;
   while (frontier.length > 0 && seen < 20_000) {
-    const kids = await tx.db.selectFrom('tasks').select('id').where('parent_id', 'in', frontier).execute();
+    const kids = await tx.db
+      .selectFrom('orchestration_tasks')
+      .select('id')
+      .where('parent_id', 'in', frontier)
+      .execute();
     frontier = kids.map((k) => k.id);
     seen += frontier.length;
     const hit = frontier.find((k) => deps.includes(k));
@@ -203,7 +207,7 @@ export async function startTask(tables: Tables, p: Principal, ref: string): Prom
     }
     if ((t.status === 'pending' || t.status === 'ready') && t.held === 1) {
       await tx.db
-        .updateTable('tasks')
+        .updateTable('orchestration_tasks')
         .set({ held: 0, reason: null, updated_at: tx.now })
         .where('id', '=', t.id)
         .execute();
@@ -271,7 +275,7 @@ export async function cancelTask(kernel: Kernel, tables: Tables, p: Principal, r
         cancelled.push(x.id);
       }
       frontier = await tx.db
-        .selectFrom('tasks')
+        .selectFrom('orchestration_tasks')
         .selectAll()
         .where(
           'parent_id',
@@ -291,7 +295,7 @@ export async function deleteTask(tables: Tables, p: Principal, ref: string): Pro
     const t = await target(tx, p, ref, 'delete');
     notRoot(t, 'deleted');
     const kids = await tx.db
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('parent_id', '=', t.id)
       .limit(5)
@@ -310,21 +314,21 @@ export async function deleteTask(tables: Tables, p: Principal, ref: string): Pro
       throw conflict(`task ${t.id} is ${t.status}: cancel or complete it first`);
     }
     const waiting = await tx.db
-      .selectFrom('task_deps')
-      .innerJoin('tasks', 'tasks.id', 'task_deps.task_id')
-      .select('tasks.id')
-      .where('task_deps.depends_on', '=', t.id)
-      .where('tasks.status', 'in', ['pending', 'ready'])
+      .selectFrom('orchestration_task_deps')
+      .innerJoin('orchestration_tasks', 'orchestration_tasks.id', 'orchestration_task_deps.task_id')
+      .select('orchestration_tasks.id')
+      .where('orchestration_task_deps.depends_on', '=', t.id)
+      .where('orchestration_tasks.status', 'in', ['pending', 'ready'])
       .limit(5)
       .execute();
     if (waiting.length > 0) {
       throw conflict(`task ${t.id} is a dependency of ${waiting.map((w) => w.id).join(', ')}`);
     }
     await withdrawEscalations(tx, t, principalId(p), 'the task was deleted');
-    await tx.db.deleteFrom('task_attachments').where('task_id', '=', t.id).execute();
-    await tx.db.deleteFrom('task_deps').where('task_id', '=', t.id).execute();
-    await tx.db.deleteFrom('task_deps').where('depends_on', '=', t.id).execute();
-    await tx.db.deleteFrom('tasks').where('id', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_task_attachments').where('task_id', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_task_deps').where('task_id', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_task_deps').where('depends_on', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_tasks').where('id', '=', t.id).execute();
     tx.append({
       zone: t.zone,
       type: 'task.deleted',

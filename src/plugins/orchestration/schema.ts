@@ -81,10 +81,10 @@ export interface TaskAttachmentsTable {
 
 /** The orchestration plugin's own tables: all it reads and writes directly. */
 export interface OrchestrationDb {
-  tasks: TasksTable;
-  task_deps: TaskDepsTable;
-  escalations: EscalationsTable;
-  task_attachments: TaskAttachmentsTable;
+  orchestration_tasks: TasksTable;
+  orchestration_task_deps: TaskDepsTable;
+  orchestration_escalations: EscalationsTable;
+  orchestration_task_attachments: TaskAttachmentsTable;
 }
 
 /** The plugin's handle on its tables. */

@@ -67,7 +67,7 @@ export class TaskRooms {
     for (let job = this.queue.shift(); job && !this.stopped; job = this.queue.shift()) {
       try {
         const rows = await this.tables.reader
-          .selectFrom('task_attachments')
+          .selectFrom('orchestration_task_attachments')
           .selectAll()
           .where('task_id', '=', job.task)
           .execute();
@@ -127,8 +127,8 @@ export class TaskRooms {
    */
   private async applyMissing(tasks: string[] | undefined): Promise<void> {
     let query = this.tables.reader
-      .selectFrom('task_attachments as ta')
-      .innerJoin('tasks as t', 't.id', 'ta.task_id')
+      .selectFrom('orchestration_task_attachments as ta')
+      .innerJoin('orchestration_tasks as t', 't.id', 'ta.task_id')
       .selectAll('ta')
       .select('t.session_id as session')
       .where('t.session_id', 'is not', null);

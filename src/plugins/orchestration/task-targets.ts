@@ -13,14 +13,14 @@ const MAX_LISTED = 1000;
 
 /**
  * A task id stands for its task's latest live session (room commands accept it), and keeps
- * durable room attachments in `task_attachments`; TaskRooms re-applies them to each new
+ * durable room attachments in `orchestration_task_attachments`; TaskRooms re-applies them to each new
  * session. Every query is by primary key or the task's zone.
  */
 export function taskTargets(kernel: Kernel, tables: Tables): SessionTargets {
   /** The task in `zone`, or not_found: another zone's tasks do not exist for its operators. */
   const taskIn = async (zone: string, id: string, on: Db = tables.reader) => {
     const row = await on
-      .selectFrom('tasks')
+      .selectFrom('orchestration_tasks')
       .select(['id', 'session_id'])
       .where('id', '=', id)
       .where('zone', '=', zone)
@@ -43,7 +43,7 @@ export function taskTargets(kernel: Kernel, tables: Tables): SessionTargets {
         await tables.write(async (tx) => {
           await taskIn(by.zone, id, tx.db);
           await tx.db
-            .insertInto('task_attachments')
+            .insertInto('orchestration_task_attachments')
             .values({
               task_id: id,
               stream_id: stream.id,
@@ -73,7 +73,7 @@ export function taskTargets(kernel: Kernel, tables: Tables): SessionTargets {
       async list(zone: string, id: string): Promise<DurableAttachment[]> {
         await taskIn(zone, id);
         const rows = await tables.reader
-          .selectFrom('task_attachments')
+          .selectFrom('orchestration_task_attachments')
           .select(['stream_id', 'permission', 'mode', 'created_by', 'created_at'])
           .where('task_id', '=', id)
           .orderBy('created_at')
@@ -110,7 +110,7 @@ export async function forgetAttachment(
   reason?: string,
 ): Promise<boolean> {
   const gone = await tx.db
-    .deleteFrom('task_attachments')
+    .deleteFrom('orchestration_task_attachments')
     .where('task_id', '=', task)
     .where('stream_id', '=', streamId)
     .executeTakeFirst();

@@ -20,10 +20,14 @@ export const isDone = (s: TaskStatus) => TASK_DONE.includes(s);
 /** Make sure a zone has its root task (made the first time the zone gets a task). */
 export async function ensureRoot(tx: Tx, zone: string): Promise<void> {
   const id = rootIdOf(zone);
-  const found = await tx.db.selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst();
+  const found = await tx.db
+    .selectFrom('orchestration_tasks')
+    .select('id')
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (found) return;
   await tx.db
-    .insertInto('tasks')
+    .insertInto('orchestration_tasks')
     .values({
       id,
       zone,
@@ -53,7 +57,7 @@ export async function ensureRoot(tx: Tx, zone: string): Promise<void> {
 }
 
 export async function taskById(db: Db, id: string): Promise<TasksTable | undefined> {
-  return db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('orchestration_tasks').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** A task of `zone`, or `not_found` (another zone's task does not exist for this caller). */
@@ -71,7 +75,7 @@ export async function taskInZone(db: Db, zone: string, ref: string): Promise<Tas
 
 export async function depsOf(db: Db, id: string): Promise<string[]> {
   const rows = await db
-    .selectFrom('task_deps')
+    .selectFrom('orchestration_task_deps')
     .select('depends_on')
     .where('task_id', '=', id)
     .orderBy('depends_on')
@@ -80,14 +84,19 @@ export async function depsOf(db: Db, id: string): Promise<string[]> {
 }
 
 export async function childIds(db: Db, id: string): Promise<string[]> {
-  const rows = await db.selectFrom('tasks').select('id').where('parent_id', '=', id).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('orchestration_tasks')
+    .select('id')
+    .where('parent_id', '=', id)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 
 /** Children that are not done: a parent with these is still waiting on its subtree. */
 export async function openChildren(db: Db, id: string): Promise<number> {
   const row = await db
-    .selectFrom('tasks')
+    .selectFrom('orchestration_tasks')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('parent_id', '=', id)
     .where('status', 'not in', TASK_DONE)
@@ -117,7 +126,7 @@ export async function transition(tx: Tx, task: TasksTable, c: Change): Promise<T
   };
   if (c.reason !== undefined) patch.reason = c.reason;
   if (c.result !== undefined) patch.result = c.result;
-  await tx.db.updateTable('tasks').set(patch).where('id', '=', task.id).execute();
+  await tx.db.updateTable('orchestration_tasks').set(patch).where('id', '=', task.id).execute();
   tx.append({
     zone: task.zone,
     type: 'task.status',

@@ -34,7 +34,7 @@ export interface ListQuery {
 export async function listTasks(tables: Tables, p: Principal, q: ListQuery) {
   const db = tables.reader;
   const limit = q.limit ?? DEFAULT_PAGE;
-  let query = db.selectFrom('tasks').selectAll().where('zone', '=', p.zone);
+  let query = db.selectFrom('orchestration_tasks').selectAll().where('zone', '=', p.zone);
   if (q.parent !== undefined) {
     const parent = await taskInZone(db, p.zone, q.parent);
     if (parent.id !== rootIdOf(p.zone)) await requireActOn(db, p, parent, 'list the children of');
@@ -48,7 +48,7 @@ export async function listTasks(tables: Tables, p: Principal, q: ListQuery) {
     query = query.where(
       'id',
       'in',
-      sql<string>`(with recursive sub(id) as (select id from tasks where id in (${sql.join(roots)}) union select t.id from tasks t join sub on t.parent_id = sub.id) select id from sub)`,
+      sql<string>`(with recursive sub(id) as (select id from orchestration_tasks where id in (${sql.join(roots)}) union select t.id from orchestration_tasks t join sub on t.parent_id = sub.id) select id from sub)`,
     );
   }
   if (q.status !== undefined) query = query.where('status', '=', q.status);
@@ -62,7 +62,7 @@ export async function listTasks(tables: Tables, p: Principal, q: ListQuery) {
   const deps = new Map<string, string[]>();
   if (page.length > 0) {
     const edges = await db
-      .selectFrom('task_deps')
+      .selectFrom('orchestration_task_deps')
       .select(['task_id', 'depends_on'])
       .where(
         'task_id',
@@ -122,7 +122,7 @@ export async function taskTree(tables: Tables, p: Principal, ref: string | undef
   let frontier = [top.id];
   let truncated = false;
   while (frontier.length > 0 && !truncated) {
-    let q = db.selectFrom('tasks').selectAll().where('parent_id', 'in', frontier);
+    let q = db.selectFrom('orchestration_tasks').selectAll().where('parent_id', 'in', frontier);
     // A session sees, under the root, only the tasks it made.
     if (p.kind === 'session' && frontier.includes(rootIdOf(p.zone))) {
       q = q.where((eb) =>

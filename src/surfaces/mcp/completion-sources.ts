@@ -26,18 +26,22 @@ export const SOURCES: Record<CompletionSource, Lookup> = {
  * imported, so completion keeps working whatever else those plugins add to their rows.
  */
 interface PluginTables {
-  tasks: { id: string; zone: string; created_by: string; session_id: string | null };
+  orchestration_tasks: { id: string; zone: string; created_by: string; session_id: string | null };
 }
 const pluginDb = (w: Warren) => w.store.reader as unknown as Kysely<PluginTables>;
 
 /**
- * Task ids (the orchestration plugin's `tasks`), only when that plugin is loaded. Operators
+ * Task ids (the orchestration plugin's `orchestration_tasks`), only when that plugin is loaded. Operators
  * see their zone's tasks; a session, the tasks it created or runs.
  */
 async function taskIds(w: Warren, p: Principal, prefix: string, limit: number): Promise<string[]> {
   if (!w.plugins.has('orchestration')) return [];
   const { from, to } = prefixRange(prefix);
-  let q = pluginDb(w).selectFrom('tasks').select('id').where('zone', '=', p.zone).where('id', '>=', from);
+  let q = pluginDb(w)
+    .selectFrom('orchestration_tasks')
+    .select('id')
+    .where('zone', '=', p.zone)
+    .where('id', '>=', from);
   if (to !== null) q = q.where('id', '<', to);
   if (p.kind === 'session') {
     const me = p.sessionId;
