@@ -69,7 +69,7 @@ async function fill(w: Warren, n: number, r: () => number): Promise<number> {
       // Under SQLite's and PostgreSQL's bound-parameter caps per statement.
       for (let i = 0; i < rows.length; i += 100) {
         await tx.db
-          .insertInto('findings')
+          .insertInto('knowledge_findings')
           .values(rows.slice(i, i + 100))
           .execute();
       }
@@ -91,7 +91,7 @@ async function timed(queries: number, fn: (i: number) => Promise<unknown>): Prom
 async function onBackend(kind: 'sqlite' | 'postgres', w: Warren, total: number): Promise<BenchRow[]> {
   const r = rng(42);
   const fillRate = await fill(w, total, r);
-  if (kind === 'postgres') await sql`analyze findings`.execute(w.store.reader);
+  if (kind === 'postgres') await sql`analyze knowledge_findings`.execute(w.store.reader);
   const q = rng(7);
   // Mid-frequency words: found in some hundreds of findings, as a real query is.
   const mid = () => VOCAB[200 + Math.floor(q() * 800)]!;
@@ -105,7 +105,7 @@ async function onBackend(kind: 'sqlite' | 'postgres', w: Warren, total: number):
     w.call(op, 'knowledge_search', { query: prompts[i], match: 'any', limit: 5 }),
   );
   const like = await timed(20, (i) =>
-    sql`select id from findings where zone = 'default' and (title like ${`%${pairs[i]![0]}%`} or body like ${`%${pairs[i]![0]}%`})
+    sql`select id from knowledge_findings where zone = 'default' and (title like ${`%${pairs[i]![0]}%`} or body like ${`%${pairs[i]![0]}%`})
         and (title like ${`%${pairs[i]![1]}%`} or body like ${`%${pairs[i]![1]}%`}) order by n desc limit 10`.execute(
       w.store.reader,
     ),

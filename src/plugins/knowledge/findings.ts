@@ -76,10 +76,10 @@ export async function postFinding(
       created_by: principalId(p),
       created_at: tx.now,
     };
-    await db.insertInto('findings').values(row).execute();
+    await db.insertInto('knowledge_findings').values(row).execute();
     if (tags.length > 0) {
       await db
-        .insertInto('finding_tags')
+        .insertInto('knowledge_finding_tags')
         .values(tags.map((tag) => ({ finding_id: row.id, zone: p.zone, tag })))
         .execute();
     }
@@ -97,7 +97,7 @@ export async function postFinding(
 /** A finding of `zone`, or `not_found`. */
 export async function showFinding(tables: Tables, zone: string, id: string): Promise<FindingInfo> {
   const row = await tables.reader
-    .selectFrom('findings')
+    .selectFrom('knowledge_findings')
     .selectAll()
     .where('id', '=', id)
     .where('zone', '=', zone)
@@ -119,7 +119,7 @@ export async function findingsOfTasks(
 ): Promise<FindingRow[]> {
   if (tasks.length === 0) return [];
   const rows = await tables.reader
-    .selectFrom('findings')
+    .selectFrom('knowledge_findings')
     .selectAll()
     .where('zone', '=', zone)
     .where('task_id', 'in', tasks)

@@ -9,7 +9,7 @@ export interface FindingsTable {
   zone: string;
   title: string;
   body: string;
-  /** Its tags joined by spaces: indexed for search (finding_tags filters exactly). */
+  /** Its tags joined by spaces: indexed for search (knowledge_finding_tags filters exactly). */
   tags: string;
   /** The task and session it came from (null for an operator's finding outside a task). */
   task_id: string | null;
@@ -36,9 +36,9 @@ export interface WorkpadsTable {
 
 /** The knowledge plugin's own tables: all it reads and writes directly. */
 export interface KnowledgeDb {
-  findings: FindingsTable;
-  finding_tags: FindingTagsTable;
-  workpads: WorkpadsTable;
+  knowledge_findings: FindingsTable;
+  knowledge_finding_tags: FindingTagsTable;
+  knowledge_workpads: WorkpadsTable;
 }
 
 /** The plugin's handle on its tables. */

@@ -74,13 +74,13 @@ export const FINDING_COLUMNS = [
   'f.created_at',
 ] as const;
 
-/** The filters every backend applies, as SQL over `f` (the findings table). */
+/** The filters every backend applies, as SQL over `f` (knowledge_findings). */
 export function filtersOf(q: SearchQuery): RawBuilder<unknown> {
   const parts: RawBuilder<unknown>[] = [sql`f.zone = ${q.zone}`];
   if (q.task !== undefined) parts.push(sql`f.task_id = ${q.task}`);
   for (const tag of q.tags ?? []) {
     parts.push(
-      sql`exists (select 1 from finding_tags t where t.finding_id = f.id and t.zone = ${q.zone} and t.tag = ${tag})`,
+      sql`exists (select 1 from knowledge_finding_tags t where t.finding_id = f.id and t.zone = ${q.zone} and t.tag = ${tag})`,
     );
   }
   if (q.exclude && q.exclude.length > 0) {
@@ -93,7 +93,7 @@ export const columnsSql = sql.raw(FINDING_COLUMNS.join(', '));
 
 /** No terms: the newest findings that pass the filters (a listing, the same on both backends). */
 export async function newest(db: QueryExecutorProvider, q: SearchQuery): Promise<Hit[]> {
-  const r = await sql<FindingRow>`select ${columnsSql} from findings f where ${filtersOf(q)}
+  const r = await sql<FindingRow>`select ${columnsSql} from knowledge_findings f where ${filtersOf(q)}
     order by f.n desc limit ${q.limit}`.execute(db);
   return r.rows.map((row) => ({ row: normal(row), score: null }));
 }

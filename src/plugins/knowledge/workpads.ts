@@ -38,7 +38,11 @@ export async function readWorkpad(
 
 /** A task's workpad without access checks (start context: the plugin reads for the task). */
 export async function workpadOf(tables: Tables, task: string): Promise<WorkpadsTable | undefined> {
-  return tables.reader.selectFrom('workpads').selectAll().where('task_id', '=', task).executeTakeFirst();
+  return tables.reader
+    .selectFrom('knowledge_workpads')
+    .selectAll()
+    .where('task_id', '=', task)
+    .executeTakeFirst();
 }
 
 /**
@@ -67,7 +71,11 @@ export async function writeWorkpad(
   const t = await tasks.actOn(p, ref, 'write the workpad of');
   return tables.write(async (tx) => {
     const db = tx.db;
-    const cur = await db.selectFrom('workpads').selectAll().where('task_id', '=', t.id).executeTakeFirst();
+    const cur = await db
+      .selectFrom('knowledge_workpads')
+      .selectAll()
+      .where('task_id', '=', t.id)
+      .executeTakeFirst();
     const current = Number(cur?.version ?? 0);
     if (current !== version) {
       throw conflict(
@@ -86,7 +94,7 @@ export async function writeWorkpad(
     if (cur) {
       // The version in the where clause as well: a row lock on PostgreSQL is not needed.
       const r = await db
-        .updateTable('workpads')
+        .updateTable('knowledge_workpads')
         .set({ body, version: row.version, updated_by: row.updated_by, updated_at: row.updated_at })
         .where('task_id', '=', t.id)
         .where('version', '=', current)
@@ -98,7 +106,7 @@ export async function writeWorkpad(
         });
       }
     } else {
-      await db.insertInto('workpads').values(row).execute();
+      await db.insertInto('knowledge_workpads').values(row).execute();
     }
     tx.append({
       zone: t.zone,
