@@ -11,8 +11,7 @@
  *   the bulk fill rate of the same table (rows/s in 1,000-row transactions).
  */
 import { sql } from 'kysely';
-import { kdb } from '../src/plugins/knowledge/schema.ts';
-import type { Store } from '../src/store/store.ts';
+import type { KnowledgeInstance } from '../src/plugins/knowledge/syscalls.ts';
 import { Warren } from '../src/syscalls/warren.ts';
 import { operator } from '../src/vocab/principal.ts';
 import { tempDir } from './lib/tempdir.ts';
@@ -50,11 +49,12 @@ const VOCAB = Array.from({ length: 5000 }, (_, i) => {
 const word = (r: () => number) => VOCAB[Math.floor(VOCAB.length * r() ** 2.2)]!;
 const words = (r: () => number, n: number) => Array.from({ length: n }, () => word(r)).join(' ');
 
-async function fill(store: Store, n: number, r: () => number): Promise<number> {
+async function fill(w: Warren, n: number, r: () => number): Promise<number> {
+  const tables = w.plugins.get<KnowledgeInstance>('knowledge').tables;
   const t0 = performance.now();
   const BATCH = 1000;
   for (let done = 0; done < n; done += BATCH) {
-    await store.writer.write(async (tx) => {
+    await tables.write(async (tx) => {
       const rows = Array.from({ length: Math.min(BATCH, n - done) }, (_, k) => ({
         id: `fnd_bench${done + k}`,
         zone: 'default',
@@ -68,8 +68,8 @@ async function fill(store: Store, n: number, r: () => number): Promise<number> {
       }));
       // Under SQLite's and PostgreSQL's bound-parameter caps per statement.
       for (let i = 0; i < rows.length; i += 100) {
-        await kdb(tx.db)
-          .insertInto('findings')
+        await tx.db
+          .insertInto('knowledge_findings')
           .values(rows.slice(i, i + 100))
           .execute();
       }
@@ -90,8 +90,8 @@ async function timed(queries: number, fn: (i: number) => Promise<unknown>): Prom
 
 async function onBackend(kind: 'sqlite' | 'postgres', w: Warren, total: number): Promise<BenchRow[]> {
   const r = rng(42);
-  const fillRate = await fill(w.store, total, r);
-  if (kind === 'postgres') await sql`analyze findings`.execute(w.store.reader);
+  const fillRate = await fill(w, total, r);
+  if (kind === 'postgres') await sql`analyze knowledge_findings`.execute(w.store.reader);
   const q = rng(7);
   // Mid-frequency words: found in some hundreds of findings, as a real query is.
   const mid = () => VOCAB[200 + Math.floor(q() * 800)]!;
@@ -105,7 +105,7 @@ async function onBackend(kind: 'sqlite' | 'postgres', w: Warren, total: number):
     w.call(op, 'knowledge_search', { query: prompts[i], match: 'any', limit: 5 }),
   );
   const like = await timed(20, (i) =>
-    sql`select id from findings where zone = 'default' and (title like ${`%${pairs[i]![0]}%`} or body like ${`%${pairs[i]![0]}%`})
+    sql`select id from knowledge_findings where zone = 'default' and (title like ${`%${pairs[i]![0]}%`} or body like ${`%${pairs[i]![0]}%`})
         and (title like ${`%${pairs[i]![1]}%`} or body like ${`%${pairs[i]![1]}%`}) order by n desc limit 10`.execute(
       w.store.reader,
     ),

@@ -40,9 +40,17 @@ import { openSession } from './reanimate.ts';
 import { type PhaseScope, Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
+import { type SessionRoom, streamNamesById, unheldRooms } from './room-state.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
 import { sessionCwd, sessionStatusIn, stoppedAmong } from './session-reads.ts';
+import {
+  type LiveSession,
+  liveSessions,
+  type SessionState,
+  sessionState,
+  sessionStates,
+} from './session-state.ts';
 import { type SignalName, sendSignal } from './signals.ts';
 import type { SpawnResult } from './spawn.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
@@ -491,6 +499,49 @@ export class Kernel {
 
   /** The working directory a session was spawned with; null: none given, or no such session. */
   sessionCwd = (id: string): Promise<string | null> => sessionCwd(this.store.reader, id);
+
+  // ---------------------------------------------------------------- what plugins read of the kernel's tables
+
+  /**
+   * Events of one type after `after`, oldest first, in every zone (the log's type index): a
+   * plugin's backstop catching up on what it follows since it last looked.
+   */
+  eventsOfType = (type: string, after: number, limit: number): Promise<LogEvent[]> =>
+    this.store.log.events({ type, after, limit });
+
+  /** Where one session stands (session-state.ts), read from committed rows; undefined when there is none. */
+  sessionState = (id: string): Promise<SessionState | undefined> => sessionState(this.store.reader, id);
+
+  /** `sessionState` in the caller's write unit: it sees the unit's own writes. */
+  sessionStateIn = (unit: WriteUnit, id: string): Promise<SessionState | undefined> =>
+    sessionState(unitTx(unit).db, id);
+
+  /** The states of the sessions of `ids` that exist. */
+  sessionStates = (ids: readonly string[]): Promise<SessionState[]> => sessionStates(this.store.reader, ids);
+
+  /** Every live session of every zone, without its text: a backstop's scan of the live set. */
+  liveSessions = (): Promise<LiveSession[]> => liveSessions(this.store.reader);
+
+  /**
+   * Of (session, room) pairs, those whose session is live and room open but which the session
+   * holds no open fd on: the durable attachments a plugin still has to make (room-state.ts).
+   */
+  unheldRooms = (pairs: readonly SessionRoom[]): Promise<SessionRoom[]> =>
+    unheldRooms(this.store.reader, pairs);
+
+  /** The names of streams by id (open or closed); ids of no stream are left out. */
+  streamNamesById = (ids: readonly string[]): Promise<Map<string, string>> =>
+    streamNamesById(this.store.reader, ids);
+
+  // ---------------------------------------------------------------- spawn inside a caller's write unit
+
+  /**
+   * Spawn in the caller's write unit (a plugin's `tx`): the same checks and the same spawn as
+   * `spawn`, so the caller's own rows (a task's move to running) and the session commit
+   * together, or neither does. The agent starts once the unit commits (`started`).
+   */
+  spawnIn = (unit: WriteUnit, p: Principal, req: SpawnRequest): Promise<proc.SpawnedIn> =>
+    proc.spawnIn(unitTx(unit), this.k, p, req);
 }
 
 function operatorOnly(p: Principal, why: string): string {

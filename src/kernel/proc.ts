@@ -7,6 +7,7 @@ import { childGrants, UNRESTRICTED } from './grants.ts';
 import { pageOfRows } from './listing.ts';
 import {
   controllable,
+  type Db,
   fdAndStream,
   liveSessionRow,
   openStreamByRef,
@@ -39,10 +40,11 @@ export interface SpawnOptions {
   writer?: (fn: (tx: WriteTx) => Promise<SpawnResult>) => Promise<SpawnResult>;
 }
 
-export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
-  // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
-  // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
-  const db = k.store.reader;
+/**
+ * Grants before the runtime looks at anything: a refused spawn learns nothing of the host
+ * (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
+ */
+async function checkSpawn(k: KernelContext, db: Db, p: Principal, req: SpawnRequest): Promise<void> {
   const parent = p.kind === 'session' ? await liveSessionRow({ db }, p.sessionId) : null;
   const held = parent ? heldBy(k, p, parent) : { tools: null, grants: UNRESTRICTED };
   const { req: eff } = await applyPersona(db, p.zone, req, held);
@@ -56,6 +58,10 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, o
     env: eff.env ?? {},
     ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
   });
+}
+
+export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
+  await checkSpawn(k, k.store.reader, p, req);
   const write = opts.writer ?? ((fn) => k.store.writer.write(fn));
   const r = await write(async (tx) => {
     const r = await spawnInTx(tx, k, p, req);
@@ -196,4 +202,39 @@ export async function resume(k: KernelContext, p: Principal, id: string): Promis
   });
   await k.supervisor.start(id, 'resume');
   return session(k, p, id);
+}
+
+/** A spawn made in a caller's write unit (Kernel.spawnIn). */
+export interface SpawnedIn {
+  /** The session: new, or the one the request's idempotency key already names. */
+  id: string;
+  created: boolean;
+  /**
+   * Settles once the unit has committed and the agent has come up (or failed to); it never
+   * settles when the unit does not commit.
+   */
+  started: Promise<void>;
+}
+
+/**
+ * The one spawn path inside a caller's unit: the same checks and the same transaction work
+ * as `spawn`, so the caller's own rows and the session commit together (or neither does);
+ * the agent starts once the unit has committed.
+ */
+export async function spawnIn(
+  tx: WriteTx,
+  k: KernelContext,
+  p: Principal,
+  req: SpawnRequest,
+): Promise<SpawnedIn> {
+  await checkSpawn(k, tx.db, p, req);
+  const r = await spawnInTx(tx, k, p, req);
+  const started = new Promise<void>((resolve, reject) => {
+    tx.afterCommit(() => {
+      k.supervisor.start(r.session.id, 'start').then(resolve, reject);
+    });
+  });
+  // A caller that does not wait for the start leaves no unhandled rejection behind.
+  started.catch(() => {});
+  return { id: r.session.id, created: r.created, started };
 }

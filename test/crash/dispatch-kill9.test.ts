@@ -68,7 +68,7 @@ forEachStore('kill -9 mid-dispatch', (target) => {
 
     const before = await node.withStore((store) =>
       store.reader
-        .selectFrom('tasks' as never)
+        .selectFrom('orchestration_tasks' as never)
         .select(['status' as never])
         .where('id' as never, 'in', ids as never)
         .execute(),

@@ -137,7 +137,7 @@ forEachWarren('MCP completion', (t) => {
       ])
         await raw(
           w,
-          `insert into tasks (id, zone, title, prompt, status, created_by, created_at, updated_at)
+          `insert into orchestration_tasks (id, zone, title, prompt, status, created_by, created_at, updated_at)
            values ('${id}', '${zone}', 't', 'p', 'pending', 'operator:admin', 1, 1)`,
         );
       assert.deepEqual(await complete(c, task, 'task', 'task_a'), {

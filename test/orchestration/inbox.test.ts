@@ -15,7 +15,7 @@ import {
   waitStatus,
 } from '../helpers/warrens.ts';
 import { type LiveServer, liveServer } from './live-server.ts';
-import { insertTask, taskRow } from './task-rows.ts';
+import { insertTask, orchestrationTables, taskRow } from './task-rows.ts';
 
 /** An agent that says back every input it gets. */
 const echo = { steps: [{ listen: { say: 'got ${input.text}' } }] };
@@ -155,12 +155,12 @@ forEachWarren('the operator inbox', (t) => {
     await call(w, 'kill', { id: session });
     await w.store.writer.write(async (tx) => {
       await tx.db
-        .updateTable('tasks' as never)
+        .updateTable('orchestration_tasks' as never)
         .set({ status: 'failed', reason: 'crashed', result: 'half done', ended_at: tx.now } as never)
         .where('id' as never, '=', task as never)
         .execute();
     });
-    const escalation = await w.store.writer.write((tx) =>
+    const escalation = await orchestrationTables(w).write((tx) =>
       openEscalation(tx, w.kernel.ids, {
         zone: 'default',
         taskId: task,
@@ -197,7 +197,7 @@ forEachWarren('the operator inbox', (t) => {
     const pending = await insertTask(w, { status: 'pending', held: 1 });
     const done = await insertTask(w, { status: 'complete' });
     const open = (task: string) =>
-      w.store.writer.write((tx) =>
+      orchestrationTables(w).write((tx) =>
         openEscalation(tx, w.kernel.ids, {
           zone: 'default',
           taskId: task,
@@ -282,7 +282,7 @@ forEachWarren('the operator inbox', (t) => {
           };
         });
         await tx.db
-          .insertInto('escalations' as never)
+          .insertInto('orchestration_escalations' as never)
           .values(rows as never)
           .execute();
       }
@@ -309,7 +309,7 @@ forEachWarren('the operator inbox', (t) => {
     if (t.kind === 'sqlite') {
       // The plan walks an index in id order: no sort of the zone's whole inbox per page.
       for (const status of ["and status = 'open' ", '']) {
-        const sqlText = `explain query plan select id from escalations where zone = 'default' ${status}and id > 'esc_' order by id limit 51`;
+        const sqlText = `explain query plan select id from orchestration_escalations where zone = 'default' ${status}and id > 'esc_' order by id limit 51`;
         const plan = (await sql.raw<{ detail: string }>(sqlText).execute(w.store.reader)).rows.map(
           (r) => r.detail,
         );

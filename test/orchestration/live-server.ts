@@ -64,7 +64,7 @@ export async function liveServer(opts: { db?: string } = {}): Promise<LiveServer
         db.pragma('busy_timeout = 5000');
         const now = Date.now();
         db.prepare(
-          `insert into tasks (id, zone, title, prompt, status, session_id, created_by, created_at, updated_at)
+          `insert into orchestration_tasks (id, zone, title, prompt, status, session_id, created_by, created_at, updated_at)
            values (?, 'default', ?, 'do it', ?, ?, 'operator:test', ?, ?)`,
         ).run(row.id, row.title, row.status, row.session_id, now, now);
       } finally {

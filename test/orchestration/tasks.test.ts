@@ -300,7 +300,7 @@ forEachWarren('tasks: dispatch and status', (t) => {
     // What the inbox does when an operator answers a failure escalation of a task with no live session.
     await w.store.writer.write(async (tx) => {
       await tx.db
-        .updateTable('tasks' as never)
+        .updateTable('orchestration_tasks' as never)
         .set({ status: 'pending', held: 0, result: null, reason: null, ended_at: null } as never)
         .where('id' as never, '=', a.id as never)
         .execute();
@@ -454,7 +454,7 @@ forEachWarren('tasks: the task tree and signals', (t) => {
     const c = await create(w, { title: 'c', parent: p.id, hold: true });
     await w.store.writer.write(async (tx) => {
       await tx.db
-        .updateTable('tasks' as never)
+        .updateTable('orchestration_tasks' as never)
         .set({ status: 'failed' } as never)
         .where('id' as never, '=', p.id as never)
         .execute();
@@ -472,7 +472,7 @@ forEachWarren('tasks: the task tree and signals', (t) => {
     // As if the event path had missed the session's end: the row still says running.
     await w.store.writer.write(async (tx) => {
       await tx.db
-        .updateTable('tasks' as never)
+        .updateTable('orchestration_tasks' as never)
         .set({ status: 'running', result: null, ended_at: null } as never)
         .where('id' as never, '=', a.id as never)
         .execute();

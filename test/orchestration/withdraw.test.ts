@@ -43,7 +43,7 @@ forEachWarren('withdrawn escalations, forgotten attachments', (t) => {
     assert.equal((await call(w, 'streams_attachments', { session: tk.id })).durable.length, 1);
     await call(w, 'task_delete', { id: tk.id });
     const rows = await w.store.reader
-      .selectFrom('task_attachments' as never)
+      .selectFrom('orchestration_task_attachments' as never)
       .selectAll()
       .execute();
     assert.deepEqual(rows, []);

@@ -1,10 +1,9 @@
 import type { StartContextPart, StartContextTask } from '../../contract/plugin.ts';
-import type { Kernel } from '../../kernel/kernel.ts';
-import { odb } from '../orchestration/schema.ts';
-import { depsOf } from '../orchestration/tasks.ts';
+import type { TaskDirectory } from '../orchestration/directory.ts';
 import type { KnowledgeConfig } from './config.ts';
 import { findingsOfTasks } from './findings.ts';
 import { termsOf } from './query.ts';
+import type { Tables } from './schema.ts';
 import type { FindingRow, FindingSearch } from './search.ts';
 import { workpadOf } from './workpads.ts';
 
@@ -23,7 +22,8 @@ const TAIL = '</warren-context>';
  * the budget is cut). Null when there is nothing to say.
  */
 export async function assemble(
-  kernel: Kernel,
+  tables: Tables,
+  tasks: TaskDirectory,
   search: FindingSearch,
   cfg: KnowledgeConfig,
   task: StartContextTask,
@@ -37,7 +37,7 @@ export async function assemble(
   };
   const out: string[] = [];
 
-  const pad = await workpadOf(kernel, task.id);
+  const pad = await workpadOf(tables, task.id);
   if (pad && pad.body !== '') {
     const head = `## Workpad of this task (version ${pad.version})\n`;
     const room = Math.floor(budget.left / 2) - bytes(head);
@@ -70,18 +70,19 @@ export async function assemble(
     if (items.length > 0) out.push(head + items.join(''));
   };
 
-  const deps = await depsOf(kernel.store.reader, task.id);
+  const deps = await tasks.dependencies(task.id);
   section(
     'Findings of the tasks this one depends on',
-    await findingsOfTasks(kernel, task.zone, deps, PER_GROUP),
+    await findingsOfTasks(tables, task.zone, deps, PER_GROUP),
   );
-  const ancestors = await ancestorsOf(kernel, task.id);
+  // Parent, grandparent, … up to the zone's root (included: operators may post there).
+  const ancestors = await tasks.ancestors(task.id, MAX_ANCESTORS);
   section(
     'Findings of the tasks above this one',
-    await findingsOfTasks(kernel, task.zone, ancestors, PER_GROUP),
+    await findingsOfTasks(tables, task.zone, ancestors, PER_GROUP),
   );
   if (cfg.contextHits > 0) {
-    const hits = await search.search(kernel.store.reader, {
+    const hits = await search.search(tables.reader, {
       zone: task.zone,
       terms: termsOf(`${task.title} ${task.prompt}`),
       match: 'any',
@@ -96,25 +97,6 @@ export async function assemble(
   }
   if (out.length === 0) return null;
   return { text: `${HEAD}\n${out.join('\n')}${TAIL}`, ref };
-}
-
-/** Parent, grandparent, … up to the zone's root (included: operators may post there). */
-async function ancestorsOf(kernel: Kernel, id: string): Promise<string[]> {
-  const out: string[] = [];
-  let cur = await odb(kernel.store.reader)
-    .selectFrom('tasks')
-    .select('parent_id')
-    .where('id', '=', id)
-    .executeTakeFirst();
-  while (cur?.parent_id && out.length < MAX_ANCESTORS && !out.includes(cur.parent_id)) {
-    out.push(cur.parent_id);
-    cur = await odb(kernel.store.reader)
-      .selectFrom('tasks')
-      .select('parent_id')
-      .where('id', '=', cur.parent_id)
-      .executeTakeFirst();
-  }
-  return out;
 }
 
 const render = (r: FindingRow): string =>

@@ -1,9 +1,8 @@
 import type { Kernel } from '../../kernel/kernel.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
-import { ownTask, requireActOn } from '../orchestration/access.ts';
-import { taskInZone } from '../orchestration/tasks.ts';
-import { type FindingsTable, kdb } from './schema.ts';
+import type { TaskDirectory } from '../orchestration/directory.ts';
+import type { FindingsTable, Tables } from './schema.ts';
 import type { FindingRow, Hit } from './search.ts';
 
 export interface NewFinding {
@@ -46,6 +45,8 @@ export const hitInfo = (h: Hit) => ({ ...findingInfo(h.row), score: h.score });
  */
 export async function postFinding(
   kernel: Kernel,
+  tables: Tables,
+  tasks: TaskDirectory,
   p: Principal,
   n: NewFinding,
   maxBytes: number,
@@ -59,17 +60,11 @@ export async function postFinding(
     });
   }
   const tags = [...new Set(n.tags ?? [])];
-  return kernel.store.writer.write(async (tx) => {
-    const db = kdb(tx.db);
-    let task: string | null = null;
-    if (n.task !== undefined) {
-      const t = await taskInZone(tx.db, p.zone, n.task);
-      await requireActOn(tx.db, p, t, 'post findings for');
-      task = t.id;
-    } else if (p.kind === 'session') {
-      const own = await ownTask(tx.db, p.sessionId);
-      task = own && own.zone === p.zone ? own.id : null;
-    }
+  // The task, as orchestration knows it (committed): named and in the caller's subtree, or its own.
+  const task =
+    n.task !== undefined ? (await tasks.actOn(p, n.task, 'post findings for')).id : await tasks.ownTask(p);
+  return tables.write(async (tx) => {
+    const db = tx.db;
     const row: Omit<FindingsTable, 'n'> = {
       id: kernel.ids.id('fnd'),
       zone: p.zone,
@@ -81,10 +76,10 @@ export async function postFinding(
       created_by: principalId(p),
       created_at: tx.now,
     };
-    await db.insertInto('findings').values(row).execute();
+    await db.insertInto('knowledge_findings').values(row).execute();
     if (tags.length > 0) {
       await db
-        .insertInto('finding_tags')
+        .insertInto('knowledge_finding_tags')
         .values(tags.map((tag) => ({ finding_id: row.id, zone: p.zone, tag })))
         .execute();
     }
@@ -100,9 +95,9 @@ export async function postFinding(
 }
 
 /** A finding of `zone`, or `not_found`. */
-export async function showFinding(kernel: Kernel, zone: string, id: string): Promise<FindingInfo> {
-  const row = await kdb(kernel.store.reader)
-    .selectFrom('findings')
+export async function showFinding(tables: Tables, zone: string, id: string): Promise<FindingInfo> {
+  const row = await tables.reader
+    .selectFrom('knowledge_findings')
     .selectAll()
     .where('id', '=', id)
     .where('zone', '=', zone)
@@ -117,14 +112,14 @@ export async function showFinding(kernel: Kernel, zone: string, id: string): Pro
 
 /** The newest findings of some tasks (start context: dependencies, ancestors). */
 export async function findingsOfTasks(
-  kernel: Kernel,
+  tables: Tables,
   zone: string,
   tasks: readonly string[],
   limit: number,
 ): Promise<FindingRow[]> {
   if (tasks.length === 0) return [];
-  const rows = await kdb(kernel.store.reader)
-    .selectFrom('findings')
+  const rows = await tables.reader
+    .selectFrom('knowledge_findings')
     .selectAll()
     .where('zone', '=', zone)
     .where('task_id', 'in', tasks)

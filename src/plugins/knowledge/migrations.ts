@@ -3,7 +3,8 @@ import type { DialectKind } from '../../store/dialect.ts';
 
 /**
  * The knowledge plugin's tables: findings (with a full-text index kept by the database
- * itself, so no write path can forget it), their tags, and task workpads.
+ * itself, so no write path can forget it), their tags, and task workpads. Created under
+ * their first names; `002_prefixed_names` renames them `knowledge_…`.
  */
 export function knowledgeMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
@@ -50,7 +51,30 @@ export function knowledgeMigrations(kind: DialectKind): Record<string, Migration
           .addColumn('updated_at', big, (c) => c.notNull())
           .execute();
         if (kind === 'postgres') await postgresIndex(db);
-        else await sqliteIndex(db);
+        else await sqliteIndex(db, 'findings');
+      },
+    },
+    // Every table carries the plugin's name (`knowledge_…`), renamed in place with its rows.
+    // PostgreSQL's generated tsvector and its GIN index are the table's own and go with it.
+    // SQLite's FTS5 table names its content table (`content='findings'`), which a rename does
+    // not change: it and its triggers are dropped, and made again over the renamed table from
+    // its rows (FTS5's `rebuild`), as `knowledge_findings_fts`.
+    '002_prefixed_names': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        if (kind === 'sqlite') {
+          for (const op of ['insert', 'delete', 'update'])
+            await sql`drop trigger if exists ${sql.id(`findings_fts_${op}`)}`.execute(db);
+          await sql`drop table if exists findings_fts`.execute(db);
+        }
+        await db.schema.alterTable('findings').renameTo('knowledge_findings').execute();
+        await db.schema.alterTable('finding_tags').renameTo('knowledge_finding_tags').execute();
+        await db.schema.alterTable('workpads').renameTo('knowledge_workpads').execute();
+        if (kind === 'sqlite') {
+          await sqliteIndex(db, 'knowledge_findings');
+          await sql`insert into knowledge_findings_fts(knowledge_findings_fts) values ('rebuild')`.execute(
+            db,
+          );
+        }
       },
     },
   };
@@ -70,24 +94,28 @@ async function postgresIndex(db: Kysely<unknown>): Promise<void> {
 }
 
 /**
- * SQLite: an external-content FTS5 table over findings (the text is stored once), kept in
- * step by triggers in the writing transaction. Porter stemming over unicode61, like
- * PostgreSQL's english configuration.
+ * SQLite: an external-content FTS5 table over `table` (the text is stored once), kept in step
+ * by triggers in the writing transaction. Porter stemming over unicode61, like PostgreSQL's
+ * english configuration. The table and its triggers are named `<table>_fts…`.
  */
-async function sqliteIndex(db: Kysely<unknown>): Promise<void> {
-  await sql`create virtual table findings_fts using fts5(
-      title, body, tags, content='findings', content_rowid='n', tokenize='porter unicode61'
+async function sqliteIndex(db: Kysely<unknown>, table: 'findings' | 'knowledge_findings'): Promise<void> {
+  const content = sql.id(table);
+  const fts = sql.id(`${table}_fts`);
+  const trigger = (op: string) => sql.id(`${table}_fts_${op}`);
+  // FTS5 takes the content table's name as a string option (a fixed name, not input).
+  await sql`create virtual table ${fts} using fts5(
+      title, body, tags, content=${sql.lit(table)}, content_rowid='n', tokenize='porter unicode61'
     )`.execute(db);
-  await sql`create trigger findings_fts_insert after insert on findings begin
-      insert into findings_fts(rowid, title, body, tags) values (new.n, new.title, new.body, new.tags);
+  await sql`create trigger ${trigger('insert')} after insert on ${content} begin
+      insert into ${fts}(rowid, title, body, tags) values (new.n, new.title, new.body, new.tags);
     end`.execute(db);
-  await sql`create trigger findings_fts_delete after delete on findings begin
-      insert into findings_fts(findings_fts, rowid, title, body, tags)
+  await sql`create trigger ${trigger('delete')} after delete on ${content} begin
+      insert into ${fts}(${fts}, rowid, title, body, tags)
         values ('delete', old.n, old.title, old.body, old.tags);
     end`.execute(db);
-  await sql`create trigger findings_fts_update after update on findings begin
-      insert into findings_fts(findings_fts, rowid, title, body, tags)
+  await sql`create trigger ${trigger('update')} after update on ${content} begin
+      insert into ${fts}(${fts}, rowid, title, body, tags)
         values ('delete', old.n, old.title, old.body, old.tags);
-      insert into findings_fts(rowid, title, body, tags) values (new.n, new.title, new.body, new.tags);
+      insert into ${fts}(rowid, title, body, tags) values (new.n, new.title, new.body, new.tags);
     end`.execute(db);
 }

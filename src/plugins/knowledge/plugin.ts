@@ -1,7 +1,9 @@
 import { definePlugin } from '../../contract/plugin.ts';
+import type { OrchestrationInstance } from '../orchestration/instance.ts';
 import { type KnowledgeConfig, knowledgeConfig } from './config.ts';
 import { assemble } from './context.ts';
 import { knowledgeMigrations } from './migrations.ts';
+import type { KnowledgeDb } from './schema.ts';
 import { selective } from './search.ts';
 import { postgresSearch } from './search-postgres.ts';
 import { sqliteSearch } from './search-sqlite.ts';
@@ -12,7 +14,7 @@ import { type KnowledgeInstance, knowledgeSyscalls } from './syscalls.ts';
  * database itself (FTS5 on SQLite, tsvector + GIN on PostgreSQL); a workpad per task; and
  * the start context each task session gets ahead of its first prompt. See docs/knowledge.md.
  */
-export const knowledgePlugin = definePlugin<KnowledgeConfig>({
+export const knowledgePlugin = definePlugin<KnowledgeConfig, KnowledgeDb>({
   name: 'knowledge',
   version: '0.1.0',
   summary: 'findings and full-text search, task workpads, start context for task sessions',
@@ -20,12 +22,16 @@ export const knowledgePlugin = definePlugin<KnowledgeConfig>({
   migrations: knowledgeMigrations,
   config: knowledgeConfig,
   syscalls: knowledgeSyscalls,
-  start({ kernel, store, config }): KnowledgeInstance {
-    const search = selective(store.kind === 'postgres' ? postgresSearch : sqliteSearch);
+  start({ tables, config, plugin }): KnowledgeInstance {
+    const search = selective(tables.kind === 'postgres' ? postgresSearch : sqliteSearch);
+    // What it needs to know of tasks, orchestration answers: it never reads orchestration's tables.
+    const tasks = plugin<OrchestrationInstance>('orchestration').tasks;
     return {
       config,
       search,
-      startContext: (task) => assemble(kernel, search, config, task),
+      tables,
+      tasks,
+      startContext: (task) => assemble(tables, tasks, search, config, task),
     };
   },
 });

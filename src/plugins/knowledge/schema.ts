@@ -1,6 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-import type { OrchestrationDb } from '../orchestration/schema.ts';
+import type { Kysely } from 'kysely';
+import type { PluginTables, PluginTx } from '../../contract/plugin.ts';
 
 /** A finding: what an agent (or operator) learned, kept for the sessions that come after. */
 export interface FindingsTable {
@@ -10,7 +9,7 @@ export interface FindingsTable {
   zone: string;
   title: string;
   body: string;
-  /** Its tags joined by spaces: indexed for search (finding_tags filters exactly). */
+  /** Its tags joined by spaces: indexed for search (knowledge_finding_tags filters exactly). */
   tags: string;
   /** The task and session it came from (null for an operator's finding outside a task). */
   task_id: string | null;
@@ -35,12 +34,16 @@ export interface WorkpadsTable {
   updated_at: number;
 }
 
-export interface KnowledgeDb extends OrchestrationDb {
-  findings: FindingsTable;
-  finding_tags: FindingTagsTable;
-  workpads: WorkpadsTable;
+/** The knowledge plugin's own tables: all it reads and writes directly. */
+export interface KnowledgeDb {
+  knowledge_findings: FindingsTable;
+  knowledge_finding_tags: FindingTagsTable;
+  knowledge_workpads: WorkpadsTable;
 }
 
-/** The kernel's handles, typed with this plugin's tables (and orchestration's) as well. */
-export const kdb = (db: Kysely<Database> | Transaction<Database>): Kysely<KnowledgeDb> =>
-  db as unknown as Kysely<KnowledgeDb>;
+/** The plugin's handle on its tables. */
+export type Tables = PluginTables<KnowledgeDb>;
+/** A write unit, as the plugin sees it. */
+export type Tx = PluginTx<KnowledgeDb>;
+/** Reads of its tables: `tables.reader`, or a unit's `tx.db`. */
+export type Db = Kysely<KnowledgeDb>;

@@ -13,7 +13,7 @@ export const postgresSearch: FindingSearch = {
     const query = sql.join(parts, q.match === 'all' ? sql` && ` : sql` || `);
     const r = await sql<FindingRow & { score: number }>`
       select ${columnsSql}, ts_rank(f.search, q.q) as score
-      from findings f, (select ${query} as q) q
+      from knowledge_findings f, (select ${query} as q) q
       where f.search @@ q.q and ${filtersOf(q)}
       order by score desc, f.n desc
       limit ${q.limit}`.execute(db);
@@ -21,7 +21,7 @@ export const postgresSearch: FindingSearch = {
   },
   async count(db, zone, term, cap) {
     const r = await sql<{ n: string }>`select count(*) as n from (
-        select 1 from findings f
+        select 1 from knowledge_findings f
         where f.search @@ plainto_tsquery('english', ${term}) and f.zone = ${zone} limit ${cap + 1}) x`.execute(
       db,
     );

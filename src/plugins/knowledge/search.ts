@@ -1,6 +1,5 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-import { type FindingsTable, kdb } from './schema.ts';
+import { type QueryExecutorProvider, type RawBuilder, sql } from 'kysely';
+import type { FindingsTable } from './schema.ts';
 
 /** What to look for: terms from query.ts (never raw user text), within one zone. */
 export interface SearchQuery {
@@ -31,9 +30,10 @@ export interface Hit {
  * matches above body matches, more terms matched above fewer, newer first on a tie.
  */
 export interface FindingSearch {
-  search(db: Kysely<Database>, q: SearchQuery): Promise<Hit[]>;
+  /** `db`: what runs the query (the plugin's reader); the SQL names only the plugin's tables. */
+  search(db: QueryExecutorProvider, q: SearchQuery): Promise<Hit[]>;
   /** How many findings of `zone` hold `term`, counting no further than `cap` + 1. */
-  count(db: Kysely<Database>, zone: string, term: string, cap: number): Promise<number>;
+  count(db: QueryExecutorProvider, zone: string, term: string, cap: number): Promise<number>;
 }
 
 /** A word found in more findings than this is too common to rank an any-word search by. */
@@ -74,13 +74,13 @@ export const FINDING_COLUMNS = [
   'f.created_at',
 ] as const;
 
-/** The filters every backend applies, as SQL over `f` (the findings table). */
+/** The filters every backend applies, as SQL over `f` (knowledge_findings). */
 export function filtersOf(q: SearchQuery): RawBuilder<unknown> {
   const parts: RawBuilder<unknown>[] = [sql`f.zone = ${q.zone}`];
   if (q.task !== undefined) parts.push(sql`f.task_id = ${q.task}`);
   for (const tag of q.tags ?? []) {
     parts.push(
-      sql`exists (select 1 from finding_tags t where t.finding_id = f.id and t.zone = ${q.zone} and t.tag = ${tag})`,
+      sql`exists (select 1 from knowledge_finding_tags t where t.finding_id = f.id and t.zone = ${q.zone} and t.tag = ${tag})`,
     );
   }
   if (q.exclude && q.exclude.length > 0) {
@@ -92,9 +92,9 @@ export function filtersOf(q: SearchQuery): RawBuilder<unknown> {
 export const columnsSql = sql.raw(FINDING_COLUMNS.join(', '));
 
 /** No terms: the newest findings that pass the filters (a listing, the same on both backends). */
-export async function newest(db: Kysely<Database>, q: SearchQuery): Promise<Hit[]> {
-  const r = await sql<FindingRow>`select ${columnsSql} from findings f where ${filtersOf(q)}
-    order by f.n desc limit ${q.limit}`.execute(kdb(db));
+export async function newest(db: QueryExecutorProvider, q: SearchQuery): Promise<Hit[]> {
+  const r = await sql<FindingRow>`select ${columnsSql} from knowledge_findings f where ${filtersOf(q)}
+    order by f.n desc limit ${q.limit}`.execute(db);
   return r.rows.map((row) => ({ row: normal(row), score: null }));
 }
 

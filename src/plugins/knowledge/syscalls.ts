@@ -2,10 +2,12 @@ import { z } from 'zod';
 import type { PluginInstance } from '../../contract/plugin.ts';
 import * as s from '../../contract/schemas.ts';
 import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
+import type { TaskDirectory } from '../orchestration/directory.ts';
 import { taskRef } from '../orchestration/tasks.ts';
 import type { KnowledgeConfig } from './config.ts';
 import { hitInfo, postFinding, showFinding } from './findings.ts';
 import { termsOf } from './query.ts';
+import type { Tables } from './schema.ts';
 import type { FindingSearch } from './search.ts';
 import { readWorkpad, writeWorkpad } from './workpads.ts';
 
@@ -14,6 +16,9 @@ import { readWorkpad, writeWorkpad } from './workpads.ts';
 export interface KnowledgeInstance extends PluginInstance {
   config: KnowledgeConfig;
   search: FindingSearch;
+  tables: Tables;
+  /** Orchestration's answers about tasks (knowledge never reads its tables). */
+  tasks: TaskDirectory;
 }
 
 const knowledge = (ctx: SyscallContext) => ctx.self as KnowledgeInstance;
@@ -81,7 +86,9 @@ export const knowledgePost = defineSyscall({
   },
   async handler(ctx, i) {
     const k = knowledge(ctx);
-    return { finding: await postFinding(ctx.kernel, ctx.principal, i, k.config.maxFindingBytes) };
+    return {
+      finding: await postFinding(ctx.kernel, k.tables, k.tasks, ctx.principal, i, k.config.maxFindingBytes),
+    };
   },
 });
 
@@ -109,7 +116,8 @@ export const knowledgeSearch = defineSyscall({
   },
   async handler(ctx, i) {
     const terms = termsOf(i.query ?? '');
-    const hits = await knowledge(ctx).search.search(ctx.kernel.store.reader, {
+    const k = knowledge(ctx);
+    const hits = await k.search.search(k.tables.reader, {
       zone: ctx.principal.zone,
       terms,
       match: i.match ?? 'all',
@@ -132,7 +140,7 @@ export const knowledgeShow = defineSyscall({
   http: { method: 'GET', path: '/v1/knowledge/:id' },
   cli: { command: ['knowledge', 'show'], positional: ['id'], examples: ['warren knowledge show fnd_01j…'] },
   async handler(ctx, i) {
-    return { finding: await showFinding(ctx.kernel, ctx.principal.zone, i.id) };
+    return { finding: await showFinding(knowledge(ctx).tables, ctx.principal.zone, i.id) };
   },
 });
 
@@ -149,7 +157,8 @@ export const workpadRead = defineSyscall({
   http: { method: 'GET', path: '/v1/tasks/:task/workpad' },
   cli: { command: ['workpad', 'show'], positional: ['task'], examples: ['warren workpad show task_01j…'] },
   async handler(ctx, i) {
-    return { workpad: await readWorkpad(ctx.kernel, ctx.principal, i.task) };
+    const k = knowledge(ctx);
+    return { workpad: await readWorkpad(k.tables, k.tasks, ctx.principal, i.task) };
   },
 });
 
@@ -177,7 +186,8 @@ export const workpadWrite = defineSyscall({
     const k = knowledge(ctx);
     return {
       workpad: await writeWorkpad(
-        ctx.kernel,
+        k.tables,
+        k.tasks,
         ctx.principal,
         i.task,
         i.body,

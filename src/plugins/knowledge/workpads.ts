@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Kernel } from '../../kernel/kernel.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
-import { requireActOn } from '../orchestration/access.ts';
-import { taskInZone } from '../orchestration/tasks.ts';
-import { kdb, type WorkpadsTable } from './schema.ts';
+import type { TaskDirectory } from '../orchestration/directory.ts';
+import type { Tables, WorkpadsTable } from './schema.ts';
 
 /** A workpad as callers see it; version 0 and an empty body before the first write. */
 export interface WorkpadInfo {
@@ -28,18 +26,20 @@ const info = (task: string, r: WorkpadsTable | undefined): WorkpadInfo => ({
 });
 
 /** The workpad of a task of the caller's subtree (an operator: any task of the zone). */
-export async function readWorkpad(kernel: Kernel, p: Principal, ref: string): Promise<WorkpadInfo> {
-  const db = kernel.store.reader;
-  const t = await taskInZone(db, p.zone, ref);
-  await requireActOn(db, p, t, 'read the workpad of');
-  const row = await kdb(db).selectFrom('workpads').selectAll().where('task_id', '=', t.id).executeTakeFirst();
-  return info(t.id, row);
+export async function readWorkpad(
+  tables: Tables,
+  tasks: TaskDirectory,
+  p: Principal,
+  ref: string,
+): Promise<WorkpadInfo> {
+  const t = await tasks.actOn(p, ref, 'read the workpad of');
+  return info(t.id, await workpadOf(tables, t.id));
 }
 
 /** A task's workpad without access checks (start context: the plugin reads for the task). */
-export async function workpadOf(kernel: Kernel, task: string): Promise<WorkpadsTable | undefined> {
-  return kdb(kernel.store.reader)
-    .selectFrom('workpads')
+export async function workpadOf(tables: Tables, task: string): Promise<WorkpadsTable | undefined> {
+  return tables.reader
+    .selectFrom('knowledge_workpads')
     .selectAll()
     .where('task_id', '=', task)
     .executeTakeFirst();
@@ -51,7 +51,8 @@ export async function workpadOf(kernel: Kernel, task: string): Promise<WorkpadsT
  * naming the current one.
  */
 export async function writeWorkpad(
-  kernel: Kernel,
+  tables: Tables,
+  tasks: TaskDirectory,
   p: Principal,
   ref: string,
   body: string,
@@ -66,11 +67,15 @@ export async function writeWorkpad(
       maxBytes,
     });
   }
-  return kernel.store.writer.write(async (tx) => {
-    const db = kdb(tx.db);
-    const t = await taskInZone(tx.db, p.zone, ref);
-    await requireActOn(tx.db, p, t, 'write the workpad of');
-    const cur = await db.selectFrom('workpads').selectAll().where('task_id', '=', t.id).executeTakeFirst();
+  // The task, as orchestration knows it (committed), in the caller's subtree.
+  const t = await tasks.actOn(p, ref, 'write the workpad of');
+  return tables.write(async (tx) => {
+    const db = tx.db;
+    const cur = await db
+      .selectFrom('knowledge_workpads')
+      .selectAll()
+      .where('task_id', '=', t.id)
+      .executeTakeFirst();
     const current = Number(cur?.version ?? 0);
     if (current !== version) {
       throw conflict(
@@ -89,7 +94,7 @@ export async function writeWorkpad(
     if (cur) {
       // The version in the where clause as well: a row lock on PostgreSQL is not needed.
       const r = await db
-        .updateTable('workpads')
+        .updateTable('knowledge_workpads')
         .set({ body, version: row.version, updated_by: row.updated_by, updated_at: row.updated_at })
         .where('task_id', '=', t.id)
         .where('version', '=', current)
@@ -101,7 +106,7 @@ export async function writeWorkpad(
         });
       }
     } else {
-      await db.insertInto('workpads').values(row).execute();
+      await db.insertInto('knowledge_workpads').values(row).execute();
     }
     tx.append({
       zone: t.zone,

@@ -1,8 +1,7 @@
 import { forbidden } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import type { TasksTable } from './schema.ts';
-import { odb } from './schema.ts';
-import { type Db, rootIdOf, taskById } from './tasks.ts';
+import type { Db, TasksTable } from './schema.ts';
+import { rootIdOf, taskById } from './tasks.ts';
 
 /**
  * Who may act on a task. Operators: every task of their zone. A session: its subtree —
@@ -37,8 +36,8 @@ export async function requireActOn(db: Db, p: Principal, task: TasksTable, what 
 
 /** The task a session is the latest session of, if any: a session's new tasks go under it. */
 export async function ownTask(db: Db, sessionId: string): Promise<TasksTable | undefined> {
-  return odb(db)
-    .selectFrom('tasks')
+  return db
+    .selectFrom('orchestration_tasks')
     .selectAll()
     .where('session_id', '=', sessionId)
     .orderBy('id')
@@ -48,8 +47,8 @@ export async function ownTask(db: Db, sessionId: string): Promise<TasksTable | u
 /** The tops of a session's subtree: its own task, and tasks it made under the root. */
 export async function subtreeRoots(db: Db, p: Extract<Principal, { kind: 'session' }>): Promise<string[]> {
   const own = await ownTask(db, p.sessionId);
-  const made = await odb(db)
-    .selectFrom('tasks')
+  const made = await db
+    .selectFrom('orchestration_tasks')
     .select('id')
     .where('parent_id', '=', rootIdOf(p.zone))
     .where('created_by', '=', p.sessionId)

@@ -1,6 +1,5 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
-import { odb, TASK_DONE, type TasksTable } from './schema.ts';
+import { TASK_DONE, type TasksTable, type Tx } from './schema.ts';
 import { isDone, taskById } from './tasks.ts';
 
 /**
@@ -9,13 +8,13 @@ import { isDone, taskById } from './tasks.ts';
  * live session is told with `[ADOPTED]`.
  */
 export async function adoptChildren(
-  tx: WriteTx,
+  tx: Tx,
   kernel: Kernel,
   parent: TasksTable,
   actor: string,
 ): Promise<string[]> {
-  const kids = await odb(tx.db)
-    .selectFrom('tasks')
+  const kids = await tx.db
+    .selectFrom('orchestration_tasks')
     .selectAll()
     .where('parent_id', '=', parent.id)
     .where('status', 'not in', TASK_DONE)
@@ -27,7 +26,7 @@ export async function adoptChildren(
 }
 
 /** The nearest ancestor that is not done. */
-async function adopterOf(tx: WriteTx, dead: TasksTable): Promise<TasksTable> {
+async function adopterOf(tx: Tx, dead: TasksTable): Promise<TasksTable> {
   let cur = dead;
   for (;;) {
     const up = cur.parent_id ? await taskById(tx.db, cur.parent_id) : undefined;
@@ -38,15 +37,15 @@ async function adopterOf(tx: WriteTx, dead: TasksTable): Promise<TasksTable> {
 }
 
 async function adopt(
-  tx: WriteTx,
+  tx: Tx,
   kernel: Kernel,
   kid: TasksTable,
   from: TasksTable,
   to: TasksTable,
   actor: string,
 ): Promise<void> {
-  await odb(tx.db)
-    .updateTable('tasks')
+  await tx.db
+    .updateTable('orchestration_tasks')
     .set({ parent_id: to.id, updated_at: tx.now })
     .where('id', '=', kid.id)
     .execute();
@@ -59,11 +58,7 @@ async function adopt(
   });
   // The root's session is init: it has no stdin and nobody reads its signals.
   if (!to.parent_id || !to.session_id) return;
-  const s = await odb(tx.db)
-    .selectFrom('sessions')
-    .select(['id', 'status'])
-    .where('id', '=', to.session_id)
-    .executeTakeFirst();
+  const s = await kernel.sessionStateIn(tx, to.session_id);
   if (!s || s.status === 'stopped') return;
   await kernel.signalIn(
     tx,

@@ -1,8 +1,7 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { forbidden, notFound, WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
-import { type EscalationsTable, odb, type TasksTable } from './schema.ts';
+import type { EscalationsTable, Tables, TasksTable, Tx } from './schema.ts';
 
 /**
  * Where an answer went:
@@ -35,16 +34,17 @@ export const promptSection = (e: Pick<EscalationsTable, 'id' | 'question'>, answ
  */
 export async function answerEscalation(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   id: string,
   answer: string,
 ): Promise<AnswerOutcome> {
   if (p.kind !== 'operator') throw forbidden('escalations are answered by operators');
   const by = principalId(p);
-  return kernel.store.writer.write(async (tx) => {
-    const db = odb(tx.db);
+  return tables.write(async (tx) => {
+    const db = tx.db;
     const esc = await db
-      .selectFrom('escalations')
+      .selectFrom('orchestration_escalations')
       .selectAll()
       .where('id', '=', id)
       .where('zone', '=', p.zone)
@@ -52,15 +52,19 @@ export async function answerEscalation(
     if (!esc) throw notFound('escalation', id);
     if (esc.status !== 'open') throw closed(esc);
     const marked = await db
-      .updateTable('escalations')
+      .updateTable('orchestration_escalations')
       .set({ status: 'answered', answer, answered_by: by, answered_at: tx.now })
       .where('id', '=', id)
       .where('status', '=', 'open')
       .executeTakeFirst();
     // Another answer committed between the read and the update (PostgreSQL re-checks the row).
     if (Number(marked.numUpdatedRows) === 0) throw closed({ ...esc, status: 'answered' });
-    const task = await db.selectFrom('tasks').selectAll().where('id', '=', esc.task_id).executeTakeFirst();
-    const target = await liveTarget(tx, task?.session_id ?? esc.session_id);
+    const task = await db
+      .selectFrom('orchestration_tasks')
+      .selectAll()
+      .where('id', '=', esc.task_id)
+      .executeTakeFirst();
+    const target = await liveTarget(tx, kernel, task?.session_id ?? esc.session_id);
     const delivered = deliveryFor(task, target);
     tx.append({
       zone: esc.zone,
@@ -92,10 +96,10 @@ function closed(esc: EscalationsTable): WarrenError {
 }
 
 /** `id` if it names a session that is not stopped (running, idle, suspended, pending). */
-async function liveTarget(tx: WriteTx, id: string | null): Promise<string | null> {
+async function liveTarget(tx: Tx, kernel: Kernel, id: string | null): Promise<string | null> {
   if (id === null) return null;
-  const row = await tx.db.selectFrom('sessions').select('status').where('id', '=', id).executeTakeFirst();
-  return row && row.status !== 'stopped' ? id : null;
+  const s = await kernel.sessionStateIn(tx, id);
+  return s && s.status !== 'stopped' ? id : null;
 }
 
 function deliveryFor(task: TasksTable | undefined, live: string | null): Delivery {
@@ -111,7 +115,7 @@ function deliveryFor(task: TasksTable | undefined, live: string | null): Deliver
  * `task.retried`.
  */
 async function requeue(
-  tx: WriteTx,
+  tx: Tx,
   task: TasksTable,
   esc: EscalationsTable,
   answer: string,
@@ -119,7 +123,7 @@ async function requeue(
   by: string,
 ): Promise<void> {
   const prompt = task.prompt + promptSection(esc, answer);
-  const update = odb(tx.db).updateTable('tasks').where('id', '=', task.id);
+  const update = tx.db.updateTable('orchestration_tasks').where('id', '=', task.id);
   if (!retry) {
     await update.set({ prompt, updated_at: tx.now }).execute();
     return;

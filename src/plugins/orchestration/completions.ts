@@ -1,7 +1,6 @@
 import type { Completion } from '../../contract/plugin.ts';
 import { prefixRange } from '../../kernel/listing.ts';
-import type { Engine } from './engine.ts';
-import { odb } from './schema.ts';
+import type { OrchestrationSelf } from './instance.ts';
 
 /**
  * Task ids an MCP client completes: an operator sees its zone's tasks; a session, the tasks
@@ -12,10 +11,10 @@ export const taskCompletions: readonly Completion[] = [
     kind: 'tasks',
     via: 'task_show',
     async values({ self, principal: p }, prefix, limit) {
-      const { engine } = self as { engine: Engine };
+      const { tables } = self as OrchestrationSelf;
       const { from, to } = prefixRange(prefix);
-      let q = odb(engine.kernel.store.reader)
-        .selectFrom('tasks')
+      let q = tables.reader
+        .selectFrom('orchestration_tasks')
         .select('id')
         .where('zone', '=', p.zone)
         .where('id', '>=', from);

@@ -1,6 +1,6 @@
 import { WarrenError } from '../../vocab/errors.ts';
-import { odb } from './schema.ts';
-import { type Db, isRootId, taskRef } from './tasks.ts';
+import type { Db } from './schema.ts';
+import { isRootId, taskRef } from './tasks.ts';
 
 /** The dependency DAG: dependencies exist, stay in the zone, and never close a cycle. */
 
@@ -27,7 +27,11 @@ export async function checkDeps(
     throw new WarrenError('invalid_input', `a task has at most ${MAX_DEPS} dependencies`, { max: MAX_DEPS });
   }
   if (ids.length === 0) return ids;
-  const rows = await odb(db).selectFrom('tasks').select(['id', 'zone']).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('orchestration_tasks')
+    .select(['id', 'zone'])
+    .where('id', 'in', ids)
+    .execute();
   for (const id of ids) {
     if (!rows.some((r) => r.id === id && r.zone === zone)) {
       throw new WarrenError('not_found', `dependency ${JSON.stringify(id)} does not exist`, {
@@ -58,11 +62,15 @@ const cycle = (path: string[]) =>
 /** The parent chain of a task, nearest first (empty for a task not yet inserted). */
 async function ancestorsOf(db: Db, id: string): Promise<string[]> {
   const out: string[] = [];
-  let cur = await odb(db).selectFrom('tasks').select('parent_id').where('id', '=', id).executeTakeFirst();
+  let cur = await db
+    .selectFrom('orchestration_tasks')
+    .select('parent_id')
+    .where('id', '=', id)
+    .executeTakeFirst();
   while (cur?.parent_id && out.length < MAX_WALK) {
     out.push(cur.parent_id);
-    cur = await odb(db)
-      .selectFrom('tasks')
+    cur = await db
+      .selectFrom('orchestration_tasks')
       .select('parent_id')
       .where('id', '=', cur.parent_id)
       .executeTakeFirst();
@@ -82,8 +90,8 @@ async function findPath(db: Db, from: readonly string[], target: string): Promis
         `the dependency graph is larger than ${MAX_WALK} tasks to check`,
       );
     }
-    const edges = await odb(db)
-      .selectFrom('task_deps')
+    const edges = await db
+      .selectFrom('orchestration_task_deps')
       .select(['task_id', 'depends_on'])
       .where('task_id', 'in', frontier)
       .execute();

@@ -2,12 +2,11 @@ import { createHash } from 'node:crypto';
 import type { PluginContext, StartContextPart } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { Budget, SpawnRequest } from '../../kernel/types.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { parseJson } from '../../util/json.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { isOperatorId, type Principal } from '../../vocab/principal.ts';
-import { ACTOR, finish, sessionOf } from './follow.ts';
-import { odb, type TasksTable } from './schema.ts';
+import { ACTOR, finish } from './follow.ts';
+import type { Tables, TasksTable, Tx } from './schema.ts';
 import { taskById, transition } from './tasks.ts';
 import type { SpawnTemplate } from './template.ts';
 import { spawnRequestOf } from './template.ts';
@@ -24,12 +23,12 @@ import { spawnRequestOf } from './template.ts';
  * Decide whether a pending or ready task may run now, recording why not (`reason`) when it
  * may not. Returns the task, ready, when it may.
  */
-export async function gate(tx: WriteTx, kernel: Kernel, t: TasksTable): Promise<TasksTable | null> {
+export async function gate(tx: Tx, kernel: Kernel, t: TasksTable): Promise<TasksTable | null> {
   const wait = async (reason: string): Promise<null> => {
     if (t.status === 'ready') await transition(tx, t, { to: 'pending', reason, actor: ACTOR });
     else if (t.reason !== reason) {
-      await odb(tx.db)
-        .updateTable('tasks')
+      await tx.db
+        .updateTable('orchestration_tasks')
         .set({ reason, updated_at: tx.now })
         .where('id', '=', t.id)
         .execute();
@@ -38,12 +37,12 @@ export async function gate(tx: WriteTx, kernel: Kernel, t: TasksTable): Promise<
   };
   if (t.held === 1) return wait('held: task start releases it');
   if (!kernel.environmentOnline(t.environment)) return wait(`environment ${t.environment} is not connected`);
-  const deps = await odb(tx.db)
-    .selectFrom('task_deps')
-    .innerJoin('tasks', 'tasks.id', 'task_deps.depends_on')
-    .select(['tasks.id', 'tasks.status'])
-    .where('task_deps.task_id', '=', t.id)
-    .orderBy('tasks.id')
+  const deps = await tx.db
+    .selectFrom('orchestration_task_deps')
+    .innerJoin('orchestration_tasks', 'orchestration_tasks.id', 'orchestration_task_deps.depends_on')
+    .select(['orchestration_tasks.id', 'orchestration_tasks.status'])
+    .where('orchestration_task_deps.task_id', '=', t.id)
+    .orderBy('orchestration_tasks.id')
     .execute();
   const failed = deps.find((d) => d.status === 'failed' || d.status === 'cancelled');
   if (failed) return wait(`waiting on ${failed.status} task ${failed.id}`);
@@ -75,12 +74,13 @@ export type DispatchOutcome = 'dispatched' | 'superseded' | 'deferred' | 'failed
  */
 export async function spawnFor(
   kernel: Kernel,
+  tables: Tables,
   t: TasksTable,
   startContext: PluginContext['startContext'] = async () => [],
 ): Promise<DispatchOutcome> {
   const attempt = Number(t.attempts) + 1;
   try {
-    const { spawner, pipe } = await spawnerOf(kernel, t);
+    const { spawner, pipe } = await spawnerOf(kernel, tables, t);
     const context = contextOf(
       await startContext({ zone: t.zone, id: t.id, title: t.title, prompt: t.prompt, attempt }),
     );
@@ -95,37 +95,39 @@ export async function spawnFor(
       ...(t.budget ? { budget: parseJson<Budget>(t.budget, {}) } : {}),
       ...(context ? { context } : {}),
     };
-    await kernel.spawn(spawner, req, {
-      also: async (tx, r) => {
-        const cur = await taskById(tx.db, t.id);
-        if (cur?.session_id === r.session.id) return; // recorded by the dispatch that made it
-        if (cur?.status !== 'ready' || Number(cur.attempts) !== Number(t.attempts)) throw new Superseded();
-        await transition(tx, cur, {
-          to: 'running',
-          reason: null,
-          actor: ACTOR,
-          patch: { session_id: r.session.id, attempts: attempt, result: null },
-        });
-        tx.append({
-          zone: t.zone,
-          type: 'task.dispatched',
-          actor: ACTOR,
-          session_id: r.session.id,
-          payload: { task: t.id, session: r.session.id, attempt },
-        });
-      },
+    const spawned = await tables.write(async (tx) => {
+      const r = await kernel.spawnIn(tx, spawner, req);
+      const cur = await taskById(tx.db, t.id);
+      if (cur?.session_id === r.id) return r; // recorded by the dispatch that made it
+      if (cur?.status !== 'ready' || Number(cur.attempts) !== Number(t.attempts)) throw new Superseded();
+      await transition(tx, cur, {
+        to: 'running',
+        reason: null,
+        actor: ACTOR,
+        patch: { session_id: r.id, attempts: attempt, result: null },
+      });
+      tx.append({
+        zone: t.zone,
+        type: 'task.dispatched',
+        actor: ACTOR,
+        session_id: r.id,
+        payload: { task: t.id, session: r.id, attempt },
+      });
+      return r;
     });
+    // The answer waits for the agent to come up (or fail to), as a spawn's does.
+    await spawned.started;
     return 'dispatched';
   } catch (error) {
     if (error instanceof Superseded) return 'superseded';
     const e = error instanceof WarrenError ? error : null;
     const message = (error as Error).message;
-    return kernel.store.writer.write(async (tx) => {
+    return tables.write(async (tx) => {
       const cur = await taskById(tx.db, t.id);
       if (cur?.status !== 'ready' || Number(cur.attempts) !== Number(t.attempts)) return 'superseded';
       if (e && TRANSIENT.has(e.code)) {
-        await odb(tx.db)
-          .updateTable('tasks')
+        await tx.db
+          .updateTable('orchestration_tasks')
           .set({ reason: `waiting to start: ${message}`, updated_at: tx.now })
           .where('id', '=', t.id)
           .execute();
@@ -162,19 +164,20 @@ function contextOf(parts: StartContextPart[]): SpawnRequest['context'] | undefin
  */
 async function spawnerOf(
   kernel: Kernel,
+  tables: Tables,
   t: TasksTable,
 ): Promise<{ spawner: Principal; pipe: 'async' | 'detach' }> {
   const asSession = (s: { id: string; zone: string; depth: number }) => ({
     spawner: { kind: 'session', sessionId: s.id, zone: s.zone, depth: s.depth } as Principal,
     pipe: 'async' as const,
   });
-  const parent = t.parent_id ? await taskById(kernel.store.reader, t.parent_id) : undefined;
+  const parent = t.parent_id ? await taskById(tables.reader, t.parent_id) : undefined;
   if (parent?.parent_id && parent.session_id) {
-    const s = await sessionOf(kernel.store.reader, parent.session_id);
+    const s = await kernel.sessionState(parent.session_id);
     if (s && s.status !== 'stopped') return asSession(s);
   }
   if (!isOperatorId(t.created_by) && t.created_by !== 'kernel') {
-    const creator = await sessionOf(kernel.store.reader, t.created_by);
+    const creator = await kernel.sessionState(t.created_by);
     if (!creator || creator.status === 'stopped') {
       throw new WarrenError(
         'forbidden',

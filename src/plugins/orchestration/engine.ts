@@ -4,7 +4,7 @@ import type { LogEvent } from '../../store/events.ts';
 import type { Log } from '../../util/log.ts';
 import { gate, spawnFor } from './dispatch.ts';
 import { follow, settleDone } from './follow.ts';
-import { odb, TASK_DONE } from './schema.ts';
+import { TASK_DONE, type Tables } from './schema.ts';
 import { isDone, taskById } from './tasks.ts';
 
 /** Tasks evaluated at once (each is its own write unit; the writer group-commits them). */
@@ -40,14 +40,15 @@ export class Engine implements PluginInstance {
 
   constructor(
     readonly kernel: Kernel,
+    readonly tables: Tables,
     private readonly log: Log,
     /** What the loaded plugins put ahead of a task session's first prompt. */
     private readonly contextOf: PluginContext['startContext'] = async () => [],
   ) {}
 
   async start(): Promise<void> {
-    const rows = await odb(this.kernel.store.reader)
-      .selectFrom('tasks')
+    const rows = await this.tables.reader
+      .selectFrom('orchestration_tasks')
       .select(['session_id'])
       .where('status', 'in', ['ready', 'running', 'review'])
       .where('parent_id', 'is not', null)
@@ -166,7 +167,7 @@ export class Engine implements PluginInstance {
   private async resolveQueued(): Promise<Set<string>> {
     const ids = new Set(this.tasks);
     this.tasks.clear();
-    const db = odb(this.kernel.store.reader);
+    const db = this.tables.reader;
     const take = (s: Set<string>) => {
       const out = [...s];
       s.clear();
@@ -175,7 +176,7 @@ export class Engine implements PluginInstance {
     const sessions = take(this.sessions);
     if (sessions.length > 0) {
       for (const r of await db
-        .selectFrom('tasks')
+        .selectFrom('orchestration_tasks')
         .select('id')
         .where('session_id', 'in', sessions)
         .execute()) {
@@ -185,18 +186,18 @@ export class Engine implements PluginInstance {
     const deps = take(this.dependentsOf);
     if (deps.length > 0) {
       const rows = await db
-        .selectFrom('task_deps')
-        .innerJoin('tasks', 'tasks.id', 'task_deps.task_id')
-        .select('tasks.id')
-        .where('task_deps.depends_on', 'in', deps)
-        .where('tasks.status', 'in', ['pending', 'ready'])
+        .selectFrom('orchestration_task_deps')
+        .innerJoin('orchestration_tasks', 'orchestration_tasks.id', 'orchestration_task_deps.task_id')
+        .select('orchestration_tasks.id')
+        .where('orchestration_task_deps.depends_on', 'in', deps)
+        .where('orchestration_tasks.status', 'in', ['pending', 'ready'])
         .execute();
       for (const r of rows) ids.add(r.id);
     }
     const parents = take(this.childrenOf);
     if (parents.length > 0) {
       const rows = await db
-        .selectFrom('tasks')
+        .selectFrom('orchestration_tasks')
         .select('id')
         .where('parent_id', 'in', parents)
         .where('status', 'in', ['pending', 'ready'])
@@ -205,7 +206,11 @@ export class Engine implements PluginInstance {
     }
     const kids = take(this.parentOf);
     if (kids.length > 0) {
-      const rows = await db.selectFrom('tasks').select('parent_id').where('id', 'in', kids).execute();
+      const rows = await db
+        .selectFrom('orchestration_tasks')
+        .select('parent_id')
+        .where('id', 'in', kids)
+        .execute();
       for (const r of rows) if (r.parent_id) ids.add(r.parent_id);
       // A task that just finished: hand its open children up (in the same unit as its
       // transition already; this catches a transition made elsewhere, e.g. by hand).
@@ -216,8 +221,8 @@ export class Engine implements PluginInstance {
 
   /** Ready tasks of a zone, once more (a spawn limit may have room now). */
   private async readyOf(zone: string): Promise<void> {
-    const rows = await odb(this.kernel.store.reader)
-      .selectFrom('tasks')
+    const rows = await this.tables.reader
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('zone', '=', zone)
       .where('status', '=', 'ready')
@@ -229,19 +234,14 @@ export class Engine implements PluginInstance {
 
   /** One look at one task: what its state calls for, in one write unit, then a spawn if it may run. */
   async evaluate(id: string): Promise<void> {
-    const reader = this.kernel.store.reader;
-    const pre = await taskById(reader, id);
+    const pre = await taskById(this.tables.reader, id);
     if (!pre?.parent_id) return; // gone, or the root
     let pending = false;
     if (pre.status === 'running' && pre.session_id) {
-      const s = await odb(reader)
-        .selectFrom('sessions')
-        .select('status')
-        .where('id', '=', pre.session_id)
-        .executeTakeFirst();
+      const s = await this.kernel.sessionState(pre.session_id);
       if (s?.status === 'idle') pending = await this.kernel.hasPendingInput(pre.session_id);
     }
-    const ready = await this.kernel.store.writer.write(async (tx) => {
+    const ready = await this.tables.write(async (tx) => {
       const t = await taskById(tx.db, id);
       if (!t?.parent_id) return null;
       if (t.status === 'pending' || t.status === 'ready') return gate(tx, this.kernel, t);
@@ -254,7 +254,7 @@ export class Engine implements PluginInstance {
       return null;
     });
     if (!ready) return;
-    const outcome = await spawnFor(this.kernel, ready, this.contextOf);
+    const outcome = await spawnFor(this.kernel, this.tables, ready, this.contextOf);
     if (outcome === 'deferred') this.blocked.add(ready.zone);
   }
 
@@ -262,9 +262,8 @@ export class Engine implements PluginInstance {
 
   /** Pending or ready tasks whose dependencies are all complete (the rest wait on an event). */
   private async dispatchPhase(): Promise<void> {
-    const db = odb(this.kernel.store.reader);
-    const rows = await db
-      .selectFrom('tasks as t')
+    const rows = await this.tables.reader
+      .selectFrom('orchestration_tasks as t')
       .select('t.id')
       .where('t.status', 'in', ['pending', 'ready'])
       .where('t.held', '=', 0)
@@ -272,8 +271,8 @@ export class Engine implements PluginInstance {
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(
-            selectFrom('task_deps as d')
-              .innerJoin('tasks as x', 'x.id', 'd.depends_on')
+            selectFrom('orchestration_task_deps as d')
+              .innerJoin('orchestration_tasks as x', 'x.id', 'd.depends_on')
               .select('d.task_id')
               .whereRef('d.task_id', '=', 't.id')
               .where('x.status', '!=', 'complete'),
@@ -288,46 +287,59 @@ export class Engine implements PluginInstance {
 
   /**
    * Tasks out of step with their sessions: running with a stopped session; and, among live
-   * sessions (so the cost is the live set, not the history), running with an idle one,
-   * in review with a busy one, or done with one nobody asked to stop.
+   * sessions (so the cost is the live set, not the history), running with an idle one that
+   * has a result, in review with a busy one, or done with one nobody asked to stop.
    */
   private async followPhase(): Promise<void> {
-    const db = odb(this.kernel.store.reader);
-    const ended = await db
-      .selectFrom('tasks as t')
-      .innerJoin('sessions as s', 's.id', 't.session_id')
-      .select('t.id')
-      .where('t.status', '=', 'running')
-      .where('s.status', '=', 'stopped')
-      .limit(PHASE_BATCH)
+    const ids = new Set<string>();
+    // Running tasks (the status index) and the states of their sessions, by key.
+    const running = await this.tables.reader
+      .selectFrom('orchestration_tasks')
+      .select(['id', 'session_id'])
+      .where('status', '=', 'running')
+      .where('session_id', 'is not', null)
       .execute();
-    const live = await db
-      .selectFrom('sessions as s')
-      .innerJoin('tasks as t', 't.session_id', 's.id')
-      .select('t.id')
-      .where('s.status', '!=', 'stopped')
-      .where('t.parent_id', 'is not', null)
-      .where((eb) =>
-        eb.or([
-          eb.and([
-            eb('t.status', '=', 'running'),
-            eb('s.status', '=', 'idle'),
-            eb('s.last_message', 'is not', null),
-          ]),
-          eb.and([eb('t.status', '=', 'review'), eb('s.status', 'in', ['running', 'pending'])]),
-          eb.and([eb('t.status', 'in', TASK_DONE), eb('s.term_deadline', 'is', null)]),
-        ]),
-      )
-      .limit(PHASE_BATCH)
-      .execute();
-    await this.evaluateAll([...ended, ...live].map((r) => r.id));
+    const stopped = new Set(
+      (await this.kernel.sessionStates(running.map((r) => r.session_id as string)))
+        .filter((s) => s.status === 'stopped')
+        .map((s) => s.id),
+    );
+    for (const r of running) {
+      if (ids.size >= PHASE_BATCH) break;
+      if (stopped.has(r.session_id as string)) ids.add(r.id);
+    }
+    // Live sessions, and the tasks (not the root) whose sessions they are.
+    const live = await this.kernel.liveSessions();
+    let found = 0;
+    for (let i = 0; i < live.length && found < PHASE_BATCH; i += PHASE_BATCH) {
+      const page = new Map(live.slice(i, i + PHASE_BATCH).map((s) => [s.id, s]));
+      const tasks = await this.tables.reader
+        .selectFrom('orchestration_tasks')
+        .select(['id', 'status', 'session_id'])
+        .where('session_id', 'in', [...page.keys()])
+        .where('parent_id', 'is not', null)
+        .execute();
+      for (const t of tasks) {
+        const s = page.get(t.session_id as string);
+        if (!s || found >= PHASE_BATCH) continue;
+        const drifted =
+          (t.status === 'running' && s.status === 'idle' && s.hasMessage) ||
+          (t.status === 'review' && (s.status === 'running' || s.status === 'pending')) ||
+          (TASK_DONE.includes(t.status) && s.termDeadline === null);
+        if (drifted) {
+          ids.add(t.id);
+          found++;
+        }
+      }
+    }
+    await this.evaluateAll([...ids]);
   }
 
   /** Open tasks whose parent completed or failed: hand them up. */
   private async orphanPhase(): Promise<void> {
-    const rows = await odb(this.kernel.store.reader)
-      .selectFrom('tasks as t')
-      .innerJoin('tasks as p', 'p.id', 't.parent_id')
+    const rows = await this.tables.reader
+      .selectFrom('orchestration_tasks as t')
+      .innerJoin('orchestration_tasks as p', 'p.id', 't.parent_id')
       .select('p.id')
       .distinct()
       .where('t.status', 'not in', TASK_DONE)

@@ -1,9 +1,8 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { forbidden, WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import { odb } from './schema.ts';
+import type { Tables, Tx } from './schema.ts';
 
 export interface NewEscalation {
   zone: string;
@@ -18,10 +17,10 @@ export interface NewEscalation {
 }
 
 /** Open an escalation to the operator inbox, in the caller's transaction; returns its id. */
-export async function openEscalation(tx: WriteTx, ids: IdGenerator, e: NewEscalation): Promise<string> {
+export async function openEscalation(tx: Tx, ids: IdGenerator, e: NewEscalation): Promise<string> {
   const id = ids.id('esc');
-  await odb(tx.db)
-    .insertInto('escalations')
+  await tx.db
+    .insertInto('orchestration_escalations')
     .values({
       id,
       zone: e.zone,
@@ -52,14 +51,15 @@ export async function openEscalation(tx: WriteTx, ids: IdGenerator, e: NewEscala
  */
 export async function escalate(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   question: string,
   context: Record<string, unknown>,
 ): Promise<{ escalation: string; task: string }> {
   if (p.kind !== 'session') throw forbidden('task_escalate is called by the session of a task');
-  return kernel.store.writer.write(async (tx) => {
-    const task = await odb(tx.db)
-      .selectFrom('tasks')
+  return tables.write(async (tx) => {
+    const task = await tx.db
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('session_id', '=', p.sessionId)
       .where('zone', '=', p.zone)
@@ -88,21 +88,21 @@ export async function escalate(
  * would reach nothing), in the caller's transaction; each is logged. Returns their ids.
  */
 export async function withdrawEscalations(
-  tx: WriteTx,
+  tx: Tx,
   task: { id: string; zone: string },
   actor: string,
   reason: string,
 ): Promise<string[]> {
-  const open = await odb(tx.db)
-    .selectFrom('escalations')
+  const open = await tx.db
+    .selectFrom('orchestration_escalations')
     .select('id')
     .where('task_id', '=', task.id)
     .where('status', '=', 'open')
     .execute();
   if (open.length === 0) return [];
   const ids = open.map((e) => e.id);
-  await odb(tx.db)
-    .updateTable('escalations')
+  await tx.db
+    .updateTable('orchestration_escalations')
     .set({ status: 'withdrawn', answered_by: actor, answered_at: tx.now })
     .where('id', 'in', ids)
     .execute();

@@ -1,10 +1,9 @@
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { SessionsTable } from '../../store/schema.ts';
-import type { WriteTx } from '../../store/writer.ts';
+import type { SessionState } from '../../kernel/session-state.ts';
 import { adoptChildren } from './adopt.ts';
 import { openEscalation, withdrawEscalations } from './escalations.ts';
-import { odb, type TaskStatus, type TasksTable } from './schema.ts';
-import { type Db, isDone, openChildren, transition } from './tasks.ts';
+import type { TaskStatus, TasksTable, Tx } from './schema.ts';
+import { isDone, openChildren, transition } from './tasks.ts';
 
 /**
  * A task's status follows its latest session: running while it runs; idle with a result
@@ -15,14 +14,18 @@ import { type Db, isDone, openChildren, transition } from './tasks.ts';
 /** What the plugin acts as (and is logged as) when no caller stands behind a change. */
 export const ACTOR = 'operator:orchestration';
 
-export async function sessionOf(db: Db, id: string | null): Promise<SessionsTable | undefined> {
-  if (!id) return undefined;
-  return odb(db).selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+/** The state of a task's session, in the unit (none: no session yet, or it is gone). */
+export async function sessionOf(
+  tx: Tx,
+  kernel: Kernel,
+  id: string | null,
+): Promise<SessionState | undefined> {
+  return id ? kernel.sessionStateIn(tx, id) : undefined;
 }
 
 /** Move a running or in-review task along with its session. `pending`: the idle session has input due. */
-export async function follow(tx: WriteTx, kernel: Kernel, t: TasksTable, pending: boolean): Promise<void> {
-  const s = await sessionOf(tx.db, t.session_id);
+export async function follow(tx: Tx, kernel: Kernel, t: TasksTable, pending: boolean): Promise<void> {
+  const s = await sessionOf(tx, kernel, t.session_id);
   if (!s) {
     // Retention removed it (its task was never told), or the row was edited by hand.
     if (t.status === 'running')
@@ -31,23 +34,23 @@ export async function follow(tx: WriteTx, kernel: Kernel, t: TasksTable, pending
   }
   if (s.status === 'stopped') {
     if (t.status === 'review') return; // an operator decides
-    if (s.end_reason === 'completed') {
+    if (s.endReason === 'completed') {
       await finish(tx, kernel, t, t.review === 1 ? 'review' : 'complete', {
-        result: s.last_message,
+        result: s.lastMessage,
         actor: ACTOR,
       });
     } else {
-      const reason = `session ${s.end_reason}${s.end_detail ? `: ${s.end_detail}` : ''}`;
+      const reason = `session ${s.endReason}${s.endDetail ? `: ${s.endDetail}` : ''}`;
       await finish(tx, kernel, t, 'failed', { reason, actor: ACTOR, session: s });
     }
     return;
   }
   if (s.status === 'idle') {
-    if (t.status !== 'running' || s.last_message === null || pending) return;
+    if (t.status !== 'running' || s.lastMessage === null || pending) return;
     // An orchestrator idles between its children's SIGCHLDs: it is done when its subtree is.
     if ((await openChildren(tx.db, t.id)) > 0) return;
     await finish(tx, kernel, t, t.review === 1 ? 'review' : 'complete', {
-      result: s.last_message,
+      result: s.lastMessage,
       actor: ACTOR,
     });
     return;
@@ -65,11 +68,11 @@ export async function follow(tx: WriteTx, kernel: Kernel, t: TasksTable, pending
  * transaction.
  */
 export async function finish(
-  tx: WriteTx,
+  tx: Tx,
   kernel: Kernel,
   t: TasksTable,
   to: TaskStatus,
-  how: { reason?: string | null; result?: string | null; actor: string; session?: SessionsTable },
+  how: { reason?: string | null; result?: string | null; actor: string; session?: SessionState },
 ): Promise<TasksTable> {
   const next = await transition(tx, t, {
     to,
@@ -86,7 +89,7 @@ export async function finish(
   if (to !== 'cancelled') await adoptChildren(tx, kernel, next, how.actor);
   if (next.session_id) await kernel.stopIn(tx, next.session_id, how.actor, true);
   if (to === 'failed' && t.on_failure === 'escalate') {
-    const s = how.session ?? (await sessionOf(tx.db, t.session_id));
+    const s = how.session ?? (await sessionOf(tx, kernel, t.session_id));
     await openEscalation(tx, kernel.ids, {
       zone: t.zone,
       taskId: t.id,
@@ -96,9 +99,9 @@ export async function finish(
         reason: how.reason ?? null,
         attempt: Number(t.attempts),
         session: s?.id ?? null,
-        endReason: s?.end_reason ?? null,
-        endDetail: s?.end_detail ?? null,
-        lastMessage: s?.last_message ?? null,
+        endReason: s?.endReason ?? null,
+        endDetail: s?.endDetail ?? null,
+        lastMessage: s?.lastMessage ?? null,
       },
       actor: 'kernel',
     });
@@ -107,7 +110,7 @@ export async function finish(
 }
 
 /** A task that is done: its session ended, its open children handed up (the backstop's repairs). */
-export async function settleDone(tx: WriteTx, kernel: Kernel, t: TasksTable): Promise<void> {
+export async function settleDone(tx: Tx, kernel: Kernel, t: TasksTable): Promise<void> {
   if (t.status !== 'cancelled') await adoptChildren(tx, kernel, t, ACTOR);
   if (t.session_id) await kernel.stopIn(tx, t.session_id, ACTOR, true);
 }

@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import * as s from '../../contract/schemas.ts';
-import { defineSyscall } from '../../contract/syscall.ts';
+import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
 import { answerEscalation } from './answer.ts';
 import { escalate } from './escalations.ts';
 import { DEFAULT_INBOX_PAGE, listInbox, showEscalation } from './inbox.ts';
+import type { OrchestrationSelf } from './instance.ts';
 
 /** Escalation to a human: agents ask with task_escalate, operators answer from the inbox. */
 
 export const QUESTION_BYTES = 4 * 1024;
 export const CONTEXT_BYTES = 16 * 1024;
+
+const tables = (ctx: SyscallContext) => (ctx.self as OrchestrationSelf).tables;
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '');
 
@@ -54,8 +57,8 @@ export const taskEscalate = defineSyscall({
   callers: ['session'],
   tier: 2,
   http: { method: 'POST', path: '/v1/inbox' },
-  handler: async ({ kernel, principal }, i) => ({
-    ...(await escalate(kernel, principal, i.question, i.context ?? {})),
+  handler: async (ctx, i) => ({
+    ...(await escalate(ctx.kernel, tables(ctx), ctx.principal, i.question, i.context ?? {})),
     message: 'Escalated to an operator; the answer will arrive as input framed [ANSWER].',
   }),
 });
@@ -70,7 +73,7 @@ export const inboxList = defineSyscall({
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/inbox' },
   cli: { command: ['inbox'], examples: ['warren inbox', 'warren inbox --all --limit 20'] },
-  handler: ({ kernel, principal }, i) => listInbox(kernel, principal, i),
+  handler: (ctx, i) => listInbox(ctx.kernel, tables(ctx), ctx.principal, i),
 });
 
 export const inboxShow = defineSyscall({
@@ -89,8 +92,8 @@ export const inboxShow = defineSyscall({
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/inbox/:id' },
   cli: { command: ['inbox', 'show'], positional: ['id'], examples: ['warren inbox show esc_01j…'] },
-  handler: async ({ kernel, principal }, i) => ({
-    escalation: await showEscalation(kernel, principal, i.id),
+  handler: async (ctx, i) => ({
+    escalation: await showEscalation(ctx.kernel, tables(ctx), ctx.principal, i.id),
   }),
 });
 
@@ -114,7 +117,7 @@ export const inboxAnswer = defineSyscall({
     positional: ['id', 'text'],
     examples: ['warren inbox answer esc_01j… "use the staging database"'],
   },
-  handler: ({ kernel, principal }, i) => answerEscalation(kernel, principal, i.id, i.text),
+  handler: (ctx, i) => answerEscalation(ctx.kernel, tables(ctx), ctx.principal, i.id, i.text),
 });
 
 export const inboxSyscalls = [taskEscalate, inboxList, inboxShow, inboxAnswer];

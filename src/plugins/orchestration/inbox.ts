@@ -3,7 +3,7 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import { parseJson } from '../../util/json.ts';
 import { forbidden, notFound } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import { type EscalationsTable, odb } from './schema.ts';
+import type { EscalationsTable, Tables } from './schema.ts';
 
 /**
  * The operator inbox: a zone's escalations, open ones by default. Pages are keyset pages
@@ -41,14 +41,15 @@ const operatorOnly = (p: Principal) => {
 
 export async function listInbox(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   q: { all?: boolean | undefined; limit?: number | undefined; after?: string | undefined },
 ): Promise<{ escalations: InboxItem[]; next: string | null }> {
   operatorOnly(p);
   const limit = q.limit ?? DEFAULT_INBOX_PAGE;
-  let query = odb(kernel.store.reader)
-    .selectFrom('escalations as e')
-    .leftJoin('tasks as t', 't.id', 'e.task_id')
+  let query = tables.reader
+    .selectFrom('orchestration_escalations as e')
+    .leftJoin('orchestration_tasks as t', 't.id', 'e.task_id')
     .select([
       'e.id',
       'e.task_id',
@@ -72,11 +73,16 @@ export async function listInbox(
   return { escalations: page, next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
 }
 
-export async function showEscalation(kernel: Kernel, p: Principal, id: string): Promise<Escalation> {
+export async function showEscalation(
+  kernel: Kernel,
+  tables: Tables,
+  p: Principal,
+  id: string,
+): Promise<Escalation> {
   operatorOnly(p);
-  const r = await odb(kernel.store.reader)
-    .selectFrom('escalations as e')
-    .leftJoin('tasks as t', 't.id', 'e.task_id')
+  const r = await tables.reader
+    .selectFrom('orchestration_escalations as e')
+    .leftJoin('orchestration_tasks as t', 't.id', 'e.task_id')
     .selectAll('e')
     .select(['t.title', 't.status as task_status', 't.session_id as task_session'])
     .where('e.id', '=', id)

@@ -1,7 +1,18 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
 
-/** The orchestration plugin's tables: tasks, their dependencies, escalations, durable attachments. */
+/** Each table's first name, and the name it carries now: the plugin's own prefix. */
+export const ORCHESTRATION_RENAMES = [
+  ['tasks', 'orchestration_tasks'],
+  ['task_deps', 'orchestration_task_deps'],
+  ['escalations', 'orchestration_escalations'],
+  ['task_attachments', 'orchestration_task_attachments'],
+] as const;
+
+/**
+ * The orchestration plugin's tables: tasks, their dependencies, escalations, durable
+ * attachments. Created under their first names; `003_prefixed_names` renames them.
+ */
 export function orchestrationMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
   return {
@@ -91,6 +102,15 @@ export function orchestrationMigrations(kind: DialectKind): Record<string, Migra
           .on('escalations')
           .columns(['zone', 'id'])
           .execute();
+      },
+    },
+    // Every table carries the plugin's name (`orchestration_…`), as the kernel's and other
+    // plugins' tables never do: renamed in place on both backends, rows, keys and indexes
+    // kept (the indexes keep their names; nothing names them).
+    '003_prefixed_names': {
+      async up(db: Kysely<unknown>): Promise<void> {
+        for (const [from, to] of ORCHESTRATION_RENAMES)
+          await db.schema.alterTable(from).renameTo(to).execute();
       },
     },
   };

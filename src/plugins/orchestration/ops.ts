@@ -1,13 +1,12 @@
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { Budget } from '../../kernel/types.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
 import { ownTask, requireActOn } from './access.ts';
 import { checkDeps } from './dag.ts';
 import { withdrawEscalations } from './escalations.ts';
 import { finish } from './follow.ts';
-import { odb, TASK_DONE, type TasksTable } from './schema.ts';
+import { TASK_DONE, type Tables, type TasksTable, type Tx } from './schema.ts';
 import { depsOf, ensureRoot, isDone, isRootId, rootIdOf, taskById, taskInZone, transition } from './tasks.ts';
 import { MAX_TEMPLATE_BYTES, type SpawnTemplate } from './template.ts';
 
@@ -36,7 +35,7 @@ function notRoot(t: TasksTable, what: string): void {
 }
 
 /** A task of the caller's zone that the caller may act on. */
-async function target(tx: WriteTx, p: Principal, ref: string, what: string): Promise<TasksTable> {
+async function target(tx: Tx, p: Principal, ref: string, what: string): Promise<TasksTable> {
   const t = await taskInZone(tx.db, p.zone, ref);
   await requireActOn(tx.db, p, t, what);
   return t;
@@ -44,6 +43,7 @@ async function target(tx: WriteTx, p: Principal, ref: string, what: string): Pro
 
 export async function createTask(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   n: NewTask,
 ): Promise<{ task: TasksTable; dependsOn: string[] }> {
@@ -66,7 +66,7 @@ export async function createTask(
     'local';
   // An environment that does not exist is an error now; one that is offline is waited for.
   kernel.checkEnvironment(environment);
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     await ensureRoot(tx, p.zone);
     const actor = principalId(p);
     let parent: TasksTable;
@@ -110,10 +110,10 @@ export async function createTask(
       updated_at: tx.now,
       ended_at: null,
     };
-    await odb(tx.db).insertInto('tasks').values(row).execute();
+    await tx.db.insertInto('orchestration_tasks').values(row).execute();
     if (deps.length > 0) {
-      await odb(tx.db)
-        .insertInto('task_deps')
+      await tx.db
+        .insertInto('orchestration_task_deps')
         .values(deps.map((d) => ({ task_id: id, depends_on: d })))
         .execute();
     }
@@ -139,8 +139,8 @@ export async function createTask(
 }
 
 /** Add dependencies to a task that has not started; a cycle is refused, named. */
-export async function addDeps(kernel: Kernel, p: Principal, ref: string, dependsOn: string[]) {
-  return kernel.store.writer.write(async (tx) => {
+export async function addDeps(tables: Tables, p: Principal, ref: string, dependsOn: string[]) {
+  return tables.write(async (tx) => {
     const t = await target(tx, p, ref, 'change');
     notRoot(t, 'given dependencies');
     if (t.status !== 'pending' && t.status !== 'ready') {
@@ -152,8 +152,8 @@ export async function addDeps(kernel: Kernel, p: Principal, ref: string, depends
     if (p.kind === 'session') for (const d of added) await target(tx, p, d, 'depend on');
     await checkNotDescendants(tx, t.id, added);
     if (added.length > 0) {
-      await odb(tx.db)
-        .insertInto('task_deps')
+      await tx.db
+        .insertInto('orchestration_task_deps')
         .values(added.map((d) => ({ task_id: t.id, depends_on: d })))
         .execute();
       tx.append({
@@ -171,12 +171,12 @@ export async function addDeps(kernel: Kernel, p: Principal, ref: string, depends
  * A task may not wait on one of its own descendants: they start only once it has (they are
  * spawned by its session), so it would wait forever.
  */
-async function checkNotDescendants(tx: WriteTx, id: string, deps: string[]): Promise<void> {
+async function checkNotDescendants(tx: Tx, id: string, deps: string[]): Promise<void> {
   let frontier = [id];
   let seen = 0;
   while (frontier.length > 0 && seen < 20_000) {
-    const kids = await odb(tx.db)
-      .selectFrom('tasks')
+    const kids = await tx.db
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('parent_id', 'in', frontier)
       .execute();
@@ -191,8 +191,8 @@ async function checkNotDescendants(tx: WriteTx, id: string, deps: string[]): Pro
  * Release a held task, or retry a failed or cancelled one (a new attempt: a new session).
  * Anything else is a conflict.
  */
-export async function startTask(kernel: Kernel, p: Principal, ref: string): Promise<TasksTable> {
-  return kernel.store.writer.write(async (tx) => {
+export async function startTask(tables: Tables, p: Principal, ref: string): Promise<TasksTable> {
+  return tables.write(async (tx) => {
     const t = await target(tx, p, ref, 'start');
     notRoot(t, 'started');
     const actor = principalId(p);
@@ -206,8 +206,8 @@ export async function startTask(kernel: Kernel, p: Principal, ref: string): Prom
       });
     }
     if ((t.status === 'pending' || t.status === 'ready') && t.held === 1) {
-      await odb(tx.db)
-        .updateTable('tasks')
+      await tx.db
+        .updateTable('orchestration_tasks')
         .set({ held: 0, reason: null, updated_at: tx.now })
         .where('id', '=', t.id)
         .execute();
@@ -226,11 +226,12 @@ export async function startTask(kernel: Kernel, p: Principal, ref: string): Prom
  */
 export async function completeTask(
   kernel: Kernel,
+  tables: Tables,
   p: Principal,
   ref: string,
   result?: string,
 ): Promise<TasksTable> {
-  return kernel.store.writer.write(async (tx) => {
+  return tables.write(async (tx) => {
     const t = await taskInZone(tx.db, p.zone, ref);
     notRoot(t, 'completed');
     // Its own session may complete it too (it is in its own subtree).
@@ -240,14 +241,8 @@ export async function completeTask(
     }
     let value = result;
     if (value === undefined) {
-      const s = t.session_id
-        ? await odb(tx.db)
-            .selectFrom('sessions')
-            .select('last_message')
-            .where('id', '=', t.session_id)
-            .executeTakeFirst()
-        : undefined;
-      value = t.result ?? s?.last_message ?? undefined;
+      const s = t.session_id ? await kernel.sessionStateIn(tx, t.session_id) : undefined;
+      value = t.result ?? s?.lastMessage ?? undefined;
     }
     return finish(tx, kernel, t, 'complete', {
       actor: principalId(p),
@@ -260,8 +255,8 @@ export async function completeTask(
  * Cancel a task and every open task below it: each is marked cancelled and its live session
  * gets SIGTERM (over its pipe: the kernel's grace, then SIGKILL), in one transaction.
  */
-export async function cancelTask(kernel: Kernel, p: Principal, ref: string, reason?: string) {
-  return kernel.store.writer.write(async (tx) => {
+export async function cancelTask(kernel: Kernel, tables: Tables, p: Principal, ref: string, reason?: string) {
+  return tables.write(async (tx) => {
     const t = await target(tx, p, ref, 'cancel');
     notRoot(t, 'cancelled');
     if (isDone(t.status)) throw conflict(`task ${t.id} is already ${t.status}`);
@@ -279,8 +274,8 @@ export async function cancelTask(kernel: Kernel, p: Principal, ref: string, reas
         });
         cancelled.push(x.id);
       }
-      frontier = await odb(tx.db)
-        .selectFrom('tasks')
+      frontier = await tx.db
+        .selectFrom('orchestration_tasks')
         .selectAll()
         .where(
           'parent_id',
@@ -295,12 +290,12 @@ export async function cancelTask(kernel: Kernel, p: Principal, ref: string, reas
 }
 
 /** Delete a task: never the root, never one with children, one that runs, or one an open task waits on. */
-export async function deleteTask(kernel: Kernel, p: Principal, ref: string): Promise<{ id: string }> {
-  return kernel.store.writer.write(async (tx) => {
+export async function deleteTask(tables: Tables, p: Principal, ref: string): Promise<{ id: string }> {
+  return tables.write(async (tx) => {
     const t = await target(tx, p, ref, 'delete');
     notRoot(t, 'deleted');
-    const kids = await odb(tx.db)
-      .selectFrom('tasks')
+    const kids = await tx.db
+      .selectFrom('orchestration_tasks')
       .select('id')
       .where('parent_id', '=', t.id)
       .limit(5)
@@ -318,22 +313,22 @@ export async function deleteTask(kernel: Kernel, p: Principal, ref: string): Pro
     if (t.status === 'running' || t.status === 'review') {
       throw conflict(`task ${t.id} is ${t.status}: cancel or complete it first`);
     }
-    const waiting = await odb(tx.db)
-      .selectFrom('task_deps')
-      .innerJoin('tasks', 'tasks.id', 'task_deps.task_id')
-      .select('tasks.id')
-      .where('task_deps.depends_on', '=', t.id)
-      .where('tasks.status', 'in', ['pending', 'ready'])
+    const waiting = await tx.db
+      .selectFrom('orchestration_task_deps')
+      .innerJoin('orchestration_tasks', 'orchestration_tasks.id', 'orchestration_task_deps.task_id')
+      .select('orchestration_tasks.id')
+      .where('orchestration_task_deps.depends_on', '=', t.id)
+      .where('orchestration_tasks.status', 'in', ['pending', 'ready'])
       .limit(5)
       .execute();
     if (waiting.length > 0) {
       throw conflict(`task ${t.id} is a dependency of ${waiting.map((w) => w.id).join(', ')}`);
     }
     await withdrawEscalations(tx, t, principalId(p), 'the task was deleted');
-    await odb(tx.db).deleteFrom('task_attachments').where('task_id', '=', t.id).execute();
-    await odb(tx.db).deleteFrom('task_deps').where('task_id', '=', t.id).execute();
-    await odb(tx.db).deleteFrom('task_deps').where('depends_on', '=', t.id).execute();
-    await odb(tx.db).deleteFrom('tasks').where('id', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_task_attachments').where('task_id', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_task_deps').where('task_id', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_task_deps').where('depends_on', '=', t.id).execute();
+    await tx.db.deleteFrom('orchestration_tasks').where('id', '=', t.id).execute();
     tx.append({
       zone: t.zone,
       type: 'task.deleted',

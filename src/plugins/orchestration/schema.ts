@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../store/schema.ts';
+import type { Kysely } from 'kysely';
+import type { PluginTables, PluginTx } from '../../contract/plugin.ts';
 
 export const TASK_STATUSES = [
   'pending',
@@ -79,13 +79,17 @@ export interface TaskAttachmentsTable {
   created_at: number;
 }
 
-export interface OrchestrationDb extends Database {
-  tasks: TasksTable;
-  task_deps: TaskDepsTable;
-  escalations: EscalationsTable;
-  task_attachments: TaskAttachmentsTable;
+/** The orchestration plugin's own tables: all it reads and writes directly. */
+export interface OrchestrationDb {
+  orchestration_tasks: TasksTable;
+  orchestration_task_deps: TaskDepsTable;
+  orchestration_escalations: EscalationsTable;
+  orchestration_task_attachments: TaskAttachmentsTable;
 }
 
-/** The kernel's handles, typed with this plugin's tables as well. */
-export const odb = (db: Kysely<Database> | Transaction<Database>): Kysely<OrchestrationDb> =>
-  db as unknown as Kysely<OrchestrationDb>;
+/** The plugin's handle on its tables. */
+export type Tables = PluginTables<OrchestrationDb>;
+/** A write unit, as the plugin sees it. */
+export type Tx = PluginTx<OrchestrationDb>;
+/** Reads of its tables: `tables.reader`, or a unit's `tx.db` (which sees the unit's own writes). */
+export type Db = Kysely<OrchestrationDb>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as s from '../../contract/schemas.ts';
 import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
-import type { Engine } from './engine.ts';
+import type { OrchestrationSelf } from './instance.ts';
 import { addDeps, cancelTask, completeTask, createTask, deleteTask, startTask } from './ops.ts';
 import { TASK_STATUSES } from './schema.ts';
 import { taskDetail, taskInfo } from './tasks.ts';
@@ -10,7 +10,9 @@ import { listTasks, showTask, taskTree } from './views.ts';
 
 /** The task syscalls: operators (CLI, REST) and orchestrator sessions (MCP tools) call the same ones. */
 
-const engine = (ctx: SyscallContext) => (ctx.self as { engine: Engine }).engine;
+const self = (ctx: SyscallContext) => ctx.self as OrchestrationSelf;
+const engine = (ctx: SyscallContext) => self(ctx).engine;
+const tables = (ctx: SyscallContext) => self(ctx).tables;
 
 const taskId = z.string().min(1).max(200).describe('A task id (`root`: your zone’s root task)');
 const status = z.enum(TASK_STATUSES);
@@ -89,7 +91,7 @@ export const taskCreate = defineSyscall({
     ],
   },
   async handler(ctx, i) {
-    const r = await createTask(ctx.kernel, ctx.principal, i);
+    const r = await createTask(ctx.kernel, tables(ctx), ctx.principal, i);
     engine(ctx).poke(r.task.id);
     return { task: taskDetail(r.task), dependsOn: r.dependsOn };
   },
@@ -110,7 +112,7 @@ export const taskDepend = defineSyscall({
     examples: ['warren task depend task_join --depends-on \'["task_c"]\''],
   },
   async handler(ctx, i) {
-    const r = await addDeps(ctx.kernel, ctx.principal, i.id, i.dependsOn);
+    const r = await addDeps(tables(ctx), ctx.principal, i.id, i.dependsOn);
     engine(ctx).poke(r.task.id);
     return { task: taskDetail(r.task), dependsOn: r.dependsOn };
   },
@@ -132,7 +134,7 @@ export const taskList = defineSyscall({
     command: ['task', 'list'],
     examples: ['warren task list --status running', 'warren task list --parent root'],
   },
-  handler: (ctx, i) => listTasks(ctx.kernel, ctx.principal, i),
+  handler: (ctx, i) => listTasks(tables(ctx), ctx.principal, i),
 });
 
 export const taskShow = defineSyscall({
@@ -150,7 +152,7 @@ export const taskShow = defineSyscall({
   tier: 1,
   http: { method: 'GET', path: '/v1/tasks/:id' },
   cli: { command: ['task', 'show'], positional: ['id'], examples: ['warren task show task_01j…'] },
-  handler: (ctx, i) => showTask(ctx.kernel, ctx.principal, i.id),
+  handler: (ctx, i) => showTask(ctx.kernel, tables(ctx), ctx.principal, i.id),
 });
 
 interface Node {
@@ -173,7 +175,7 @@ export const taskTreeCall = defineSyscall({
     positional: ['id'],
     examples: ['warren task tree', 'warren task tree task_01j…'],
   },
-  handler: (ctx, i) => taskTree(ctx.kernel, ctx.principal, i.id),
+  handler: (ctx, i) => taskTree(tables(ctx), ctx.principal, i.id),
 });
 
 export const taskStart = defineSyscall({
@@ -187,7 +189,7 @@ export const taskStart = defineSyscall({
   http: { method: 'POST', path: '/v1/tasks/:id/start' },
   cli: { command: ['task', 'start'], positional: ['id'], examples: ['warren task start task_01j…'] },
   async handler(ctx, i) {
-    const t = await startTask(ctx.kernel, ctx.principal, i.id);
+    const t = await startTask(tables(ctx), ctx.principal, i.id);
     engine(ctx).poke(t.id);
     return { task: taskInfo(t) };
   },
@@ -204,7 +206,7 @@ export const taskCancel = defineSyscall({
   http: { method: 'POST', path: '/v1/tasks/:id/cancel' },
   cli: { command: ['task', 'cancel'], positional: ['id'], examples: ['warren task cancel task_01j…'] },
   async handler(ctx, i) {
-    const r = await cancelTask(ctx.kernel, ctx.principal, i.id, i.reason);
+    const r = await cancelTask(ctx.kernel, tables(ctx), ctx.principal, i.id, i.reason);
     return { task: taskInfo(r.task), cancelled: r.cancelled };
   },
 });
@@ -232,7 +234,7 @@ export const taskComplete = defineSyscall({
     examples: ['warren task complete task_01j… "looks good"'],
   },
   async handler(ctx, i) {
-    return { task: taskInfo(await completeTask(ctx.kernel, ctx.principal, i.id, i.result)) };
+    return { task: taskInfo(await completeTask(ctx.kernel, tables(ctx), ctx.principal, i.id, i.result)) };
   },
 });
 
@@ -246,7 +248,7 @@ export const taskDelete = defineSyscall({
   tier: 1,
   http: { method: 'DELETE', path: '/v1/tasks/:id' },
   cli: { command: ['task', 'delete'], positional: ['id'], examples: ['warren task delete task_01j…'] },
-  handler: (ctx, i) => deleteTask(ctx.kernel, ctx.principal, i.id),
+  handler: (ctx, i) => deleteTask(tables(ctx), ctx.principal, i.id),
 });
 
 export const taskSyscalls = [

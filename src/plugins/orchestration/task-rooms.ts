@@ -1,11 +1,10 @@
 import type { ReconcilePhase } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
-import { parseJson } from '../../util/json.ts';
 import type { Log } from '../../util/log.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { KERNEL_ACTOR, operator } from '../../vocab/principal.ts';
-import { odb, type TaskAttachmentsTable } from './schema.ts';
+import type { Tables, TaskAttachmentsTable } from './schema.ts';
 import { forgetAttachment } from './task-targets.ts';
 
 /** One session of a task to bring its durable attachments to. */
@@ -33,6 +32,7 @@ export class TaskRooms {
 
   constructor(
     private readonly kernel: Kernel,
+    private readonly tables: Tables,
     private readonly log: Log,
   ) {}
 
@@ -66,8 +66,8 @@ export class TaskRooms {
   private async drain(): Promise<void> {
     for (let job = this.queue.shift(); job && !this.stopped; job = this.queue.shift()) {
       try {
-        const rows = await odb(this.kernel.store.reader)
-          .selectFrom('task_attachments')
+        const rows = await this.tables.reader
+          .selectFrom('orchestration_task_attachments')
           .selectAll()
           .where('task_id', '=', job.task)
           .execute();
@@ -91,7 +91,7 @@ export class TaskRooms {
     } catch (error) {
       if (!(error instanceof WarrenError)) throw error;
       if (error.code === 'not_found' && error.details?.what === 'stream') {
-        await this.kernel.store.writer.write((tx) =>
+        await this.tables.write((tx) =>
           forgetAttachment(tx, row.zone, row.task_id, row.stream_id, KERNEL_ACTOR, 'room closed'),
         );
         return true;
@@ -102,59 +102,45 @@ export class TaskRooms {
   }
 
   private async reconcile(): Promise<void> {
-    const head = await this.kernel.store.log.head();
+    const head = await this.kernel.logHead();
     if (this.cursor === undefined) {
       await this.applyMissing(undefined);
       this.cursor = head;
       return;
     }
-    const dispatched = await this.kernel.store.reader
-      .selectFrom('events')
-      .select(['seq', 'payload'])
-      .where('type', '=', 'task.dispatched')
-      .where('seq', '>', this.cursor)
-      .where('seq', '<=', head)
-      .orderBy('seq')
-      .limit(EVENTS_PER_TICK)
-      .execute();
+    const read = await this.kernel.eventsOfType('task.dispatched', this.cursor, EVENTS_PER_TICK);
+    const dispatched = read.filter((e) => e.seq <= head);
     const tasks = new Set<string>();
     for (const e of dispatched) {
-      const task = parseJson<{ task?: unknown }>(e.payload, {}).task;
+      const task = e.payload.task;
       if (typeof task === 'string') tasks.add(task);
     }
     if (tasks.size > 0) await this.applyMissing([...tasks]);
-    this.cursor = dispatched.length === EVENTS_PER_TICK ? Number(dispatched.at(-1)!.seq) : head;
+    this.cursor = dispatched.length === EVENTS_PER_TICK ? dispatched.at(-1)!.seq : head;
   }
 
   /**
    * The durable attachments (of `tasks`, or all) whose task has a live session that does
-   * not hold them: a join on primary keys and the open-fd index, costing the attachments
+   * not hold them: the attachments and their tasks' sessions from this plugin's tables, then
+   * the kernel's reads by key of those sessions, rooms and fds, costing the attachments
    * looked at.
    */
   private async applyMissing(tasks: string[] | undefined): Promise<void> {
-    let query = odb(this.kernel.store.reader)
-      .selectFrom('task_attachments as ta')
-      .innerJoin('tasks as t', 't.id', 'ta.task_id')
-      .innerJoin('sessions as s', 's.id', 't.session_id')
-      .innerJoin('streams as st', 'st.id', 'ta.stream_id')
+    let query = this.tables.reader
+      .selectFrom('orchestration_task_attachments as ta')
+      .innerJoin('orchestration_tasks as t', 't.id', 'ta.task_id')
       .selectAll('ta')
       .select('t.session_id as session')
-      .where('s.status', '!=', 'stopped')
-      .where('st.closed_at', 'is', null)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('fds as f')
-              .select('f.id')
-              .whereRef('f.holder', '=', 't.session_id')
-              .whereRef('f.stream_id', '=', 'ta.stream_id')
-              .where('f.closed_at', 'is', null),
-          ),
-        ),
-      );
+      .where('t.session_id', 'is not', null);
     if (tasks) query = query.where('ta.task_id', 'in', tasks);
-    for (const row of await query.execute()) {
+    const rows = await query.execute();
+    const due = await this.kernel.unheldRooms(
+      rows.map((r) => ({ session: r.session as string, stream: r.stream_id })),
+    );
+    const wanted = new Set(due.map((d) => `${d.session}\n${d.stream}`));
+    for (const row of rows) {
       if (this.stopped) return;
+      if (!wanted.has(`${row.session}\n${row.stream_id}`)) continue;
       try {
         await this.apply(row, row.session as string);
       } catch (error) {

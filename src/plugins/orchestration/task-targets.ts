@@ -1,11 +1,9 @@
-import type { Kysely } from 'kysely';
 import type { DurableAttachment, SessionTargets } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { DeliveryMode, Permission } from '../../store/schema.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { notFound } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
-import { type OrchestrationDb, odb } from './schema.ts';
+import type { Db, Tables, Tx } from './schema.ts';
 
 /** Task ids are `task_<ulid>`: anything else is not ours, and costs no query. */
 export const isTaskId = (id: string): boolean => id.startsWith('task_');
@@ -15,20 +13,17 @@ const MAX_LISTED = 1000;
 
 /**
  * A task id stands for its task's latest live session (room commands accept it), and keeps
- * durable room attachments in `task_attachments`; TaskRooms re-applies them to each new
+ * durable room attachments in `orchestration_task_attachments`; TaskRooms re-applies them to each new
  * session. Every query is by primary key or the task's zone.
  */
-export function taskTargets(kernel: Kernel): SessionTargets {
-  const db = () => odb(kernel.store.reader);
-
+export function taskTargets(kernel: Kernel, tables: Tables): SessionTargets {
   /** The task in `zone`, or not_found: another zone's tasks do not exist for its operators. */
-  const taskIn = async (zone: string, id: string, on: Kysely<OrchestrationDb> = db()) => {
+  const taskIn = async (zone: string, id: string, on: Db = tables.reader) => {
     const row = await on
-      .selectFrom('tasks')
-      .leftJoin('sessions', 'sessions.id', 'tasks.session_id')
-      .select(['tasks.id', 'tasks.session_id', 'sessions.status'])
-      .where('tasks.id', '=', id)
-      .where('tasks.zone', '=', zone)
+      .selectFrom('orchestration_tasks')
+      .select(['id', 'session_id'])
+      .where('id', '=', id)
+      .where('zone', '=', zone)
       .executeTakeFirst();
     if (!row) throw notFound('task', id);
     return row;
@@ -38,17 +33,17 @@ export function taskTargets(kernel: Kernel): SessionTargets {
     async resolve(zone, id) {
       if (!isTaskId(id)) return undefined;
       const task = await taskIn(zone, id);
-      return task.session_id !== null && task.status != null && task.status !== 'stopped'
-        ? task.session_id
-        : null;
+      if (task.session_id === null) return null;
+      const s = await kernel.sessionState(task.session_id);
+      return s && s.status !== 'stopped' ? task.session_id : null;
     },
     durable: {
       async attach(by: Principal, id: string, stream, permission: Permission, mode: DeliveryMode) {
         const actor = principalId(by);
-        await kernel.store.writer.write(async (tx) => {
-          await taskIn(by.zone, id, odb(tx.db));
-          await odb(tx.db)
-            .insertInto('task_attachments')
+        await tables.write(async (tx) => {
+          await taskIn(by.zone, id, tx.db);
+          await tx.db
+            .insertInto('orchestration_task_attachments')
             .values({
               task_id: id,
               stream_id: stream.id,
@@ -70,37 +65,36 @@ export function taskTargets(kernel: Kernel): SessionTargets {
         });
       },
       async detach(by: Principal, id: string, streamId: string) {
-        return kernel.store.writer.write(async (tx) => {
-          await taskIn(by.zone, id, odb(tx.db));
+        return tables.write(async (tx) => {
+          await taskIn(by.zone, id, tx.db);
           return forgetAttachment(tx, by.zone, id, streamId, principalId(by));
         });
       },
       async list(zone: string, id: string): Promise<DurableAttachment[]> {
         await taskIn(zone, id);
-        const rows = await db()
-          .selectFrom('task_attachments')
-          .innerJoin('streams', 'streams.id', 'task_attachments.stream_id')
-          .select([
-            'task_attachments.stream_id',
-            'streams.name',
-            'task_attachments.permission',
-            'task_attachments.mode',
-            'task_attachments.created_by',
-            'task_attachments.created_at',
-          ])
-          .where('task_attachments.task_id', '=', id)
-          .orderBy('task_attachments.created_at')
-          .orderBy('task_attachments.stream_id')
+        const rows = await tables.reader
+          .selectFrom('orchestration_task_attachments')
+          .select(['stream_id', 'permission', 'mode', 'created_by', 'created_at'])
+          .where('task_id', '=', id)
+          .orderBy('created_at')
+          .orderBy('stream_id')
           .limit(MAX_LISTED)
           .execute();
-        return rows.map((r) => ({
-          streamId: r.stream_id,
-          streamName: r.name,
-          permission: r.permission,
-          mode: r.mode,
-          createdBy: r.created_by,
-          createdAt: Number(r.created_at),
-        }));
+        const names = await kernel.streamNamesById(rows.map((r) => r.stream_id));
+        return rows.flatMap((r) => {
+          const name = names.get(r.stream_id);
+          if (name === undefined) return [];
+          return [
+            {
+              streamId: r.stream_id,
+              streamName: name,
+              permission: r.permission,
+              mode: r.mode,
+              createdBy: r.created_by,
+              createdAt: Number(r.created_at),
+            },
+          ];
+        });
       },
     },
   };
@@ -108,15 +102,15 @@ export function taskTargets(kernel: Kernel): SessionTargets {
 
 /** Remove a durable attachment (logged); true when there was one. */
 export async function forgetAttachment(
-  tx: WriteTx,
+  tx: Tx,
   zone: string,
   task: string,
   streamId: string,
   actor: string,
   reason?: string,
 ): Promise<boolean> {
-  const gone = await odb(tx.db)
-    .deleteFrom('task_attachments')
+  const gone = await tx.db
+    .deleteFrom('orchestration_task_attachments')
     .where('task_id', '=', task)
     .where('stream_id', '=', streamId)
     .executeTakeFirst();

@@ -1,12 +1,9 @@
 import { initIdOf } from '../../kernel/zones.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { parseJson } from '../../util/json.ts';
 import { WarrenError } from '../../vocab/errors.ts';
-import { odb, TASK_DONE, type TaskStatus, type TasksTable } from './schema.ts';
+import { type Db, TASK_DONE, type TaskStatus, type TasksTable, type Tx } from './schema.ts';
 
 /** Task rows: the zone's root task, lookups, and the one way a task changes status. */
-
-export type Db = WriteTx['db'];
 
 /**
  * A zone's root task: the task tree's init. `root` in the default zone, `root.<zone>`
@@ -21,12 +18,16 @@ export const taskRef = (zone: string, id: string) => (id === 'root' ? rootIdOf(z
 export const isDone = (s: TaskStatus) => TASK_DONE.includes(s);
 
 /** Make sure a zone has its root task (made the first time the zone gets a task). */
-export async function ensureRoot(tx: WriteTx, zone: string): Promise<void> {
+export async function ensureRoot(tx: Tx, zone: string): Promise<void> {
   const id = rootIdOf(zone);
-  const found = await odb(tx.db).selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst();
+  const found = await tx.db
+    .selectFrom('orchestration_tasks')
+    .select('id')
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (found) return;
-  await odb(tx.db)
-    .insertInto('tasks')
+  await tx.db
+    .insertInto('orchestration_tasks')
     .values({
       id,
       zone,
@@ -56,7 +57,7 @@ export async function ensureRoot(tx: WriteTx, zone: string): Promise<void> {
 }
 
 export async function taskById(db: Db, id: string): Promise<TasksTable | undefined> {
-  return odb(db).selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('orchestration_tasks').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** A task of `zone`, or `not_found` (another zone's task does not exist for this caller). */
@@ -73,8 +74,8 @@ export async function taskInZone(db: Db, zone: string, ref: string): Promise<Tas
 }
 
 export async function depsOf(db: Db, id: string): Promise<string[]> {
-  const rows = await odb(db)
-    .selectFrom('task_deps')
+  const rows = await db
+    .selectFrom('orchestration_task_deps')
     .select('depends_on')
     .where('task_id', '=', id)
     .orderBy('depends_on')
@@ -83,8 +84,8 @@ export async function depsOf(db: Db, id: string): Promise<string[]> {
 }
 
 export async function childIds(db: Db, id: string): Promise<string[]> {
-  const rows = await odb(db)
-    .selectFrom('tasks')
+  const rows = await db
+    .selectFrom('orchestration_tasks')
     .select('id')
     .where('parent_id', '=', id)
     .orderBy('id')
@@ -94,8 +95,8 @@ export async function childIds(db: Db, id: string): Promise<string[]> {
 
 /** Children that are not done: a parent with these is still waiting on its subtree. */
 export async function openChildren(db: Db, id: string): Promise<number> {
-  const row = await odb(db)
-    .selectFrom('tasks')
+  const row = await db
+    .selectFrom('orchestration_tasks')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('parent_id', '=', id)
     .where('status', 'not in', TASK_DONE)
@@ -116,7 +117,7 @@ export interface Change {
  * The one way a task changes status: the row and its `task.status` event, in one
  * transaction. Returns the row as it now is.
  */
-export async function transition(tx: WriteTx, task: TasksTable, c: Change): Promise<TasksTable> {
+export async function transition(tx: Tx, task: TasksTable, c: Change): Promise<TasksTable> {
   const patch: Partial<TasksTable> = {
     ...c.patch,
     status: c.to,
@@ -125,7 +126,7 @@ export async function transition(tx: WriteTx, task: TasksTable, c: Change): Prom
   };
   if (c.reason !== undefined) patch.reason = c.reason;
   if (c.result !== undefined) patch.result = c.result;
-  await odb(tx.db).updateTable('tasks').set(patch).where('id', '=', task.id).execute();
+  await tx.db.updateTable('orchestration_tasks').set(patch).where('id', '=', task.id).execute();
   tx.append({
     zone: task.zone,
     type: 'task.status',

@@ -4,7 +4,7 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import type { SessionInfo } from '../../kernel/records.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import { requireActOn, subtreeRoots } from './access.ts';
-import { odb, type TaskStatus, type TasksTable } from './schema.ts';
+import type { Tables, TaskStatus, TasksTable } from './schema.ts';
 import {
   childIds,
   depsOf,
@@ -31,10 +31,10 @@ export interface ListQuery {
  * A page of the zone's tasks (operators) or of the caller's subtree (sessions), in id
  * order (creation order), optionally one status or one parent's children.
  */
-export async function listTasks(kernel: Kernel, p: Principal, q: ListQuery) {
-  const db = kernel.store.reader;
+export async function listTasks(tables: Tables, p: Principal, q: ListQuery) {
+  const db = tables.reader;
   const limit = q.limit ?? DEFAULT_PAGE;
-  let query = odb(db).selectFrom('tasks').selectAll().where('zone', '=', p.zone);
+  let query = db.selectFrom('orchestration_tasks').selectAll().where('zone', '=', p.zone);
   if (q.parent !== undefined) {
     const parent = await taskInZone(db, p.zone, q.parent);
     if (parent.id !== rootIdOf(p.zone)) await requireActOn(db, p, parent, 'list the children of');
@@ -48,7 +48,7 @@ export async function listTasks(kernel: Kernel, p: Principal, q: ListQuery) {
     query = query.where(
       'id',
       'in',
-      sql<string>`(with recursive sub(id) as (select id from tasks where id in (${sql.join(roots)}) union select t.id from tasks t join sub on t.parent_id = sub.id) select id from sub)`,
+      sql<string>`(with recursive sub(id) as (select id from orchestration_tasks where id in (${sql.join(roots)}) union select t.id from orchestration_tasks t join sub on t.parent_id = sub.id) select id from sub)`,
     );
   }
   if (q.status !== undefined) query = query.where('status', '=', q.status);
@@ -61,8 +61,8 @@ export async function listTasks(kernel: Kernel, p: Principal, q: ListQuery) {
   // Each task's dependencies in one read for the page, so a DAG view needs no call per task.
   const deps = new Map<string, string[]>();
   if (page.length > 0) {
-    const edges = await odb(db)
-      .selectFrom('task_deps')
+    const edges = await db
+      .selectFrom('orchestration_task_deps')
       .select(['task_id', 'depends_on'])
       .where(
         'task_id',
@@ -81,8 +81,8 @@ export async function listTasks(kernel: Kernel, p: Principal, q: ListQuery) {
 }
 
 /** One task in full: its dependencies, its children, its latest session. */
-export async function showTask(kernel: Kernel, p: Principal, ref: string) {
-  const db = kernel.store.reader;
+export async function showTask(kernel: Kernel, tables: Tables, p: Principal, ref: string) {
+  const db = tables.reader;
   const t = await taskInZone(db, p.zone, ref);
   if (t.id !== rootIdOf(p.zone)) await requireActOn(db, p, t, 'see');
   let session: SessionInfo | null = null;
@@ -109,12 +109,12 @@ export interface TreeNode {
 export const MAX_TREE = 2000;
 
 /** The tree under a task (default the root), level by level, as nested nodes; `truncated` past MAX_TREE. */
-export async function taskTree(kernel: Kernel, p: Principal, ref: string | undefined) {
-  const db = kernel.store.reader;
+export async function taskTree(tables: Tables, p: Principal, ref: string | undefined) {
+  const db = tables.reader;
   const id = taskRef(p.zone, ref ?? 'root');
   // A zone with no task yet still has a tree: its root.
   if (id === rootIdOf(p.zone) && !(await taskById(db, id))) {
-    await kernel.store.writer.write((tx) => ensureRoot(tx, p.zone));
+    await tables.write((tx) => ensureRoot(tx, p.zone));
   }
   const top = await taskInZone(db, p.zone, id);
   if (top.id !== rootIdOf(p.zone)) await requireActOn(db, p, top, 'see');
@@ -122,7 +122,7 @@ export async function taskTree(kernel: Kernel, p: Principal, ref: string | undef
   let frontier = [top.id];
   let truncated = false;
   while (frontier.length > 0 && !truncated) {
-    let q = odb(db).selectFrom('tasks').selectAll().where('parent_id', 'in', frontier);
+    let q = db.selectFrom('orchestration_tasks').selectAll().where('parent_id', 'in', frontier);
     // A session sees, under the root, only the tasks it made.
     if (p.kind === 'session' && frontier.includes(rootIdOf(p.zone))) {
       q = q.where((eb) =>
