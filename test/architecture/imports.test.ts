@@ -4,9 +4,11 @@
  * each other in a circle across folders. docs/architecture.md draws the same floors.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { builtinPlugins } from '../../src/syscalls/plugins.ts';
-import { cycles, type Edge, importsOf, sourceFiles } from './graph.ts';
+import { cycles, type Edge, importsOf, ROOT, sourceFiles } from './graph.ts';
 
 /**
  * Top to bottom. Folders on one floor are siblings: neither imports the other. A floor may
@@ -157,5 +159,39 @@ describe('the import graph', () => {
       ),
       [],
     );
+  });
+});
+
+/** The tables a source text names through Kysely (selectFrom, insertInto, updateTable, deleteFrom, joins). */
+export function tablesNamed(text: string): string[] {
+  const re =
+    /\.(?:selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin)\(\s*'([a-z_][a-z0-9_]*)(?:\s+as\s+[a-z_]+)?'/g;
+  return [...text.matchAll(re)].map((m) => m[1]!);
+}
+
+describe('what a plugin reaches', () => {
+  const plugins = sourceFiles('src/plugins').filter((f) => !f.startsWith('src/plugins/core/'));
+  const text = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+
+  it('names only its own tables (`<plugin>` or `<plugin>_…`) outside its migrations', () => {
+    const foreign = plugins
+      .filter((f) => !f.endsWith('/migrations.ts'))
+      .flatMap((f) => {
+        const name = /^src\/plugins\/([^/]+)\//.exec(f)![1]!;
+        return tablesNamed(text(f))
+          .filter((t) => t !== name && !t.startsWith(`${name}_`))
+          .map((t) => `${f} names ${t}`);
+      });
+    assert.deepEqual(foreign, []);
+    assert.deepEqual(tablesNamed("db.selectFrom('sessions').innerJoin('fds as f', …)"), ['sessions', 'fds']);
+  });
+
+  it('never reaches the store: its tables come through ctx.tables, the rest through the kernel', () => {
+    const reach = /\bkernel\.store\b|\bctx\.store\b|\bstore\.(?:reader|writer|log)\b/;
+    assert.deepEqual(
+      plugins.filter((f) => reach.test(text(f))),
+      [],
+    );
+    assert.ok(reach.test('this.kernel.store.reader'));
   });
 });
