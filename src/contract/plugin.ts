@@ -7,7 +7,6 @@ import type { Kernel } from '../kernel/kernel.ts';
 import type { DialectKind } from '../store/dialect.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { DeliveryMode, Permission } from '../store/schema.ts';
-import type { Store } from '../store/store.ts';
 import type { WriteUnit } from '../store/writer.ts';
 import type { Log } from '../util/log.ts';
 import type { Principal } from '../vocab/principal.ts';
@@ -82,8 +81,6 @@ export interface PluginTables<DB> {
 export interface PluginContext<C = unknown, DB = unknown> {
   kernel: Kernel;
   tables: PluginTables<DB>;
-  /** @deprecated The whole store: being replaced by `tables` plugin by plugin; do not add uses. */
-  store: Store;
   config: C;
   /** Call any loaded syscall as `principal`, through the one dispatch path (gating included). */
   call(principal: Principal, name: string, input: unknown): Promise<unknown>;

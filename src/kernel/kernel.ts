@@ -92,7 +92,7 @@ export interface KernelOptions {
  * operations; each concept lives in its own file (proc, file, rooms, views, wait, term).
  */
 export class Kernel {
-  readonly store: Store;
+  private readonly store: Store;
   readonly config: KernelConfig;
   readonly clock: Clock;
   readonly ids: IdGenerator;

@@ -125,7 +125,6 @@ export class PluginHost implements PluginDirectory {
       if (!p.start) continue;
       const instance = await p.start({
         kernel,
-        store,
         tables: tablesOf(store),
         config: this.configs.get(p.name),
         call,

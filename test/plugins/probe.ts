@@ -46,7 +46,7 @@ export function probePlugin(name: string, trace: ProbeTrace, opts: { dependsOn?:
     start(ctx) {
       trace.events.push(`start ${name}`);
       // biome-ignore lint/suspicious/noExplicitAny: the plugin's own table is not in the kernel's types
-      const db = ctx.store.reader as any;
+      const db = ctx.tables.reader as any;
       return {
         phases: [
           {
@@ -63,7 +63,7 @@ export function probePlugin(name: string, trace: ProbeTrace, opts: { dependsOn?:
           trace.events.push(`stop ${name}`);
         },
         async ping(note?: string) {
-          await ctx.store.writer.write(async (tx) => {
+          await ctx.tables.write(async (tx) => {
             // biome-ignore lint/suspicious/noExplicitAny: as above
             await (tx.db as any)
               .insertInto(table)
