@@ -1,10 +1,10 @@
+import { keysetPage } from '../store/paging.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { invalid, WarrenError } from '../vocab/errors.ts';
 import { type Principal, principalId } from '../vocab/principal.ts';
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { childGrants, UNRESTRICTED } from './grants.ts';
-import { pageOfRows } from './listing.ts';
 import {
   controllable,
   fdAndStream,
@@ -85,11 +85,7 @@ export async function ps(
   if (!opts.all) q = q.where('status', '!=', 'stopped');
   if (p.kind === 'session') q = q.where('parent_id', '=', p.sessionId);
   if (opts.after !== undefined) q = q.where('id', '>', opts.after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(opts.limit + 1)
-    .execute();
-  const { items, next } = pageOfRows(rows, opts.limit);
+  const { items, next } = await keysetPage(opts.limit, (n) => q.orderBy('id', 'asc').limit(n).execute());
   const now = k.clock.now();
   return { sessions: items.map((r) => sessionInfo(r, now)), next };
 }
