@@ -10,8 +10,8 @@ if (fromSource) {
 }
 const root = new URL(fromSource ? '../../src/' : '../../dist/', import.meta.url);
 const ext = fromSource ? 'ts' : 'js';
-// From server.*: the build's server is one bundle with its own Warren class.
-const { Warren } = await import(new URL(`server.${ext}`, root).href);
+// From app/server.*: the build's server is one bundle with its own Warren class.
+const { Warren } = await import(new URL(`app/server.${ext}`, root).href);
 const extra = JSON.parse(process.env.WARREN_TEST_OPTIONS ?? '{}');
 const open = Warren.open.bind(Warren);
 Warren.open = (opts = {}) => open({ ...opts, ...extra, kernel: { ...opts.kernel, ...extra.kernel } });
