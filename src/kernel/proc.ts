@@ -4,7 +4,6 @@ import { invalid, WarrenError } from '../vocab/errors.ts';
 import { type Principal, principalId } from '../vocab/principal.ts';
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
-import { childGrants, UNRESTRICTED } from './grants.ts';
 import {
   controllable,
   fdAndStream,
@@ -13,11 +12,10 @@ import {
   stoppedError,
   subtree,
 } from './lookup.ts';
-import { applyPersona } from './personas.ts';
 import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
-import { heldBy, type SpawnResult, spawnInTx } from './spawn.ts';
+import { type SpawnResult, spawnInTx } from './spawn.ts';
 import { setStatus } from './status.ts';
 import { postMessage } from './streams.ts';
 import { type StopOutcome, termOrKill } from './term.ts';
@@ -35,31 +33,16 @@ export interface SpawnOptions {
 }
 
 export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
-  // Grants before the runtime looks at anything: a refused spawn learns nothing of the host
-  // (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
-  const db = k.store.reader;
-  const parent = p.kind === 'session' ? await liveSessionRow({ db }, p.sessionId) : null;
-  const held = parent ? heldBy(k, p, parent) : { tools: null, grants: UNRESTRICTED };
-  const { req: eff } = await applyPersona(db, p.zone, req, held);
-  if (parent) childGrants(p, parent, eff);
-  // Where it runs: an unknown or offline environment is a typed error before anything is written.
-  k.supervisor.environments.runtime(eff.runner ?? 'local', eff.runtime).validate({
-    prompt: eff.prompt ?? null,
-    config: eff.config ?? {},
-    cwd: eff.cwd ?? null,
-    model: eff.model ?? null,
-    env: eff.env ?? {},
-    ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
-  });
   const r = await k.store.writer.write(async (tx) => {
     const r = await spawnInTx(tx, k, p, req);
     await opts.also?.(tx, r);
     return r;
   });
-  // The answer shows the session as its agent came up (or failed to).
-  await k.supervisor.start(r.session.id, 'start');
+  // The answer shows the session as its agent came up (or failed to): the row the start read
+  // last when it started one, else read here (as for one found by its idempotency key).
+  const up = await k.supervisor.start(r.session.id, 'start');
   return {
-    session: await session(k, p, r.session.id),
+    session: r.created && up ? sessionInfo(up, k.clock.now()) : await session(k, p, r.session.id),
     lifecycleFd: r.lifecycleFd,
     pipeFd: r.pipeFd,
     created: r.created,
