@@ -1,5 +1,6 @@
 import { configFlagsHelp, parseConfigArgs } from '../surfaces/cli/config-args.ts';
 import { loadOrReport } from '../surfaces/cli/config-load.ts';
+import { CliError } from '../surfaces/cli/errors.ts';
 import type { CliIO, LocalCommand } from '../surfaces/cli/types.ts';
 import type { Running } from './server.ts';
 
@@ -29,18 +30,16 @@ export const serveCommand: LocalCommand = {
     '  WARREN_MAX_DEPTH=4 warren serve --tier-agent ipc_spawn,ipc_write,ipc_read,ipc_close',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const parsed = parseConfigArgs(args, ['demo'], ['serve']);
+    const parsed = parseConfigArgs(args, io, ['demo'], ['serve']);
     // The server (store, kernel, Fastify, runtimes) loads only for this command, as one
     // bundle in the build (scripts/bundle-server.mjs), which also holds the config loader.
     let server: typeof import('./server.ts');
     try {
       server = await import('./server.ts');
     } catch (error) {
-      io.stderr.write(`warren: cannot start: ${(error as Error).message}\n`);
-      return 1;
+      throw new CliError(`cannot start: ${(error as Error).message}`);
     }
     const loaded = await loadOrReport(parsed, io, server);
-    if (!loaded) return 2;
     if (loaded.resolved.file) io.stdout.write(`config: ${loaded.resolved.file}\n`);
     // Signals are caught from the start: one that arrives while the server is still coming up
     // is a graceful stop as soon as it is up, never a hard exit with agents half started.
@@ -58,8 +57,7 @@ export const serveCommand: LocalCommand = {
     } catch (error) {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      io.stderr.write(`warren: cannot start: ${(error as Error).message}\n`);
-      return 1;
+      throw new CliError(`cannot start: ${(error as Error).message}`);
     }
     await new Promise<void>((resolve) => {
       stop = () => {

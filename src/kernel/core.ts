@@ -1,3 +1,4 @@
+import type { SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
@@ -11,8 +12,8 @@ import type { ToolPolicy } from './types.ts';
 
 /** What the kernel's mechanisms run after a commit: the world outside the database. */
 export interface Effects {
-  /** Start (or resume) the agent process of a session. */
-  startAgent(sessionId: string, how: 'start' | 'resume'): void;
+  /** Start (or resume) the agent process of a session (`row`: its row, when the caller has it). */
+  startAgent(sessionId: string, how: 'start' | 'resume', row?: SessionsTable): void;
   /** Dispose of the agent process of a session; idempotent. */
   stopAgent(sessionId: string): void;
   /** Arm the SIGTERM grace timer. */

@@ -122,7 +122,7 @@ export class Kernel {
       config: this.config,
       fdTable: new FdTable(this.store, this.clock, this.config.cursorFlushMs, opts.log),
       effects: {
-        startAgent: (id, how) => void k.supervisor.start(id, how),
+        startAgent: (id, how, row) => void k.supervisor.start(id, how, row),
         stopAgent: (id) => void k.supervisor.stop(id),
         armTermDeadline: (id, at) => k.term.arm(id, at),
         armBudgetDeadline: (id, at) => k.wall.arm(id, at),

@@ -33,18 +33,6 @@ export interface PageOptions {
 export const DEFAULT_LIST_LIMIT = 500;
 export const MAX_LIST_LIMIT = 5000;
 
-/**
- * A page from rows read one past it (`limit + 1`): the first `limit`, and as `next` the last
- * one's id when the extra row says there is more. Lists that page in their query use it.
- */
-export function pageOfRows<T extends { id: string }>(
-  rows: readonly T[],
-  limit: number,
-): { items: T[]; next: string | null } {
-  const items = rows.slice(0, limit);
-  return { items, next: rows.length > limit ? (items.at(-1)?.id ?? null) : null };
-}
-
 const pageSize = (o: PageOptions) => Math.max(1, Math.min(MAX_LIST_LIMIT, o.limit ?? DEFAULT_LIST_LIMIT));
 
 type Listed = FdsTable & { stream_name: string; stream_self_echo: number };

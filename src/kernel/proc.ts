@@ -1,24 +1,21 @@
+import { keysetPage } from '../store/paging.ts';
 import type { WriteTx } from '../store/writer.ts';
 import { invalid, WarrenError } from '../vocab/errors.ts';
 import { type Principal, principalId } from '../vocab/principal.ts';
 import { readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
-import { childGrants, UNRESTRICTED } from './grants.ts';
-import { pageOfRows } from './listing.ts';
 import {
   controllable,
-  type Db,
   fdAndStream,
   liveSessionRow,
   openStreamByRef,
   stoppedError,
   subtree,
 } from './lookup.ts';
-import { applyPersona } from './personas.ts';
 import { inputArrived } from './reanimate.ts';
 import { type SessionInfo, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
-import { heldBy, type SpawnResult, spawnInTx } from './spawn.ts';
+import { type SpawnResult, spawnInTx } from './spawn.ts';
 import { setStatus } from './status.ts';
 import { postMessage } from './streams.ts';
 import { type StopOutcome, termOrKill } from './term.ts';
@@ -40,38 +37,18 @@ export interface SpawnOptions {
   writer?: (fn: (tx: WriteTx) => Promise<SpawnResult>) => Promise<SpawnResult>;
 }
 
-/**
- * Grants before the runtime looks at anything: a refused spawn learns nothing of the host
- * (which executables exist). spawnInTx checks again, authoritatively, in its transaction.
- */
-async function checkSpawn(k: KernelContext, db: Db, p: Principal, req: SpawnRequest): Promise<void> {
-  const parent = p.kind === 'session' ? await liveSessionRow({ db }, p.sessionId) : null;
-  const held = parent ? heldBy(k, p, parent) : { tools: null, grants: UNRESTRICTED };
-  const { req: eff } = await applyPersona(db, p.zone, req, held);
-  if (parent) childGrants(p, parent, eff);
-  // Where it runs: an unknown or offline environment is a typed error before anything is written.
-  k.supervisor.environments.runtime(eff.runner ?? 'local', eff.runtime).validate({
-    prompt: eff.prompt ?? null,
-    config: eff.config ?? {},
-    cwd: eff.cwd ?? null,
-    model: eff.model ?? null,
-    env: eff.env ?? {},
-    ...(eff.systemPrompt !== undefined ? { systemPrompt: eff.systemPrompt } : {}),
-  });
-}
-
 export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, opts: SpawnOptions = {}) {
-  await checkSpawn(k, k.store.reader, p, req);
   const write = opts.writer ?? ((fn) => k.store.writer.write(fn));
   const r = await write(async (tx) => {
     const r = await spawnInTx(tx, k, p, req);
     await opts.also?.(tx, r);
     return r;
   });
-  // The answer shows the session as its agent came up (or failed to).
-  await k.supervisor.start(r.session.id, 'start');
+  // The answer shows the session as its agent came up (or failed to): the row the start read
+  // last when it started one, else read here (as for one found by its idempotency key).
+  const up = await k.supervisor.start(r.session.id, 'start');
   return {
-    session: await session(k, p, r.session.id),
+    session: r.created && up ? sessionInfo(up, k.clock.now()) : await session(k, p, r.session.id),
     lifecycleFd: r.lifecycleFd,
     pipeFd: r.pipeFd,
     created: r.created,
@@ -97,11 +74,7 @@ export async function ps(
   if (!opts.all) q = q.where('status', '!=', 'stopped');
   if (p.kind === 'session') q = q.where('parent_id', '=', p.sessionId);
   if (opts.after !== undefined) q = q.where('id', '>', opts.after);
-  const rows = await q
-    .orderBy('id', 'asc')
-    .limit(opts.limit + 1)
-    .execute();
-  const { items, next } = pageOfRows(rows, opts.limit);
+  const { items, next } = await keysetPage(opts.limit, (n) => q.orderBy('id', 'asc').limit(n).execute());
   const now = k.clock.now();
   return { sessions: items.map((r) => sessionInfo(r, now)), next };
 }
@@ -227,11 +200,10 @@ export async function spawnIn(
   p: Principal,
   req: SpawnRequest,
 ): Promise<SpawnedIn> {
-  await checkSpawn(k, tx.db, p, req);
   const r = await spawnInTx(tx, k, p, req);
   const started = new Promise<void>((resolve, reject) => {
     tx.afterCommit(() => {
-      k.supervisor.start(r.session.id, 'start').then(resolve, reject);
+      k.supervisor.start(r.session.id, 'start').then(() => resolve(), reject);
     });
   });
   // A caller that does not wait for the start leaves no unhandled rejection behind.

@@ -3,6 +3,7 @@ import type { WriteTx } from '../store/writer.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import { type Principal, principalId } from '../vocab/principal.ts';
 import { childBudget, NO_BUDGET, parseIds } from './budget.ts';
+import type { KernelContext } from './context.ts';
 import type { Core } from './core.ts';
 import { childGrants, grantsOfRow, UNRESTRICTED } from './grants.ts';
 import { liveSessionRow } from './lookup.ts';
@@ -24,12 +25,13 @@ export interface SpawnResult {
 
 /**
  * The one spawn path: the CLI, an agent's ipc_spawn, a plugin's dispatch all come here.
+ * The persona and the grants are resolved once, here: what was checked is what is spawned.
  * Limits are checked in the same transaction as the insert (and under the zone's row lock
- * on PostgreSQL), so concurrent spawns cannot overshoot them.
+ * on PostgreSQL), so concurrent spawns cannot overshoot them. A refusal writes nothing.
  */
 export async function spawnInTx(
   tx: WriteTx,
-  core: Core,
+  core: KernelContext,
   spawner: Principal,
   asked: SpawnRequest,
 ): Promise<SpawnResult> {
@@ -37,6 +39,17 @@ export async function spawnInTx(
   await ensureZone(tx, zone);
   await lockZone(tx, zone);
   const spawnerId = principalId(spawner);
+
+  const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(zone);
+  const parent = await liveSessionRow(tx, parentId);
+  const { req, persona } = await applyPersona(tx.db, zone, asked, heldBy(core, spawner, parent));
+  // What it may spawn in turn, and whether this spawn is within the spawner's grants: before
+  // the runtime looks at anything, so a refused spawn learns nothing of the host (which
+  // executables exist).
+  const granted = childGrants(spawner, parent, req);
+  // Where it runs: an unknown or offline environment, or a spec its runtime refuses, is a
+  // typed error.
+  validateWhere(core, req);
 
   if (asked.idempotencyKey) {
     const existing = await tx.db
@@ -49,11 +62,6 @@ export async function spawnInTx(
       return { session: existing, ...(await spawnerFdsOn(tx, spawnerId, existing.id)), created: false };
   }
 
-  const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(zone);
-  const parent = await liveSessionRow(tx, parentId);
-  const held = heldBy(core, spawner, parent);
-  // The persona (if any) read in this transaction: what was checked is what is spawned.
-  const { req, persona } = await applyPersona(tx.db, zone, asked, held);
   const {
     maxDepth,
     maxChildren,
@@ -99,8 +107,6 @@ export async function spawnInTx(
   }
 
   const tools = childTools(core, depth, parent, req);
-  // What it may spawn in turn, and whether this spawn is within the spawner's grants.
-  const granted = childGrants(spawner, parent, req);
   await requireSecrets(tx, zone, req.secretEnv);
   const id = core.ids.session();
   // Within what is left of every budget above it (and none of them spent).
@@ -204,14 +210,27 @@ export async function spawnInTx(
   const pfd = await openFd(tx, core.ids, { ...mine, stream: pipe, perm: 'rw', mode: req.pipe ?? 'detach' });
 
   tx.afterCommit(() => {
-    core.effects.startAgent(id, 'start');
+    // The row as inserted: the start need not read it back.
+    core.effects.startAgent(id, 'start', session);
     if (budget.deadline !== null) core.effects.armBudgetDeadline(id, budget.deadline);
   });
   return { session, lifecycleFd: lfd.num, pipeFd: pfd.num, created: true };
 }
 
+/** The runtime, in the environment the request names, takes its spec; else a typed error. */
+function validateWhere(k: KernelContext, req: ResolvedSpawnRequest): void {
+  k.supervisor.environments.runtime(req.runner ?? 'local', req.runtime).validate({
+    prompt: req.prompt ?? null,
+    config: req.config ?? {},
+    cwd: req.cwd ?? null,
+    model: req.model ?? null,
+    env: req.env ?? {},
+    ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
+  });
+}
+
 /** What a spawner holds: the parent's tool set and, for a session, its spawn grants (operators: anything). */
-export function heldBy(core: Core, spawner: Principal, parent: SessionsTable): Held {
+function heldBy(core: Core, spawner: Principal, parent: SessionsTable): Held {
   return {
     tools: spawner.kind === 'operator' ? null : toolsOf(core, parent),
     grants: spawner.kind === 'operator' ? UNRESTRICTED : grantsOfRow(parent),

@@ -30,7 +30,7 @@ export type SyscallInvoker = (
  */
 export class Supervisor {
   private handles = new Map<string, AgentHandle>();
-  private starting = new Map<string, Promise<void>>();
+  private starting = new Map<string, Promise<SessionsTable | undefined>>();
   private readonly reports: ReportQueue;
   private readonly hooks: SinkHooks;
   private closing = false;
@@ -87,21 +87,33 @@ export class Supervisor {
     return this.environments.localRuntime(name);
   }
 
-  /** Start or resume a session's agent. Failure to start ends the session as crashed. */
-  start(sessionId: string, how: 'start' | 'resume'): Promise<void> {
+  /**
+   * Start or resume a session's agent. Failure to start ends the session as crashed. `known`
+   * is its row when the caller has it (a spawn, the row it inserted). Resolves to the row as
+   * the agent came up, or undefined when it did not start one here.
+   */
+  start(
+    sessionId: string,
+    how: 'start' | 'resume',
+    known?: SessionsTable,
+  ): Promise<SessionsTable | undefined> {
     const running = this.starting.get(sessionId);
     if (running) return running;
-    const p = this.doStart(sessionId, how).finally(() => this.starting.delete(sessionId));
+    const p = this.doStart(sessionId, how, known).finally(() => this.starting.delete(sessionId));
     this.starting.set(sessionId, p);
     return p;
   }
 
-  private async doStart(sessionId: string, how: 'start' | 'resume'): Promise<void> {
-    if (this.handles.has(sessionId)) return;
+  private async doStart(
+    sessionId: string,
+    how: 'start' | 'resume',
+    known: SessionsTable | undefined,
+  ): Promise<SessionsTable | undefined> {
+    if (this.handles.has(sessionId)) return undefined;
     // Read before any await: the trace context is that of the call that asked for the start.
     const traceparent = this.core.traceContext?.();
-    const row = await sessionById(this.core.store.reader, sessionId);
-    if (!row || row.status === 'stopped') return;
+    const row = known ?? (await sessionById(this.core.store.reader, sessionId));
+    if (!row || row.status === 'stopped') return undefined;
     // A session of an environment that is offline (its runner dropped) stays suspended: it
     // is resumed when the environment comes back, not crashed for being unreachable.
     if (how === 'resume' && !this.environments.online(row.runner)) return;
@@ -112,8 +124,13 @@ export class Supervisor {
       let gen = row.token_gen ?? 0;
       let elsewhere = false;
       await this.reports.apply(sessionId, async (tx, r) => {
-        // Another node runs it (or is taking it over): one process per session, cluster-wide.
-        if (!claimable(this.core.node, r) || !(await claim(tx, this.core.node, r))) {
+        // Stopped since it was read (or handed in), or another node runs it (or is taking it
+        // over): one process per session, cluster-wide.
+        if (
+          r.status === 'stopped' ||
+          !claimable(this.core.node, r) ||
+          !(await claim(tx, this.core.node, r))
+        ) {
           elsewhere = true;
           return;
         }
@@ -128,7 +145,7 @@ export class Supervisor {
           await setStatus(tx, this.core, r, 'running', { reason: how === 'resume' ? 'resumed' : 'started' });
         }
       });
-      if (elsewhere) return;
+      if (elsewhere) return undefined;
       const { spec, secrets } = await this.specOf(row);
       sink = scrubbingSink(sink, secrets);
       const ctx: AgentContext = {
@@ -155,12 +172,14 @@ export class Supervisor {
       const now = await sessionById(this.core.store.reader, sessionId);
       if (!now || now.status === 'stopped' || now.status === 'suspended') {
         await handle.stop();
-        return;
+        return now;
       }
       this.handles.set(sessionId, handle);
       await this.delivery.attach(sessionId, handle);
+      return now;
     } catch (error) {
       void sink.exit({ reason: 'crashed', error: `could not start: ${(error as Error).message}` });
+      return undefined;
     }
   }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * The operator key's file in a data dir. A module of its own, importing no warren code, because
@@ -9,18 +9,21 @@ import { join } from 'node:path';
 export const OPERATOR_KEY_FILE = 'operator.key';
 
 /**
- * The operator key saved in a data dir (`--data-dir`, else WARREN_DATA_DIR, else ./.warren),
- * or the file it looked for when there is none: what `warren mcp` and `warren mcp-serve` fall
- * back to when given no credential.
+ * The operator key saved in a data dir (`dataDir`, else WARREN_DATA_DIR, else ./.warren, from
+ * `cwd`), or the file it looked for (as the data dir names it) when there is none or it is
+ * empty: what the CLI falls back to when given no key.
  */
 export function readOperatorKey(
   dataDir: string | undefined,
-  env: Record<string, string | undefined>,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
 ): { key: string } | { missing: string } {
   const file = join(dataDir ?? env.WARREN_DATA_DIR ?? '.warren', OPERATOR_KEY_FILE);
+  let key = '';
   try {
-    return { key: readFileSync(file, 'utf8').trim() };
+    key = readFileSync(resolve(cwd, file), 'utf8').trim();
   } catch {
-    return { missing: file };
+    // Missing or unreadable: the caller says where it looked.
   }
+  return key ? { key } : { missing: file };
 }

@@ -10,7 +10,7 @@ if (fromSource) {
 }
 const root = new URL(fromSource ? '../../src/' : '../../dist/', import.meta.url);
 const ext = fromSource ? 'ts' : 'js';
-// From server.*: the build's server is one bundle with its own Warren class.
+// From app/server.*: the build's server is one bundle with its own Warren class.
 const { Warren } = await import(new URL(`app/server.${ext}`, root).href);
 const extra = JSON.parse(process.env.WARREN_TEST_OPTIONS ?? '{}');
 const open = Warren.open.bind(Warren);

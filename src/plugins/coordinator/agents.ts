@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
+import { keysetPage } from '../../store/paging.ts';
 import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import type { CoordinatorConfig } from './config.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';
-import { iso, keysetPage } from './rows.ts';
+import { iso } from './rows.ts';
 import type {
   AgentStatus,
   CoordAgentsTable,
@@ -250,12 +251,12 @@ export async function listAgents(
   if (q.after) sel = sel.where('session_id', '>', q.after);
   if (q.status) sel = sel.where('status', '=', q.status);
   if (q.application_id) sel = sel.where('application_id', '=', q.application_id);
-  const rows = await sel
-    .orderBy('session_id')
-    .limit(limit + 1)
-    .execute();
-  const { page, next } = keysetPage(rows, limit, (r) => r.session_id);
-  return { agents: page.map(agentView), next };
+  const { items, next } = await keysetPage(
+    limit,
+    (n) => sel.orderBy('session_id').limit(n).execute(),
+    (r) => r.session_id,
+  );
+  return { agents: items.map(agentView), next };
 }
 
 /** Suspend (SIGSTOP its warren session) or resume (SIGCONT) an agent. */

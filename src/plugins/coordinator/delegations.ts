@@ -1,9 +1,10 @@
 import type { Kernel } from '../../kernel/kernel.ts';
+import { keysetPage } from '../../store/paging.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { agentRow } from './agents.ts';
 import { TOPICS } from './config.ts';
 import { enqueue } from './outbox.ts';
-import { iso, keysetPage, rowInZone } from './rows.ts';
+import { iso, rowInZone } from './rows.ts';
 import type { CoordDelegationsTable, CoordinatorTables, CoordinatorTx } from './schema.ts';
 
 /** What an edge allows: absent lists allow everything; an expiry ends it. */
@@ -203,13 +204,9 @@ export async function listDelegations(
     sel = sel.where((eb) => eb.or([eb('source_agent_id', '=', a), eb('target_agent_id', '=', a)]));
   }
   if (q.cursor) sel = sel.where('id', '>', q.cursor);
-  const rows = await sel
-    .orderBy('id')
-    .limit(limit + 1)
-    .execute();
-  const { page, next } = keysetPage(rows, limit, (r) => r.id);
+  const { items, next } = await keysetPage(limit, (n) => sel.orderBy('id').limit(n).execute());
   const now = kernel.clock.now();
-  return { delegations: page.map((r) => edgeView(r, now)), next };
+  return { delegations: items.map((r) => edgeView(r, now)), next };
 }
 
 /** Retention: edges older than the window are deleted. */

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
+import { keysetPage } from '../../store/paging.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { operator, type Principal } from '../../vocab/principal.ts';
-import { iso, keysetPage, rowInZone } from './rows.ts';
+import { iso, rowInZone } from './rows.ts';
 import type {
   CoordInvocationsTable,
   CoordinatorDb,
@@ -346,10 +347,6 @@ export async function listInvocations(
   if (caller.kind === 'session') sel = sel.where('target_session_id', '=', caller.sessionId);
   if (q.status) sel = sel.where('status', '=', q.status);
   if (q.cursor) sel = sel.where('id', '>', q.cursor);
-  const rows = await sel
-    .orderBy('id')
-    .limit(limit + 1)
-    .execute();
-  const { page, next } = keysetPage(rows, limit, (r) => r.id);
-  return { invocations: page.map(invocationView), next };
+  const { items, next } = await keysetPage(limit, (n) => sel.orderBy('id').limit(n).execute());
+  return { invocations: items.map(invocationView), next };
 }

@@ -2,19 +2,9 @@ import type { Kysely } from 'kysely';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { CoordDelegationsTable, CoordInvocationsTable, CoordinatorDb } from './schema.ts';
 
-/** What the coordinator's tables share: times shown as ISO, keyset pages, lookups in a zone. */
+/** What the coordinator's tables share: times shown as ISO, lookups in a zone. */
 
 export const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-/**
- * A page from `limit + 1` rows read in key order: the first `limit`, and the key to pass as
- * the next cursor when there is more (keyset paging costs the page, not the table).
- */
-export function keysetPage<T>(rows: readonly T[], limit: number, key: (row: T) => string) {
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return { page, next: rows.length > limit && last !== undefined ? key(last) : null };
-}
 
 interface ByIdTables {
   invocation: CoordInvocationsTable;

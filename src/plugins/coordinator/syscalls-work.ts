@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineSyscall } from '../../contract/syscall.ts';
+import { keysetPage } from '../../store/paging.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import { requireZone, zoneId } from './access.ts';
@@ -11,7 +12,6 @@ import {
   invocationView,
   listInvocations,
 } from './invocations.ts';
-import { keysetPage } from './rows.ts';
 import { HEALTH, INVOCATION_STATUSES, OUTBOX_STATUSES } from './schema.ts';
 import { heartbeat, listServices, registerService, updateService } from './services.ts';
 import { coordinatorOf } from './syscalls-agents.ts';
@@ -377,12 +377,8 @@ export const outboxList = defineSyscall({
       .where('zone', '=', i.zoneId);
     if (i.status) q = q.where('status', '=', i.status);
     if (i.cursor) q = q.where('id', '>', i.cursor);
-    const rows = await q
-      .orderBy('id')
-      .limit(limit + 1)
-      .execute();
-    const { page, next } = keysetPage(rows, limit, (r) => r.id);
-    return { events: page, next };
+    const { items, next } = await keysetPage(limit, (n) => q.orderBy('id').limit(n).execute());
+    return { events: items, next };
   },
 });
 

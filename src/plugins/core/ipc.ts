@@ -2,8 +2,8 @@ import { z } from 'zod';
 import * as s from '../../contract/schemas.ts';
 import { defineSyscall } from '../../contract/syscall.ts';
 import { tierOf } from '../../contract/tiers.ts';
-import { pageOfRows } from '../../kernel/listing.ts';
 import type { SpawnRequest } from '../../kernel/types.ts';
+import { keysetPage } from '../../store/paging.ts';
 import { forbidden } from '../../vocab/errors.ts';
 import { secretEnv, secretName } from './secrets.ts';
 
@@ -251,11 +251,12 @@ export const ipcListFds = defineSyscall({
     // One more than the page: whether there is a next one. The page is the query's, so a
     // holder of 20,000 fds pages through all of them (a slice of the first 500 stopped there).
     const limit = i.limit ?? s.DEFAULT_PAGE;
-    const rows = await kernel.listFds(principal, undefined, {
-      limit: limit + 1,
-      ...(i.after !== undefined ? { after: i.after } : {}),
-    });
-    const { items, next } = pageOfRows(rows, limit);
+    const { items, next } = await keysetPage(limit, (n) =>
+      kernel.listFds(principal, undefined, {
+        limit: n,
+        ...(i.after !== undefined ? { after: i.after } : {}),
+      }),
+    );
     return { fds: items, next };
   },
 });
@@ -294,13 +295,14 @@ export const ipcListStreams = defineSyscall({
     // The page is cut in the database (one more row says whether another page follows): the
     // kernel's own default cap would otherwise end the list at 500 streams with no cursor.
     const limit = i.limit ?? s.DEFAULT_PAGE;
-    const rows = await kernel.listStreams(principal, {
-      internal: i.internal ?? false,
-      limit: limit + 1,
-      ...(i.after !== undefined ? { after: i.after } : {}),
-    });
-    const streams = rows.slice(0, limit);
-    return { streams, next: rows.length > limit ? (streams.at(-1)?.id ?? null) : null };
+    const { items, next } = await keysetPage(limit, (n) =>
+      kernel.listStreams(principal, {
+        internal: i.internal ?? false,
+        limit: n,
+        ...(i.after !== undefined ? { after: i.after } : {}),
+      }),
+    );
+    return { streams: items, next };
   },
 });
 

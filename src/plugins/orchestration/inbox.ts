@@ -1,5 +1,6 @@
 import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
+import { keysetPage } from '../../store/paging.ts';
 import { parseJson } from '../../util/json.ts';
 import { forbidden, notFound } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
@@ -64,13 +65,9 @@ export async function listInbox(
     .where('e.zone', '=', p.zone);
   if (!q.all) query = query.where('e.status', '=', 'open');
   if (q.after !== undefined) query = query.where('e.id', '>', q.after);
-  const rows = await query
-    .orderBy('e.id')
-    .limit(limit + 1)
-    .execute();
+  const { items, next } = await keysetPage(limit, (n) => query.orderBy('e.id').limit(n).execute());
   const now = kernel.clock.now();
-  const page = rows.slice(0, limit).map((r) => itemOf(r, now));
-  return { escalations: page, next: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+  return { escalations: items.map((r) => itemOf(r, now)), next };
 }
 
 export async function showEscalation(

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { SessionInfo } from '../../kernel/records.ts';
+import { keysetPage } from '../../store/paging.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import { requireActOn, subtreeRoots } from './access.ts';
 import type { Tables, TaskStatus, TasksTable } from './schema.ts';
@@ -53,11 +54,7 @@ export async function listTasks(tables: Tables, p: Principal, q: ListQuery) {
   }
   if (q.status !== undefined) query = query.where('status', '=', q.status);
   if (q.after !== undefined) query = query.where('id', '>', q.after);
-  const rows = await query
-    .orderBy('id')
-    .limit(limit + 1)
-    .execute();
-  const page = rows.slice(0, limit);
+  const { items: page, next } = await keysetPage(limit, (n) => query.orderBy('id').limit(n).execute());
   // Each task's dependencies in one read for the page, so a DAG view needs no call per task.
   const deps = new Map<string, string[]>();
   if (page.length > 0) {
@@ -76,7 +73,7 @@ export async function listTasks(tables: Tables, p: Principal, q: ListQuery) {
   }
   return {
     tasks: page.map((t) => ({ ...taskInfo(t), dependsOn: deps.get(t.id) ?? [] })),
-    next: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
+    next,
   };
 }
 

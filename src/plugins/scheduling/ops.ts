@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { PluginTables } from '../../contract/plugin.ts';
 import { DEFAULT_PAGE } from '../../contract/schemas.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
+import { keysetPage } from '../../store/paging.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
 import { type ScheduleAction, writableFd } from './action.ts';
@@ -345,12 +346,7 @@ export async function listSchedules(
   if (p.kind === 'session') query = query.where('created_by', '=', p.sessionId);
   if (q.enabled !== undefined) query = query.where('enabled', '=', q.enabled ? 1 : 0);
   if (q.after !== undefined) query = query.where('id', '>', q.after);
-  const rows = await query
-    .orderBy('id')
-    .limit(limit + 1)
-    .execute();
-  const items = rows.slice(0, limit);
-  return { items, next: rows.length > limit ? items[items.length - 1]!.id : null };
+  return keysetPage(limit, (n) => query.orderBy('id').limit(n).execute());
 }
 
 /** One schedule and its latest fires (newest first). */

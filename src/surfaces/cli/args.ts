@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { SyscallCommand } from './commands.ts';
 import { UsageError } from './errors.ts';
-import { GLOBAL_OPTIONS, type Globals } from './globals.ts';
+import { GLOBAL_NAMES, GLOBAL_OPTIONS, type GlobalName, type Globals } from './globals.ts';
 import type { FieldInfo } from './schema-info.ts';
 
 /**
@@ -19,12 +19,15 @@ export interface ParsedCommand {
   globals: Globals;
 }
 
-export const globalParseOptions = (): Record<string, OptionConfig> =>
+/** The parse options of the global options `names` (default: all of them). */
+export const globalParseOptions = (
+  names: readonly GlobalName[] = GLOBAL_NAMES,
+): Record<string, OptionConfig> =>
   Object.fromEntries(
-    Object.entries(GLOBAL_OPTIONS).map(([name, o]) => [
-      name,
-      { type: o.type, ...('short' in o ? { short: o.short } : {}) },
-    ]),
+    names.map((name) => {
+      const o = GLOBAL_OPTIONS[name];
+      return [name, { type: o.type, ...('short' in o ? { short: o.short } : {}) }];
+    }),
   );
 
 export function parseCommandArgs(cmd: SyscallCommand, args: string[], cwd: string): ParsedCommand {

@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { CONFIG_FILE_ENV, CONFIG_FILE_FLAG, CONFIG_KEYS, KIND_HINT } from '../../config/keys.ts';
-import { UsageError } from './errors.ts';
+import { type OptionSpec, preamble } from './preamble.ts';
+import type { CliIO } from './types.ts';
 
 /**
  * The configuration flags `warren serve` and `warren config show` share, one per key of the
@@ -16,19 +16,21 @@ export interface ConfigArgs {
   switches: Record<string, boolean>;
 }
 
-export function parseConfigArgs(args: string[], switches: readonly string[], command: string[]): ConfigArgs {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {
+export function parseConfigArgs(
+  args: string[],
+  io: CliIO,
+  switches: readonly string[],
+  command: string[],
+): ConfigArgs {
+  const options: Record<string, OptionSpec> = {
     [CONFIG_FILE_FLAG]: { type: 'string' },
   };
   for (const key of CONFIG_KEYS) options[key.flag] = { type: 'string' };
   for (const s of switches) options[s] = { type: 'boolean' };
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args, options, strict: true, allowPositionals: false }));
-  } catch (error) {
-    // parseArgs says what was wrong ("Unknown option '--max-depht'"); the hint points at the list.
-    throw new UsageError((error as Error).message, command);
-  }
+  const values = preamble(args, io, { words: command, options }).values as Record<
+    string,
+    string | boolean | undefined
+  >;
   const flags: Record<string, string> = {};
   for (const key of CONFIG_KEYS) {
     const v = values[key.flag];

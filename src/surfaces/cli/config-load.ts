@@ -1,7 +1,8 @@
 import type { ConfigError } from '../../config/errors.ts';
 import type { LoadedConfig, loadConfig } from '../../config/load.ts';
 import type { ConfigArgs } from './config-args.ts';
-import type { CliIO } from './types.ts';
+import { CliError } from './errors.ts';
+import { type CliIO, EXIT_USAGE } from './types.ts';
 
 /** The configuration loader: src/config/, or the server bundle's copy of it. */
 export interface ConfigLoader {
@@ -10,15 +11,15 @@ export interface ConfigLoader {
 }
 
 /**
- * Resolve the configuration for a local command, or print why it cannot be used. The loader
- * (zod, the syscall table) is imported here, when a command needs it, never by `--help`;
- * `serve` passes the server bundle's own.
+ * Resolve the configuration for a local command; a CliError (exit 2) says why it cannot be
+ * used. The loader (zod, the syscall table) is imported here, when a command needs it, never
+ * by `--help`; `serve` passes the server bundle's own.
  */
 export async function loadOrReport(
   parsed: ConfigArgs,
   io: CliIO,
   loader?: ConfigLoader,
-): Promise<LoadedConfig | undefined> {
+): Promise<LoadedConfig> {
   const { loadConfig, ConfigError } = loader ?? (await ownLoader());
   try {
     return loadConfig({
@@ -29,8 +30,7 @@ export async function loadOrReport(
     });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    io.stderr.write(`warren: configuration: ${error.message.replaceAll('\n', '\n  ')}\n`);
-    return undefined;
+    throw new CliError(`configuration: ${error.message.replaceAll('\n', '\n  ')}`, EXIT_USAGE);
   }
 }
 

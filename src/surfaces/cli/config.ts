@@ -30,9 +30,8 @@ export const configShowCommand: LocalCommand = {
     '  warren config show --data-dir /srv/warren --max-depth 4 --json',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const parsed = parseConfigArgs(args, ['json'], ['config', 'show']);
+    const parsed = parseConfigArgs(args, io, ['json'], ['config', 'show']);
     const loaded = await loadOrReport(parsed, io);
-    if (!loaded) return 2;
     const { showConfig } = await import('../../config/show.ts');
     const shown = showConfig(loaded);
     io.stdout.write(

@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
-import { readOperatorKey } from '../../vocab/key-file.ts';
+import { GLOBAL_NAMES } from './globals.ts';
+import { preamble } from './preamble.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 /**
@@ -19,58 +19,32 @@ export const mcpServeCommand: LocalCommand = {
     '(sessions,questions,reports), PROFILE, REPO, SESSION_COMMAND, ARTIFACT_BYTE_CAP.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const { values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        url: { type: 'string' },
-        key: { type: 'string' },
-        zone: { type: 'string' },
-        'data-dir': { type: 'string' },
-        check: { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
+    const cmd = preamble(args, io, {
+      words: ['mcp-serve'],
+      globals: GLOBAL_NAMES,
+      options: { check: { type: 'boolean' } },
+      positionals: true,
     });
-    const which = positionals[0];
-    if (which !== 'coordinator' && which !== 'hermes') {
-      io.stderr.write('warren mcp-serve: the one server is `coordinator` (alias `hermes`)\n');
-      return 2;
-    }
+    const which = cmd.positionals[0];
+    if (which !== 'coordinator' && which !== 'hermes')
+      throw cmd.fail('the one server is `coordinator` (alias `hermes`)');
     const { adapterEnv } = await import('../../plugins/turns/preset.ts');
     const { checkReport, serveCoordinator } = await import('./coordinator-server.ts');
     let settings: ReturnType<typeof adapterEnv>;
     try {
       settings = adapterEnv(io.env);
     } catch (error) {
-      io.stderr.write(`warren mcp-serve: ${(error as Error).message}\n`);
-      return 2;
+      throw cmd.fail((error as Error).message);
     }
-    if (values.check) {
+    if (cmd.values.check) {
       const report = checkReport(settings);
-      io.stdout.write(
-        values.json ? `${JSON.stringify(report)}\n` : `ok: ${report.server} (${report.tools.length} tools)\n`,
-      );
+      cmd.print(report, `ok: ${report.server} (${report.tools.length} tools)\n`);
       return 0;
     }
-    const env = io.env;
-    const url = values.url ?? env.WARREN_URL ?? 'http://127.0.0.1:7700';
-    let key = values.key ?? env.WARREN_API_KEY;
-    if (!key) {
-      const saved = readOperatorKey(values['data-dir'], env);
-      if ('missing' in saved) {
-        io.stderr.write(
-          `warren mcp-serve: no operator key: pass --key, set WARREN_API_KEY, or create ${saved.missing}\n`,
-        );
-        return 1;
-      }
-      key = saved.key;
+    const key = cmd.operatorKey();
+    if ('missing' in key) {
+      throw cmd.fail(`no operator key: pass --key, set WARREN_API_KEY, or create ${key.missing}`, 1);
     }
-    const zone = values.zone ?? env.WARREN_ZONE;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${key}`,
-      ...(zone ? { 'x-warren-zone': zone } : {}),
-    };
-    return serveCoordinator(new URL(url), headers, settings, io.stderr);
+    return serveCoordinator(new URL(cmd.url()), cmd.headers(key.key), settings, io.stderr);
   },
 };

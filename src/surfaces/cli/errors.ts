@@ -10,9 +10,17 @@ export class UsageError extends Error {
   }
 }
 
-/** The CLI is set up wrong (no key, bad URL): exit 1, no usage hint. */
+/**
+ * The CLI is set up wrong (no key, bad URL), or a command refuses: `warren: message` (or
+ * `warren <command>: message`) on stderr, no usage hint; exit 1 unless told.
+ */
 export class CliError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly exit = 1,
+    /** The command words that refused, to name it in the message. */
+    readonly command?: string,
+  ) {
     super(message);
     this.name = 'CliError';
   }

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { OPERATOR_KEY_FILE } from '../../vocab/key-file.ts';
+import { readOperatorKey } from '../../vocab/key-file.ts';
 import { CliError } from './errors.ts';
 import type { CliIO } from './types.ts';
 
@@ -37,28 +36,35 @@ export interface Endpoint {
   zone?: string;
 }
 
-/** Flag, then environment, then the key file the server writes on first start. */
-export function resolveEndpoint(globals: Globals, io: CliIO): Endpoint {
-  const url = globals.url ?? io.env.WARREN_URL ?? DEFAULT_URL;
-  const zone = globals.zone ?? io.env.WARREN_ZONE;
-  const key = globals.key ?? io.env.WARREN_API_KEY ?? readKeyFile(globals, io);
-  return { url, key, ...(zone ? { zone } : {}) };
+/** The server: --url, else WARREN_URL, else the default. */
+export const serverUrl = (globals: Globals, io: CliIO): string =>
+  globals.url ?? io.env.WARREN_URL ?? DEFAULT_URL;
+
+/** The zone to act in: --zone, else WARREN_ZONE, else none (the credential's own). */
+export const zoneOf = (globals: Globals, io: CliIO): string | undefined => globals.zone ?? io.env.WARREN_ZONE;
+
+/**
+ * The operator key: --key, else WARREN_API_KEY, else the key file the server writes on first
+ * start in the data dir (--data-dir, else WARREN_DATA_DIR, else ./.warren). An empty one is
+ * none; `missing` names the file looked for, as the data dir names it.
+ */
+export function operatorKey(globals: Globals, io: CliIO): { key: string } | { missing: string } {
+  const given = globals.key || io.env.WARREN_API_KEY;
+  if (given) return { key: given };
+  return readOperatorKey(globals['data-dir'], io.env, io.cwd ?? process.cwd());
 }
 
-function readKeyFile(globals: Globals, io: CliIO): string {
-  const dataDir = globals['data-dir'] ?? io.env.WARREN_DATA_DIR ?? '.warren';
-  const file = resolve(io.cwd ?? process.cwd(), dataDir, OPERATOR_KEY_FILE);
-  let key = '';
-  try {
-    key = readFileSync(file, 'utf8').trim();
-  } catch {
-    // Fall through to the message below, which says everywhere we looked.
-  }
-  if (!key) {
+/** Flag, then environment, then the key file the server writes on first start. */
+export function resolveEndpoint(globals: Globals, io: CliIO): Endpoint {
+  const url = serverUrl(globals, io);
+  const zone = zoneOf(globals, io);
+  const key = operatorKey(globals, io);
+  if ('missing' in key) {
+    const file = resolve(io.cwd ?? process.cwd(), key.missing);
     throw new CliError(
       `no API key: looked for --key, env WARREN_API_KEY and the file ${file}. ` +
         'Start the server once with `warren serve` (it writes that file), or pass --key / --data-dir.',
     );
   }
-  return key;
+  return { url, key: key.key, ...(zone ? { zone } : {}) };
 }

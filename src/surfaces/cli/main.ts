@@ -171,7 +171,11 @@ function report(error: unknown, io: CliIO): number {
     io.stderr.write(`error [${error.code}]: ${visible(error.message, { keepNewlines: true })}\n`);
     return EXIT_FAILURE;
   }
-  if (error instanceof UnreachableError || error instanceof CliError) {
+  if (error instanceof CliError) {
+    io.stderr.write(`warren${error.command ? ` ${error.command}` : ''}: ${error.message}\n`);
+    return error.exit;
+  }
+  if (error instanceof UnreachableError) {
     io.stderr.write(`warren: ${error.message}\n`);
     return EXIT_FAILURE;
   }

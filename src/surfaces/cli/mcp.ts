@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { readOperatorKey } from '../../vocab/key-file.ts';
+import { preamble } from './preamble.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 /**
@@ -19,33 +18,21 @@ export const mcpCommand: LocalCommand = {
     '  { "mcpServers": { "warren": { "command": "./bin/warren.js", "args": ["mcp"], "env": { "WARREN_TOKEN": "wst_…" } } } }',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const { values } = parseArgs({
-      args,
-      strict: true,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        key: { type: 'string' },
-        zone: { type: 'string' },
-        'data-dir': { type: 'string' },
-      },
+    const cmd = preamble(args, io, {
+      words: ['mcp'],
+      globals: ['url', 'key', 'zone', 'data-dir'],
+      options: { token: { type: 'string' } },
     });
-    const env = io.env;
-    const url = values.url ?? env.WARREN_URL ?? 'http://127.0.0.1:7700';
-    let credential = values.token ?? env.WARREN_TOKEN ?? values.key ?? env.WARREN_API_KEY;
-    if (!credential) {
-      const saved = readOperatorKey(values['data-dir'], env);
-      if ('missing' in saved) {
-        io.stderr.write(
-          `warren mcp: no credentials: set WARREN_TOKEN, pass --key, or create ${saved.missing} (warren serve does)\n`,
-        );
-        return 1;
-      }
-      credential = saved.key;
+    // An agent's session token, else the operator key.
+    const token = cmd.values.token || io.env.WARREN_TOKEN;
+    const credential = token ? { key: token } : cmd.operatorKey();
+    if ('missing' in credential) {
+      throw cmd.fail(
+        `no credentials: set WARREN_TOKEN, pass --key, or create ${credential.missing} (warren serve does)`,
+        1,
+      );
     }
-    const zone = values.zone ?? env.WARREN_ZONE;
-    const headers = { authorization: `Bearer ${credential}`, ...(zone ? { 'x-warren-zone': zone } : {}) };
     const { bridge } = await import('./mcp-bridge.ts');
-    return bridge(new URL('/mcp', url), headers, io.stderr);
+    return bridge(new URL('/mcp', cmd.url()), cmd.headers(credential.key), io.stderr);
   },
 };

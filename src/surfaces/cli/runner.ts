@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { preamble } from './preamble.ts';
 import type { CliIO, LocalCommand } from './types.ts';
 
 /**
@@ -20,9 +20,8 @@ export const runnerCommand: LocalCommand = {
     'are suspended on the server and resume when a runner of that name connects again.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const { values } = parseArgs({
-      args,
-      strict: true,
+    const cmd = preamble(args, io, {
+      words: ['runner'],
       options: {
         server: { type: 'string' },
         token: { type: 'string' },
@@ -31,13 +30,11 @@ export const runnerCommand: LocalCommand = {
         'cwd-root': { type: 'string' },
       },
     });
+    const { values } = cmd;
     const server = values.server ?? io.env.WARREN_URL;
     const token = values.token ?? io.env.WARREN_RUNNER_TOKEN;
     const name = values.name ?? io.env.WARREN_RUNNER_NAME ?? '';
-    if (!server || !token) {
-      io.stderr.write('warren runner: --server and --token are required (see warren runner --help)\n');
-      return 2;
-    }
+    if (!server || !token) throw cmd.fail('--server and --token are required (see warren runner --help)');
     const { builtinRuntimes } = await import('../../runtimes/registry.ts');
     const all = builtinRuntimes();
     const wanted = (values.runtimes ?? 'script,command')
@@ -46,10 +43,7 @@ export const runnerCommand: LocalCommand = {
       .filter(Boolean);
     const unknown = wanted.filter((r) => !all.has(r));
     if (unknown.length > 0) {
-      io.stderr.write(
-        `warren runner: unknown runtimes ${unknown.join(', ')}; known: ${[...all.keys()].join(', ')}\n`,
-      );
-      return 2;
+      throw cmd.fail(`unknown runtimes ${unknown.join(', ')}; known: ${[...all.keys()].join(', ')}`);
     }
     const runtimes = new Map(wanted.map((r) => [r, all.get(r)!]));
     const { Runner } = await import('../../plugins/runners/runner/client.ts');

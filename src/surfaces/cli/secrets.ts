@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
-import { globalParseOptions } from './args.ts';
 import { callSyscall } from './client.ts';
 import { UsageError } from './errors.ts';
-import { type Globals, resolveEndpoint } from './globals.ts';
+import { GLOBAL_NAMES } from './globals.ts';
+import { readCapped } from './input.ts';
+import { preamble } from './preamble.ts';
 import { type CliIO, EXIT_OK, type LocalCommand } from './types.ts';
 
 /** The route of `secrets_set` (the client carries no server code, so it is named here). */
@@ -27,12 +27,8 @@ export const secretsSetCommand: LocalCommand = {
     'Spawns reference it by name: --secret-env \'{"ANTHROPIC_API_KEY":"anthropic"}\'.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const { values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: globalParseOptions(),
-    });
+    const cmd = preamble(args, io, { words: ['secrets', 'set'], globals: GLOBAL_NAMES, positionals: true });
+    const { positionals } = cmd;
     if (positionals.length !== 1) {
       throw new UsageError('give exactly one secret name; the value is read from stdin', ['secrets', 'set']);
     }
@@ -40,31 +36,21 @@ export const secretsSetCommand: LocalCommand = {
     const stdin = io.stdin ?? process.stdin;
     const value = stdin.isTTY ? await askHidden(stdin, io, name) : stripNewline(await readAll(stdin));
     if (value.length === 0) throw new UsageError('the value read from stdin is empty', ['secrets', 'set']);
-    const endpoint = resolveEndpoint(values as Globals, io);
-    const out = (await callSyscall(SECRETS_SET, { name, value }, endpoint)) as {
+    const out = (await callSyscall(SECRETS_SET, { name, value }, cmd.endpoint())) as {
       name: string;
       created: boolean;
     };
-    io.stdout.write(
-      values.json
-        ? `${JSON.stringify(out)}\n`
-        : `${out.created ? 'stored' : 'replaced'} secret ${out.name}\n`,
-    );
+    cmd.print(out, `${out.created ? 'stored' : 'replaced'} secret ${out.name}\n`);
     return EXIT_OK;
   },
 };
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += b.length;
-    if (size > MAX_VALUE) throw new UsageError(`a secret is at most ${MAX_VALUE} bytes`, ['secrets', 'set']);
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
+const readAll = (stream: NodeJS.ReadableStream) =>
+  readCapped(
+    stream,
+    MAX_VALUE,
+    () => new UsageError(`a secret is at most ${MAX_VALUE} bytes`, ['secrets', 'set']),
+  );
 
 const stripNewline = (s: string) => s.replace(/\r?\n$/, '');
 

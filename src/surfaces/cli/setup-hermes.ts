@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import type { CliIO, LocalCommand } from './types.ts';
+import { CliError } from './errors.ts';
+import { preamble } from './preamble.ts';
+import { type CliIO, EXIT_USAGE, type LocalCommand } from './types.ts';
 
 /**
  * `warren setup hermes`: the setup adapter of the coordinator bridge. It renders (default:
@@ -20,10 +21,10 @@ export const setupCommand: LocalCommand = {
     '--worktree-name pins a name. --install writes <profile-dir>/warren-coordinator.mcp.json.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const { values, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
+    const cmd = preamble(args, io, {
+      words: ['setup', 'hermes'],
+      // --url here is the server the config names (its WARREN_URL), not one this command calls.
+      globals: ['url', 'json'],
       options: {
         root: { type: 'string', multiple: true },
         profile: { type: 'string' },
@@ -31,22 +32,17 @@ export const setupCommand: LocalCommand = {
         mutation: { type: 'string' },
         'worktree-name': { type: 'string' },
         'session-command': { type: 'string' },
-        url: { type: 'string' },
         'profile-dir': { type: 'string' },
         install: { type: 'boolean' },
         smoke: { type: 'boolean' },
-        json: { type: 'boolean' },
       },
+      positionals: true,
     });
-    if (positionals[0] !== 'hermes') {
-      io.stderr.write('warren setup: the one target is `hermes`\n');
-      return 2;
-    }
+    const { values } = cmd;
+    if (cmd.positionals[0] !== 'hermes')
+      throw new CliError('the one target is `hermes`', EXIT_USAGE, 'setup');
     const roots = (values.root ?? []).map((r) => resolve(r));
-    if (roots.length === 0) {
-      io.stderr.write('warren setup hermes: --root is required (the working-directory allowlist)\n');
-      return 2;
-    }
+    if (roots.length === 0) throw cmd.fail('--root is required (the working-directory allowlist)');
     const env: Record<string, string> = {
       SKC_COORDINATOR_MCP_WORKDIR_ROOTS: roots.join(delimiter),
       SKC_COORDINATOR_MCP_WORKTREE: values['worktree-name'] ?? 'auto',
@@ -62,8 +58,7 @@ export const setupCommand: LocalCommand = {
     try {
       adapterEnv(env);
     } catch (error) {
-      io.stderr.write(`warren setup hermes: ${(error as Error).message}\n`);
-      return 2;
+      throw cmd.fail((error as Error).message);
     }
     const config = {
       mcp_servers: { 'warren-coordinator': { command: 'warren', args: ['mcp-serve', 'coordinator'], env } },
@@ -72,10 +67,7 @@ export const setupCommand: LocalCommand = {
     let written: string | null = null;
     if (values.install) {
       const dir = values['profile-dir'];
-      if (!dir) {
-        io.stderr.write('warren setup hermes: --install needs --profile-dir\n');
-        return 2;
-      }
+      if (!dir) throw cmd.fail('--install needs --profile-dir');
       mkdirSync(dir, { recursive: true });
       written = join(resolve(dir), 'warren-coordinator.mcp.json');
       writeFileSync(written, text, { mode: 0o600 });
@@ -85,17 +77,16 @@ export const setupCommand: LocalCommand = {
       const { smokeCheck } = await import('./setup-smoke.ts');
       smoke = await smokeCheck(env, io.env);
     }
-    if (values.json) io.stdout.write(`${JSON.stringify({ config, installed: written, smoke })}\n`);
-    else {
-      if (!values.install && !values.smoke) io.stdout.write(text);
-      if (written) io.stdout.write(`installed ${written}\n`);
-      if (smoke)
-        io.stdout.write(
-          smoke.ok
+    cmd.print(
+      { config, installed: written, smoke },
+      (!values.install && !values.smoke ? text : '') +
+        (written ? `installed ${written}\n` : '') +
+        (smoke
+          ? smoke.ok
             ? `smoke ok: ${smoke.server}, ${smoke.tools?.length} tools\n`
-            : `smoke failed: ${smoke.error}\n`,
-        );
-    }
+            : `smoke failed: ${smoke.error}\n`
+          : ''),
+    );
     return smoke && !smoke.ok ? 1 : 0;
   },
 };

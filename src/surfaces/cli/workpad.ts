@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { globalParseOptions } from './args.ts';
 import { callSyscall } from './client.ts';
 import { UsageError } from './errors.ts';
-import { type Globals, resolveEndpoint } from './globals.ts';
+import { GLOBAL_NAMES } from './globals.ts';
+import { readCapped } from './input.ts';
+import { preamble } from './preamble.ts';
 import { type CliIO, EXIT_OK, type LocalCommand } from './types.ts';
 
 /** The routes of the workpad syscalls (the client carries no server code, so they are named here). */
@@ -39,17 +39,17 @@ export const workpadEditCommand: LocalCommand = {
     'Without it the text replaces whatever version is current.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
-    const { values: parsed, positionals } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: { ...globalParseOptions(), file: { type: 'string' }, version: { type: 'string' } },
+    const cmd = preamble(args, io, {
+      words: WORDS,
+      globals: GLOBAL_NAMES,
+      options: { file: { type: 'string' }, version: { type: 'string' } },
+      positionals: true,
     });
-    const values = parsed as Globals & { file?: string; version?: string };
+    const { values, positionals } = cmd;
     if (positionals.length !== 1) throw new UsageError('give exactly one task id', WORDS);
     const task = positionals[0]!;
     const body = await readBody(values.file, io);
-    const endpoint = resolveEndpoint(values, io);
+    const endpoint = cmd.endpoint();
     let version: number;
     if (values.version !== undefined) {
       version = Number(values.version);
@@ -60,10 +60,9 @@ export const workpadEditCommand: LocalCommand = {
       version = ((await callSyscall(READ, { task }, endpoint)) as { workpad: Workpad }).workpad.version;
     }
     const out = (await callSyscall(WRITE, { task, body, version }, endpoint)) as { workpad: Workpad };
-    io.stdout.write(
-      values.json
-        ? `${JSON.stringify(out)}\n`
-        : `workpad of ${out.workpad.task}: version ${out.workpad.version} (${Buffer.byteLength(body)} bytes)\n`,
+    cmd.print(
+      out,
+      `workpad of ${out.workpad.task}: version ${out.workpad.version} (${Buffer.byteLength(body)} bytes)\n`,
     );
     return EXIT_OK;
   },
@@ -83,13 +82,5 @@ async function readBody(file: string | undefined, io: CliIO): Promise<string> {
   }
   const stdin = io.stdin ?? process.stdin;
   if (stdin.isTTY) throw new UsageError('pipe the new text in, or give --file', WORDS);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stdin) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += b.length;
-    if (size > MAX_BYTES) throw new UsageError(`stdin: over ${MAX_BYTES} bytes`, WORDS);
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return readCapped(stdin, MAX_BYTES, () => new UsageError(`stdin: over ${MAX_BYTES} bytes`, WORDS));
 }

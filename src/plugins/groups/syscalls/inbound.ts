@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import * as s from '../../../contract/schemas.ts';
 import { defineSyscall } from '../../../contract/syscall.ts';
+import { keysetPage } from '../../../store/paging.ts';
 import { forbidden } from '../../../vocab/errors.ts';
 import { socketGroup } from '../actor.ts';
 import { groups } from './common.ts';
@@ -79,13 +80,9 @@ export const unrouted = defineSyscall({
     const { reader } = groups(ctx).tables;
     let q = reader.selectFrom('groups_unrouted').selectAll().where('zone', '=', ctx.principal.zone);
     if (i.after) q = q.where('id', '>', i.after);
-    const rows = await q
-      .orderBy('id')
-      .limit(limit + 1)
-      .execute();
-    const page = rows.slice(0, limit);
+    const { items, next } = await keysetPage(limit, (n) => q.orderBy('id').limit(n).execute());
     return {
-      messages: page.map((r) => ({
+      messages: items.map((r) => ({
         id: r.id,
         platform: r.platform,
         room: r.room,
@@ -97,7 +94,7 @@ export const unrouted = defineSyscall({
         reason: r.reason,
         receivedAt: Number(r.received_at),
       })),
-      next: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
+      next,
     };
   },
 });
