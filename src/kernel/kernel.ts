@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { EventQuery } from '../store/log.ts';
-import type { DeliveryMode, Permission, SessionStatus, SessionsTable } from '../store/schema.ts';
+import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { unitTx, type WriteUnit } from '../store/writer.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
@@ -43,7 +43,7 @@ import { deleteSession } from './retire.ts';
 import { type SessionRoom, streamNamesById, unheldRooms } from './room-state.ts';
 import * as rooms from './rooms.ts';
 import { deleteSecret, listSecrets, SecretBox, setSecret } from './secrets.ts';
-import { sessionCwd, sessionStatusIn, stoppedAmong } from './session-reads.ts';
+import { sessionCwd, stoppedAmong } from './session-reads.ts';
 import {
   type LiveSession,
   liveSessions,
@@ -490,9 +490,6 @@ export class Kernel {
   suspendedSessions = (environment: string, limit = 1000) => suspendedSessions(this.k, environment, limit);
 
   // ---------------------------------------------------------------- narrow reads for plugins (session-reads.ts)
-
-  /** A session's status inside the caller's write unit; null when there is no such session. */
-  sessionStatusIn = (unit: WriteUnit, id: string): Promise<SessionStatus | null> => sessionStatusIn(unit, id);
 
   /** Which of `ids` name sessions that have stopped (ids of no session are left out). */
   stoppedAmong = (ids: readonly string[]): Promise<string[]> => stoppedAmong(this.store.reader, ids);

@@ -1,18 +1,10 @@
-import type { SessionStatus } from '../store/schema.ts';
-import { unitTx, type WriteUnit } from '../store/writer.ts';
 import { parseJson } from '../util/json.ts';
-import { type Db, sessionIn } from './lookup.ts';
+import type { Db } from './lookup.ts';
 
 /**
  * Narrow reads of sessions for the code above the kernel (plugins never query its tables):
  * each answers one question with just what its caller needs, never a row.
  */
-
-/** A session's status inside the caller's write unit (its own uncommitted writes seen); null: no such session. */
-export async function sessionStatusIn(unit: WriteUnit, id: string): Promise<SessionStatus | null> {
-  const row = await sessionIn(unitTx(unit), id);
-  return row?.status ?? null;
-}
 
 /** Which of `ids` name sessions that have stopped (ids of no session are left out). */
 export async function stoppedAmong(db: Db, ids: readonly string[]): Promise<string[]> {

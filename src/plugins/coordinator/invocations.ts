@@ -163,7 +163,7 @@ export async function dispatchPending(
       const db = tx.db;
       const row = await stillIn(tx, id, 'pending');
       if (!row) continue;
-      const target = await kernel.sessionStatusIn(tx, row.target_session_id);
+      const target = (await kernel.sessionStateIn(tx, row.target_session_id))?.status ?? null;
       const attempt: CoordInvocationsTable = {
         ...row,
         status: 'running',
