@@ -11,12 +11,16 @@
  *   commit → published p50/p99; baseline: the same events written straight with XADD.
  */
 import { join } from 'node:path';
+import type { Coordinator } from '../src/plugins/coordinator/coordinator.ts';
 import { enqueue } from '../src/plugins/coordinator/outbox.ts';
 import { Warren } from '../src/syscalls/warren.ts';
 import { operator } from '../src/vocab/principal.ts';
 import { round, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import { type BenchRow, dropSchema } from './store.ts';
+
+/** The coordinator's own tables: events are enqueued in its unit, as its syscalls do. */
+const outbox = (w: Warren) => w.plugins.get<Coordinator>('coordinator').tables;
 
 // biome-ignore lint/suspicious/noExplicitAny: syscall outputs
 type Any = any;
@@ -208,7 +212,7 @@ export async function coordinatorOutbox(): Promise<BenchRow[]> {
       });
       try {
         for (let i = 0; i < n; i += 100) {
-          await w.store.writer.write((tx) =>
+          await outbox(w).write((tx) =>
             enqueue(
               tx,
               w.kernel.ids,
@@ -233,7 +237,7 @@ export async function coordinatorOutbox(): Promise<BenchRow[]> {
         const lat: number[] = [];
         for (let i = 0; i < 100; i++) {
           const t1 = performance.now();
-          await w.store.writer.write((tx) =>
+          await outbox(w).write((tx) =>
             enqueue(tx, w.kernel.ids, [
               {
                 zone: 'default',

@@ -10,19 +10,25 @@
 import { arch, cpus, loadavg, platform } from 'node:os';
 import { cliBenches } from './cli.ts';
 import { clusterBenches } from './cluster.ts';
+import { containmentBenches } from './containment.ts';
 import { coordinatorBenches } from './coordinator.ts';
 import { groupBenches } from './groups.ts';
 import { kernelBenches } from './kernel.ts';
 import { knowledgeBenches } from './knowledge.ts';
 import { loadBenches } from './load.ts';
 import { mcpBenches } from './mcp.ts';
+import { mcpSessionBenches } from './mcp-sessions.ts';
 import { observabilityBenches } from './observability.ts';
 import { pluginBenches } from './plugins.ts';
+import { roomBenches } from './rooms.ts';
 import { runnerBenches } from './runners.ts';
 import { scaleBenches } from './scale.ts';
 import { scheduleBenches } from './schedules.ts';
+import { stallBenches } from './stall.ts';
 import { type BenchRow, formatRows, storeBenches, verdict } from './store.ts';
 import { taskBenches } from './tasks.ts';
+import { teamBenches } from './team.ts';
+import { toolBenches } from './tools.ts';
 import { turnBenches } from './turns.ts';
 import { uiBenches } from './ui.ts';
 import { watchBenches } from './watch.ts';
@@ -32,7 +38,9 @@ type Bench = () => Promise<BenchRow[]>;
 const groups: Record<string, Record<string, Bench>> = {
   store: storeBenches,
   kernel: kernelBenches,
+  containment: containmentBenches,
   mcp: mcpBenches,
+  mcpSessions: mcpSessionBenches,
   plugins: pluginBenches,
   observability: observabilityBenches,
   cli: cliBenches,
@@ -48,6 +56,10 @@ const groups: Record<string, Record<string, Bench>> = {
   groups: groupBenches,
   coordinator: coordinatorBenches,
   watch: watchBenches,
+  rooms: roomBenches,
+  team: teamBenches,
+  tools: toolBenches,
+  stall: stallBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { deriveNodeId } from '../cluster/node-id.ts';
 import type { ServeOptions } from '../config/options.ts';
 import { ensureOperatorKey } from '../kernel/operator-keys.ts';
+import { type DataDirLock, lockDataDir } from '../store/data-dir-lock.ts';
 import { buildHttpServer } from '../surfaces/http/server.ts';
 import { ToolCatalog } from '../surfaces/mcp/catalog.ts';
 import { ZoneSockets } from '../surfaces/mcp/socket.ts';
@@ -45,21 +46,36 @@ type Out = { write(s: string): unknown };
 export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   // One logger for the whole server, injected everywhere (no global one): JSON lines on
   // stderr, written synchronously so the last lines before a crash are not lost.
-  const log = pino(
-    { level: opts.logLevel ?? 'info', base: { pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
-  const metricsOn = opts.metrics?.enabled !== false;
-  const loopback = LOOPBACK.has(opts.host);
-  if (metricsOn && opts.metrics?.public && !loopback) {
+  const log = serverLog(opts);
+  if (opts.metrics?.enabled !== false && opts.metrics?.public && !LOOPBACK.has(opts.host)) {
     log.warn({ host: opts.host }, 'metrics.public is ignored: the server is not bound to a loopback address');
   }
+  // One server per data dir, taken before anything else is touched: a second server must not
+  // sweep the first's agents or resume its sessions (src/store/data-dir-lock.ts).
+  const lock = lockDataDir(opts.dataDir);
+  try {
+    return await serveLocked(opts, out, log, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function serveLocked(
+  opts: ServeOptions,
+  out: Out,
+  log: ReturnType<typeof serverLog>,
+  lock: DataDirLock,
+): Promise<Running> {
+  const metricsOn = opts.metrics?.enabled !== false;
+  const loopback = LOOPBACK.has(opts.host);
   const warren = await Warren.open({
     log,
     metrics: metricsOn,
     ...(opts.tracing ? { tracing: opts.tracing } : {}),
     dataDir: opts.dataDir,
     durability: opts.durability,
+    ...(opts.maxSearchMs !== undefined ? { maxSearchMs: opts.maxSearchMs } : {}),
     deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),
     // Warren.open's own default knows only the database; a server also knows its data dir
@@ -74,6 +90,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
   const http = await buildHttpServer(warren, {
     logger: log,
     metricsPublic: metricsOn && opts.metrics?.public === true && loopback,
+    ...(opts.mcp ? { mcp: opts.mcp } : {}),
   });
   let address: string;
   try {
@@ -83,6 +100,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     throw error;
   }
   const url = address.replace('[::1]', 'localhost');
+  lock.announce(url);
   warren.kernel.config.publicUrl = url;
   const sockets = new ZoneSockets(warren, new ToolCatalog(warren), join(opts.dataDir, 'mcp'));
   try {
@@ -102,6 +120,7 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
     { url, store: warren.store.kind, tracing: opts.tracing ? opts.tracing.url : null },
     'warren listening',
   );
+  out.write(`${containmentNotice(warren)}\n`);
   if (key.created) {
     out.write(`operator API key (shown once; also saved to ${key.file}, mode 0600):\n  ${key.key}\n`);
   }
@@ -121,14 +140,34 @@ export async function serve(opts: ServeOptions, out: Out): Promise<Running> {
       } finally {
         clearTimeout(cut);
       }
-      await sockets.close();
-      await warren.close();
+      try {
+        await sockets.close();
+        await warren.close();
+      } finally {
+        lock.release();
+      }
     })();
     return stopping;
   };
   if (opts.demo) await startDemo(warren, out);
   return { warren, http, sockets, url, stop };
 }
+
+/** Said at start: how agents are confined, and what is refused when they cannot be. */
+function containmentNotice(warren: Warren): string {
+  const c = warren.kernel.containment;
+  if (c.inForce === 'bwrap')
+    return `containment: agents run confined (bubblewrap, network ${warren.kernel.config.containmentNetwork})`;
+  if (c.inForce === 'none')
+    return "containment: none: agents run unconfined, as this server's user (containment: none)";
+  return `containment: UNAVAILABLE (${c.reason}): agents that can run shell commands (command, acp, codex, claude-code with Bash) will be refused; install bubblewrap, or set containment: none to run them unconfined`;
+}
+
+const serverLog = (opts: ServeOptions) =>
+  pino(
+    { level: opts.logLevel ?? 'info', base: { pid: process.pid } },
+    pino.destination({ fd: 2, sync: true }),
+  );
 
 /** Addresses only this machine can reach. */
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);

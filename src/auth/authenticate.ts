@@ -30,7 +30,8 @@ export async function authenticate(
   zone?: string,
 ): Promise<Principal> {
   if (!bearer) throw unauthenticated('missing credentials: send "Authorization: Bearer <key or token>"');
-  if (auth.jwt && looksLikeJwt(bearer)) return auth.jwt.verify(bearer);
+  // A session token has a JWT's three dot-separated parts too: its prefix decides first.
+  if (auth.jwt && !bearer.startsWith('wst_') && looksLikeJwt(bearer)) return auth.jwt.verify(bearer);
   if (!bearer.startsWith('wst_')) {
     const name = auth.operatorKeys
       ? await auth.operatorKeys.verify(bearer)

@@ -1,5 +1,13 @@
 import { defaultClusterConfig } from '../cluster/config.ts';
 import { defaultKernelConfig } from '../kernel/config.ts';
+import { HEAVY_READ_MS } from '../store/limits.ts';
+
+/**
+ * MCP sessions over Streamable HTTP: the cap per credential, and how long one may sit idle
+ * (no request, no open stream) before it is closed. Within a minute, because Claude Code never
+ * ends its sessions (issue 24).
+ */
+export const MCP_SESSION_DEFAULTS = { maxSessionsPerCaller: 32, idleMs: 60_000 } as const;
 
 /**
  * The value of every key when no file, variable or flag sets it. Kernel settings come from
@@ -25,12 +33,16 @@ export function configDefaults(): Record<string, unknown> {
     'limits.maxChildren': k.limits.maxChildren,
     'limits.maxSessionsPerZone': k.limits.maxSessionsPerZone,
     'limits.maxSessionsPerRuntime': k.limits.maxSessionsPerRuntime ?? {},
+    'limits.maxSearchMs': HEAVY_READ_MS,
     'tiers.root': null,
     'tiers.orchestrator': null,
     'tiers.agent': null,
     'tiers.worker': null,
     'grants.allow': null,
     'grants.deny': null,
+    containment: k.containment,
+    containmentNetwork: k.containmentNetwork,
+    'grants.env': [...(k.envAllow ?? [])],
     termGraceMs: k.termGraceMs,
     shutdownGraceMs: k.shutdownGraceMs,
     maxWaitMs: k.maxWaitMs,
@@ -44,6 +56,10 @@ export function configDefaults(): Record<string, unknown> {
     'auth.scope': 'agent:lifecycle',
     'auth.zoneClaim': 'zone_id',
     'auth.jwksCacheMax': 256,
+    'mcp.maxSessionsPerCaller': MCP_SESSION_DEFAULTS.maxSessionsPerCaller,
+    'mcp.idleMs': MCP_SESSION_DEFAULTS.idleMs,
+    'sockets.maxLineBytes': k.sockets.maxLineBytes,
+    'sockets.maxConnections': k.sockets.maxConnections,
     'log.level': 'info',
     'metrics.enabled': true,
     'metrics.public': false,

@@ -38,10 +38,12 @@ export interface ConfigKey {
   hint?: string;
   /** Not read from the file (the data dir is where the file is looked for). */
   notInFile?: boolean;
+  /** What leaving it unset means, as `config show` says it (else by its kind: never, none, not set). */
+  unset?: string;
 }
 
 const TIER_SUMMARY = (tier: string, depth: string) =>
-  `tools of the ${tier} tier (depth ${depth}), before grants`;
+  `depth-tier policy: the tools of every session at depth ${depth} (${tier} tier), instead of its job's, before grants`;
 
 export const CONFIG_KEYS: readonly ConfigKey[] = [
   {
@@ -144,7 +146,15 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'live sessions per zone of one runtime, e.g. claude-code=5,codex=2',
   },
   {
+    path: 'limits.maxSearchMs',
+    env: 'WARREN_MAX_SEARCH_MS',
+    flag: 'max-search-ms',
+    kind: 'int',
+    summary: 'SQLite: a full-text search (it runs in a worker thread) running longer is stopped',
+  },
+  {
     path: 'tiers.root',
+    unset: '(jobs decide)',
     env: 'WARREN_TIER_ROOT',
     flag: 'tier-root',
     kind: 'list',
@@ -152,6 +162,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'tiers.orchestrator',
+    unset: '(jobs decide)',
     env: 'WARREN_TIER_ORCHESTRATOR',
     flag: 'tier-orchestrator',
     kind: 'list',
@@ -159,6 +170,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'tiers.agent',
+    unset: '(jobs decide)',
     env: 'WARREN_TIER_AGENT',
     flag: 'tier-agent',
     kind: 'list',
@@ -166,6 +178,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'tiers.worker',
+    unset: '(jobs decide)',
     env: 'WARREN_TIER_WORKER',
     flag: 'tier-worker',
     kind: 'list',
@@ -173,6 +186,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'grants.allow',
+    unset: '(every tool)',
     env: 'WARREN_GRANTS_ALLOW',
     flag: 'grants-allow',
     kind: 'list',
@@ -180,10 +194,37 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'grants.deny',
+    unset: '(nothing)',
     env: 'WARREN_GRANTS_DENY',
     flag: 'grants-deny',
     kind: 'list',
     summary: 'no session may call the tools these match (deny wins)',
+  },
+  {
+    path: 'containment',
+    env: 'WARREN_CONTAINMENT',
+    flag: 'containment',
+    kind: 'string',
+    hint: '<auto|bwrap|none>',
+    summary:
+      'confine agent processes (docs/security.md): auto uses bubblewrap where it works, else refuses agents that run shells; bwrap requires it; none runs agents unconfined',
+  },
+  {
+    path: 'containmentNetwork',
+    env: 'WARREN_CONTAINMENT_NETWORK',
+    flag: 'containment-network',
+    kind: 'string',
+    hint: '<full|none>',
+    summary:
+      "confined agents' default and most network (a spawn's network grant may narrow it): full, or none (warren stays reachable)",
+  },
+  {
+    path: 'grants.env',
+    env: 'WARREN_GRANTS_ENV',
+    flag: 'grants-env',
+    kind: 'list',
+    summary:
+      "more variable names (`*` wildcards) a session may set in a child's environment, beyond AGENT_*, credentials and model settings",
   },
   {
     path: 'termGraceMs',
@@ -237,6 +278,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'plugins.enable',
+    unset: '(all: a new database enables every plugin)',
     env: 'WARREN_PLUGINS',
     flag: 'plugins',
     kind: 'list',
@@ -253,6 +295,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'auth.issuerUrl',
+    unset: '(off: no external JWTs)',
     env: 'ISSUER_URL',
     flag: 'issuer-url',
     kind: 'string',
@@ -281,6 +324,34 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'most JWKS keys kept (least recently used first out)',
   },
   {
+    path: 'mcp.maxSessionsPerCaller',
+    env: 'WARREN_MCP_MAX_SESSIONS_PER_CALLER',
+    flag: 'mcp-max-sessions-per-caller',
+    kind: 'int',
+    summary: 'open MCP sessions over Streamable HTTP one credential may hold at once (429 past it)',
+  },
+  {
+    path: 'mcp.idleMs',
+    env: 'WARREN_MCP_IDLE_MS',
+    flag: 'mcp-idle-ms',
+    kind: 'int',
+    summary: 'an MCP session with no request and no stream open this long is closed, freeing its slot',
+  },
+  {
+    path: 'sockets.maxLineBytes',
+    env: 'WARREN_SOCKET_MAX_LINE_BYTES',
+    flag: 'socket-max-line-bytes',
+    kind: 'int',
+    summary: 'MCP unix sockets: a longer line closes its connection, with an error line saying why',
+  },
+  {
+    path: 'sockets.maxConnections',
+    env: 'WARREN_SOCKET_MAX_CONNECTIONS',
+    flag: 'socket-max-connections',
+    kind: 'int',
+    summary: 'MCP unix sockets: connections open at once per socket; one more is refused with an error line',
+  },
+  {
     path: 'log.level',
     env: 'LOG_LEVEL',
     flag: 'log-level',
@@ -304,6 +375,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     path: 'tracing.endpoint',
+    unset: '(off: no traces exported)',
     env: 'WARREN_OTLP_ENDPOINT',
     flag: 'otlp-endpoint',
     kind: 'string',

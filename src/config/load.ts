@@ -5,7 +5,7 @@ import type { KernelConfig } from '../kernel/config.ts';
 import { syscallTable } from '../syscalls/table.ts';
 import type { ServeOptions } from './options.ts';
 import { type ConfigInput, type ResolvedConfig, resolveConfig, settingValue } from './resolve.ts';
-import { effectiveTiers } from './tiers.ts';
+import { configuredGating } from './tiers.ts';
 
 /**
  * The configuration `warren serve` runs with and `warren config show` prints: the sources
@@ -32,7 +32,8 @@ export interface LoadedConfig {
   /** The database: the configured one, or `<data dir>/warren.db`. */
   db: string;
   nodeId: string;
-  tiers: Record<Tier, string[]>;
+  /** Each tier's tools where the depth-tier policy sets them (after grants); null: by job. */
+  tiers: Record<Tier, string[] | null>;
   /** What `serve()` takes (without `demo`). */
   options: Omit<ServeOptions, 'demo'>;
 }
@@ -43,7 +44,8 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
   const configuredDb = v<string | null>('server.db');
   const db = configuredDb ?? join(resolved.dataDir, 'warren.db');
   const nodeId = v<string | null>('nodeId') ?? deriveNodeId(resolved.dataDir, configuredDb);
-  const tiers = effectiveTiers(resolved, syscallTable());
+  const gating = configuredGating(resolved, syscallTable());
+  const tiers = gating.tiers;
   const traces = tracesUrl(v<string | null>('tracing.endpoint'), input.env);
   const kernel: Partial<KernelConfig> = {
     nodeId,
@@ -53,6 +55,8 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       maxSessionsPerZone: v('limits.maxSessionsPerZone'),
       maxSessionsPerRuntime: v('limits.maxSessionsPerRuntime'),
     },
+    containment: v('containment'),
+    containmentNetwork: v('containmentNetwork'),
     termGraceMs: v('termGraceMs'),
     shutdownGraceMs: v('shutdownGraceMs'),
     maxWaitMs: v('maxWaitMs'),
@@ -60,6 +64,8 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
     defaultTtlSeconds: v('defaultTtlSeconds'),
     retentionDays: v('retentionDays'),
     sessionRetentionDays: v('sessionRetentionDays'),
+    envAllow: v('grants.env'),
+    sockets: { maxLineBytes: v('sockets.maxLineBytes'), maxConnections: v('sockets.maxConnections') },
   };
   return {
     resolved,
@@ -72,6 +78,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       dataDir: resolved.dataDir,
       ...(configuredDb ? { db: configuredDb } : {}),
       durability: v('server.durability'),
+      maxSearchMs: v('limits.maxSearchMs'),
       kernel,
       cluster: {
         mode: v('cluster.mode'),
@@ -79,7 +86,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
         heartbeatMs: v('cluster.heartbeatMs'),
         pollMs: v('cluster.pollMs'),
       },
-      gating: { tiers },
+      gating: gating.policy,
       plugins: {
         ...(v<string[] | null>('plugins.enable') ? { seed: v<string[]>('plugins.enable') } : {}),
         config: v<Record<string, unknown>>('plugins.settings'),
@@ -94,6 +101,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
             },
           }
         : {}),
+      mcp: { maxSessionsPerCaller: v('mcp.maxSessionsPerCaller'), idleMs: v('mcp.idleMs') },
       logLevel: v('log.level'),
       metrics: { enabled: v('metrics.enabled'), public: v('metrics.public') },
       ...(traces

@@ -14,15 +14,19 @@ export interface ServeOptions {
   dataDir: string;
   db?: string;
   durability: Durability;
+  /** SQLite: the longest a full-text search runs (off the event loop) before it is stopped. */
+  maxSearchMs?: number;
   demo: boolean;
   /** Kernel settings (limits, timers, retention); `nodeId` is derived from the data dir and db when unset. */
   kernel?: Partial<KernelConfig>;
   /** Several nodes on one PostgreSQL (docs/scaling.md). */
   cluster?: Partial<ClusterConfig>;
-  /** The depth tiers' tool sets. */
+  /** Tool policy: the depth tiers where set, the default grants (docs/mcp.md). */
   gating?: GatingPolicy;
   /** Which plugins a fresh database enables, and each plugin's settings. */
   plugins?: Partial<PluginSelection>;
+  /** MCP sessions over Streamable HTTP: the cap per credential and the idle expiry. */
+  mcp?: { maxSessionsPerCaller?: number; idleMs?: number };
   /** JSON log lines on stderr at this level and above; default `info`. */
   logLevel?: Level | 'silent';
   /** `GET /metrics`: on by default; `public` drops its credential check on a loopback address only. */

@@ -27,12 +27,18 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   'limits.maxChildren': positiveInt,
   'limits.maxSessionsPerZone': positiveInt,
   'limits.maxSessionsPerRuntime': z.record(z.string().min(1), positiveInt),
+  'limits.maxSearchMs': z.number().int().min(100).max(600_000),
   'tiers.root': names,
   'tiers.orchestrator': names,
   'tiers.agent': names,
   'tiers.worker': names,
   'grants.allow': names,
   'grants.deny': names,
+  containment: z.enum(['auto', 'bwrap', 'none']),
+  containmentNetwork: z.enum(['full', 'none']),
+  'grants.env': z.array(
+    z.string().regex(/^[A-Za-z_*][A-Za-z0-9_*]*$/, 'expected a variable name, `*` wildcards allowed'),
+  ),
   termGraceMs: z.number().int().min(0),
   shutdownGraceMs: z.number().int().min(0),
   // MCP clients (the SDK's default) give up on a request after 60 s: a wait must answer first.
@@ -48,6 +54,16 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   'auth.scope': z.string().min(1).max(200),
   'auth.zoneClaim': z.string().min(1).max(100),
   'auth.jwksCacheMax': positiveInt.max(10_000),
+  'mcp.maxSessionsPerCaller': positiveInt.max(100_000),
+  // Below this a session would expire between a client's requests.
+  'mcp.idleMs': z.number().int().min(100).max(86_400_000),
+  // A line must hold an MCP request; 1 GiB is far past any (the cap bounds memory per connection).
+  'sockets.maxLineBytes': z
+    .number()
+    .int()
+    .min(4096)
+    .max(1024 ** 3),
+  'sockets.maxConnections': positiveInt.max(100_000),
   'log.level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   'metrics.enabled': z.boolean(),
   'metrics.public': z.boolean(),

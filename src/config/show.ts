@@ -36,7 +36,10 @@ export function showConfig(loaded: LoadedConfig): ShownConfig {
       from = 'derived from the data dir and database';
     } else if (key.path.startsWith('tiers.')) {
       value = loaded.tiers[key.path.slice('tiers.'.length) as Tier];
-      from = [s.source === 'default' ? 'the syscall table' : s.origin, grantsSet ? 'narrowed by grants' : '']
+      from = [
+        s.source === 'default' ? 'not set: sessions follow their jobs' : s.origin,
+        value && grantsSet ? 'narrowed by grants' : '',
+      ]
         .filter(Boolean)
         .join(', ');
     }

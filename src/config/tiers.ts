@@ -1,17 +1,25 @@
 import { TIERS, type Tier } from '../contract/tiers.ts';
 import type { SyscallTable } from '../syscalls/dispatch.ts';
-import { Gate } from '../syscalls/gate.ts';
+import { Gate, type GatingPolicy } from '../syscalls/gate.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import { ConfigError } from './errors.ts';
 import type { ResolvedConfig, Setting } from './resolve.ts';
 
+/** What the config says about tools: the depth-tier policy where set, and the default grants. */
+export interface ConfiguredGating {
+  /** What `Warren.open` takes: the tiers that are set (the rest follow jobs), the grants. */
+  policy: GatingPolicy;
+  /** Each tier's tools after grants, as `config show` prints them; null: set by jobs (docs/mcp.md). */
+  tiers: Record<Tier, string[] | null>;
+}
+
 /**
- * The tool set of each depth tier, as configured: the tier's list (or the syscall table's
- * default), narrowed by the default grants. Grants apply to every session, so folding them
- * into the tiers once is the same as applying them at every spawn, and the kernel's one
- * gating path stays as it is.
+ * The tool policy as configured. Sessions get their job's default set (docs/mcp.md); a tier
+ * given in `tiers.*` is the depth-tier policy, which replaces the job defaults at its depth.
+ * The default grants narrow every session's set. Names are checked against the syscall
+ * table, and bad grant patterns are named by where they were set.
  */
-export function effectiveTiers(config: ResolvedConfig, table: SyscallTable): Record<Tier, string[]> {
+export function configuredGating(config: ResolvedConfig, table: SyscallTable): ConfiguredGating {
   const sessionTools = [...table.values()].filter((s) => s.callers.includes('session')).map((s) => s.name);
   const configured: Partial<Record<Tier, readonly string[]>> = {};
   for (const tier of TIERS) {
@@ -19,12 +27,18 @@ export function effectiveTiers(config: ResolvedConfig, table: SyscallTable): Rec
     if (setting.value === null) continue;
     configured[tier] = checkNames(setting, sessionTools);
   }
-  const gate = new Gate(table, { tiers: configured });
   const grants = grantsOf(config);
-  const out = {} as Record<Tier, string[]>;
+  const policy: GatingPolicy = {
+    ...(Object.keys(configured).length > 0 ? { tiers: configured } : {}),
+    ...(grants.allow || grants.deny ? { grants } : {}),
+  };
+  const gate = new Gate(table, policy);
+  const tiers = {} as Record<Tier, string[] | null>;
   TIERS.forEach((tier, depth) => {
     try {
-      out[tier] = gate.forSpawn(depth, null, undefined, grants);
+      tiers[tier] = configured[tier] ? gate.forSpawn({ depth }, null) : null;
+      // A bad pattern fails here, at load, not at the first spawn.
+      gate.forSpawn({ depth: 1 }, null);
     } catch (error) {
       if (!(error instanceof WarrenError)) throw error;
       const origins = ['grants.allow', 'grants.deny']
@@ -33,7 +47,7 @@ export function effectiveTiers(config: ResolvedConfig, table: SyscallTable): Rec
       throw new ConfigError(`${origins.join(' / ')}: ${error.message}`);
     }
   });
-  return out;
+  return { policy, tiers };
 }
 
 function checkNames(setting: Setting, known: readonly string[]): string[] {

@@ -73,6 +73,12 @@ export interface PluginTables<DB> {
   readonly kind: DialectKind;
   /** Reads of committed rows (a reader connection; inside a write use `tx.db`). */
   readonly reader: Kysely<DB>;
+  /**
+   * Reads that may take long (a search over callers' words): run off the event loop (SQLite: a
+   * worker thread with its own connection, a read stopped past 10 s; PostgreSQL: `reader`).
+   * Only reads: a statement that writes is refused.
+   */
+  readonly heavyReader: Kysely<DB>;
   /** One unit of the group commit: its table changes and log events commit together. */
   write<R>(fn: (tx: PluginTx<DB>) => Promise<R>, opts?: { readsFirst?: boolean }): Promise<R>;
 }
@@ -148,7 +154,8 @@ export interface PluginDirectory {
     name: string,
     enabled: boolean,
     by: string,
-  ): Promise<PluginListing & { restartRequired: boolean; message: string }>;
+    opts?: { withDependents?: boolean },
+  ): Promise<PluginListing & { restartRequired: boolean; message: string; alsoDisabled: string[] }>;
 }
 
 /** The task whose session is about to start, as a start-context contributor sees it. */

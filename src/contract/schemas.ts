@@ -3,8 +3,20 @@ import { BUDGET_MAX } from '../kernel/budget.ts';
 
 /** Shared shapes for syscall inputs and outputs. */
 
-export const permission = z.enum(['r', 'w', 'rw']);
-export const deliveryMode = z.enum(['sync', 'async', 'detach']);
+/**
+ * Another operation's input inside this one's (a schedule's task or spawn): validated as that
+ * input, but listed to a model as an object that names it, not as a second copy of a schema
+ * of thousands of characters (the named tool's own listing has the fields).
+ */
+export const inputOf = <T extends z.ZodType<unknown, Record<string, unknown>>>(
+  schema: T,
+  description: string,
+) => z.record(z.string(), z.unknown()).pipe(schema).describe(description);
+
+export const permission = z.enum(['r', 'w', 'rw']).describe('r read, w write, rw both');
+export const deliveryMode = z
+  .enum(['sync', 'async', 'detach'])
+  .describe('sync: you read (bounded waits); async: pushed to you; detach: read when you like');
 export const fdNumber = z.coerce.number().int().nonnegative().describe('An fd number you hold');
 export const sessionId = z.string().min(1).describe('A session id');
 export const streamRef = z.string().min(1).describe('A stream id or name');
@@ -12,6 +24,11 @@ const flag = z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : 
 export const optionalFlag = flag.optional();
 export const limit = z.coerce.number().int().positive().max(10_000).optional().describe('Max rows to return');
 export const seq = z.coerce.number().int().nonnegative();
+/** A place in the log: a seq, or an event's id (the ULID the CLI's ID column shows). */
+export const logPosition = z.union([
+  seq,
+  z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/i, 'a seq, or an event id (26-character ULID)'),
+]);
 
 /** C0 controls, DEL and C1: in a name they would reach every operator's terminal (ESC sequences). */
 const hasControl = (v: string): boolean => {
@@ -29,7 +46,8 @@ export const streamName = z
   .string()
   .min(1)
   .max(200)
-  .refine(...printable('a stream name'));
+  .refine(...printable('a stream name'))
+  .describe('The stream name (unique in your zone)');
 /** A session title. */
 export const title = z
   .string()
@@ -109,10 +127,10 @@ export const budget = z
     outputTokens: z.number().int().nonnegative().max(BUDGET_MAX.outputTokens).optional(),
     costUsd: z.number().nonnegative().max(BUDGET_MAX.costUsd).optional(),
     turns: z.number().int().nonnegative().max(BUDGET_MAX.turns).optional(),
-    wallMs: z.number().int().nonnegative().max(BUDGET_MAX.wallMs).optional().describe('Wall time from spawn'),
+    wallMs: z.number().int().nonnegative().max(BUDGET_MAX.wallMs).optional(),
   })
   .describe(
-    'Limits for the whole subtree under the new session: input/output tokens, cost (USD), turns, wall time (ms). Capped by what is left of the budgets above it.',
+    'Limits for its whole subtree: inputTokens, outputTokens, costUsd, turns, wallMs (from spawn); capped by what is left above it',
   );
 
 const subtreeTotals = z.object({
@@ -169,6 +187,14 @@ export const session = z.object({
   persona: z.string().nullable(),
   model: z.string().nullable(),
   maxTurns: z.number().nullable(),
+  /** How its agent is confined (`session show`): bwrap, none, in-process (script) or remote (a runner). */
+  containment: z
+    .object({
+      mode: z.enum(['bwrap', 'none', 'in-process', 'remote']),
+      network: z.enum(['full', 'none']).optional(),
+    })
+    .nullable()
+    .optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
   endedAt: z.number().nullable(),

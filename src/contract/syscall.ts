@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { Principal } from '../vocab/principal.ts';
+import type { Job } from './jobs.ts';
 
 export type CallerKind = Principal['kind'];
 
@@ -68,10 +69,16 @@ export interface Syscall<I extends z.ZodType = z.ZodType, O extends z.ZodType = 
   /** Who may call it at all; finer checks (fd ownership, attenuation) are the kernel's. */
   callers: readonly CallerKind[];
   /**
-   * For sessions: the deepest tier that has it by default (0 root, 1 orchestrator, 2 agent,
-   * 3+ worker). A session-callable syscall without one is for root only.
+   * The jobs whose default tool set holds it (jobs.ts): `worker`, `orchestrator` (sessions,
+   * when `callers` has `session`), `operator` (an operator's MCP list). Without one it is
+   * reached by its `group`: named at spawn, per persona or task, or turned on by an operator.
    */
-  tier?: 0 | 1 | 2 | 3;
+  jobs?: readonly Job[];
+  /**
+   * false: never in an MCP tool list (an alias kept for a surface of its own, e.g. a group
+   * socket's seed names); it is still callable by its callers.
+   */
+  listed?: false;
   http?: HttpBinding;
   cli?: CliBinding;
   /**

@@ -58,9 +58,9 @@ export async function endOrphans(
  * runs in the background after the server answers: a crash during it must not drop the rest).
  * One statement suspends them all and one event each records it (what `setStatus` writes for
  * a move to suspended, which notifies nobody): a restart costs what is live, not a round of
- * queries per session.
+ * queries per session. `idle`: those that were idle, whose parents already heard of them.
  */
-export async function recover(k: KernelContext): Promise<string[]> {
+export async function recover(k: KernelContext): Promise<{ ids: string[]; idle: Set<string> }> {
   return k.store.writer.write(async (tx) => {
     const live = ['pending', 'running', 'idle'] as const;
     // This node's sessions only: other nodes on the database run theirs (docs/scaling.md).
@@ -108,6 +108,10 @@ export async function recover(k: KernelContext): Promise<string[]> {
       .where('term_deadline', 'is not', null)
       .execute();
     for (const t of terms) tx.afterCommit(() => k.term.arm(t.id, Number(t.term_deadline)));
-    return [...waiting, ...rows].map((r) => r.id);
+    // Idle ones were where their parents last heard of them: resumed, they wake nobody.
+    return {
+      ids: [...waiting, ...rows].map((r) => r.id),
+      idle: new Set(rows.filter((r) => r.status === 'idle').map((r) => r.id)),
+    };
   });
 }

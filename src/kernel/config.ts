@@ -1,3 +1,6 @@
+import { UNIX_SOCKET_DEFAULTS, type UnixSocketLimits } from '../util/socket-limits.ts';
+import type { ContainmentSetting } from './containment.ts';
+
 /** Everything a kernel's behaviour depends on. Built once; two kernels never share one. */
 export interface KernelLimits {
   /** Deepest allowed spawn (init is 0). */
@@ -43,6 +46,26 @@ export interface KernelConfig {
    * what this node left behind. Derived from the data dir (or database) by the assembly.
    */
   nodeId: string;
+  /**
+   * How agent processes are confined (containment.ts, docs/security.md): `auto` uses
+   * bubblewrap where it works and otherwise refuses agents that can run shell commands;
+   * `bwrap` requires it; `none` runs agents unconfined.
+   */
+  containment: ContainmentSetting;
+  /** A confined agent's network: `full`, or `none` (it reaches warren through a bound socket). */
+  containmentNetwork: 'full' | 'none';
+  /** Directories no confined agent sees (set by the assembly: the data dir, where the keys are). */
+  privateDirs: string[];
+  /**
+   * Names (globs) a session may set in a child's environment beyond the built-in allowlist
+   * (src/kernel/spawn-env.ts): the `grants.env` setting.
+   */
+  envAllow?: readonly string[];
+  /**
+   * What each MCP unix socket (the zones', the groups') takes from a peer: the longest line
+   * and the most connections open at once (`sockets.*`). Group sockets' peers are agents.
+   */
+  sockets: UnixSocketLimits;
 }
 
 export const defaultKernelConfig = (): KernelConfig => ({
@@ -57,4 +80,8 @@ export const defaultKernelConfig = (): KernelConfig => ({
   sessionRetentionDays: 7,
   publicUrl: null,
   nodeId: 'local',
+  containment: 'auto',
+  containmentNetwork: 'full',
+  privateDirs: [],
+  sockets: { ...UNIX_SOCKET_DEFAULTS },
 });

@@ -20,6 +20,8 @@ export interface Effects {
   armTermDeadline(sessionId: string, at: number): void;
   /** Arm (or with null, disarm) the wall-time deadline of a session's budget. */
   armBudgetDeadline(sessionId: string, at: number | null): void;
+  /** Ask the session's agent to end now, as after a SIGTERM it took (if this node runs it). */
+  finishAgent(sessionId: string): void;
   /** Whether this node runs a live agent for the session (one that can be asked to stop). */
   hasAgent(sessionId: string): boolean;
 }

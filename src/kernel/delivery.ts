@@ -3,6 +3,7 @@ import { renderInput } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { FdsTable } from '../store/schema.ts';
 import type { Core } from './core.ts';
+import { recordInput } from './input-record.ts';
 import { canRead, type MessageView } from './records.ts';
 import { isInit } from './zones.ts';
 
@@ -50,6 +51,15 @@ export class Delivery {
 
   detach(sessionId: string): void {
     this.pumps.delete(sessionId);
+  }
+
+  /**
+   * How the session's agent's `input` report is stored (input-record.ts): as references to the
+   * messages this node handed it, when it handed it every one of them; else as the agent gave it.
+   */
+  inputRecord(sessionId: string, payload: Record<string, unknown>): Record<string, unknown> {
+    const pump = this.pumps.get(sessionId);
+    return recordInput(payload, (seq) => pump?.handedFd(seq));
   }
 
   /** Messages committed for this node's agents and not yet handed over, and the oldest one's commit time. */
@@ -156,11 +166,18 @@ export class FdWaiter {
 
 /** A backlog this deep is handed over in slices: one input stays a readable size. */
 const MAX_BATCH = 500;
+/**
+ * Messages remembered as handed over (seq -> fd number) until the agent reports the input that
+ * took them: a few batches' worth, so an agent that never reports input (`command`) costs no more.
+ */
+const MAX_HANDED = 4 * MAX_BATCH;
 
 class Pump {
   private pending = new Map<number, { fd: FdsTable; event: LogEvent }>();
   /** Handed over, waiting for the end of the turn that takes them. */
   private inflight = new Map<string, number>();
+  /** What was handed over, by seq: the fd it came on (see `Delivery.inputRecord`). */
+  private handed = new Map<number, number>();
   private more = false;
   private loading = false;
 
@@ -221,7 +238,14 @@ class Pump {
       this.pending.clear();
       return;
     }
-    const messages: DeliveredMessage[] = batch.map(({ fd, event }) => toDelivered(fd, event, this.core));
+    const messages = coalesce(batch.map(({ fd, event }) => toDelivered(fd, event, this.core)));
+    // Remembered first: an agent may report the input it took from inside `deliver`.
+    for (const m of messages) this.handed.set(m.seq, m.fd);
+    // Oldest first out (a Map keeps insertion order).
+    for (const seq of this.handed.keys()) {
+      if (this.handed.size <= MAX_HANDED) break;
+      this.handed.delete(seq);
+    }
     // Handed over now; acknowledged (and so persisted) when the turn that takes them ends.
     this.handle.deliver({ messages, text: renderInput(messages) });
     if (this.core.observers.length > 0) {
@@ -238,11 +262,42 @@ class Pump {
     if (this.more && this.pending.size === 0) void this.backlog().then(() => this.kick());
   }
 
+  /** The fd number a message was handed over on, or undefined when this pump did not hand it over. */
+  handedFd(seq: number): number | undefined {
+    const fd = this.handed.get(seq);
+    this.handed.delete(seq);
+    return fd;
+  }
+
   takeInflight(): Map<string, number> {
     const taken = this.inflight;
     this.inflight = new Map();
     return taken;
   }
+}
+
+/**
+ * One SIGCHLD per child in an input: its latest state (a child that went idle twice between
+ * two of its parent's turns is one line, not two). The others are taken all the same: their
+ * cursors move with the batch.
+ */
+export function coalesce(messages: DeliveredMessage[]): DeliveredMessage[] {
+  const childOf = (m: DeliveredMessage) =>
+    m.kind === 'signal' && m.signal === 'SIGCHLD'
+      ? (m.data as { child?: unknown } | undefined)?.child
+      : undefined;
+  const seen = new Set<unknown>();
+  const kept: DeliveredMessage[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as DeliveredMessage;
+    const child = childOf(m);
+    if (child !== undefined) {
+      if (seen.has(child)) continue;
+      seen.add(child);
+    }
+    kept.push(m);
+  }
+  return kept.reverse();
 }
 
 function toDelivered(fd: FdsTable, e: LogEvent, core: Core): DeliveredMessage {

@@ -1,10 +1,19 @@
 import type { DeliveryMode, FdsTable, Permission, StreamsTable } from '../store/schema.ts';
+import type { WriteTx } from '../store/writer.ts';
 import { forbidden, invalid, notFound, WarrenError } from '../vocab/errors.ts';
 import { type Principal, principalId } from '../vocab/principal.ts';
 import type { KernelContext } from './context.ts';
 import { toMessageView } from './delivery.ts';
 import { closeFdsCascade } from './lifecycle.ts';
-import { fdAndStream, liveSessionRow, openFdsOfOn, openStreamByRef, sessionById } from './lookup.ts';
+import {
+  closedFd,
+  closedFdError,
+  fdAndStream,
+  liveSessionRow,
+  openFdsOfOn,
+  openStreamByRef,
+  sessionById,
+} from './lookup.ts';
 import { canReanimate, inputArrived, reanimate } from './reanimate.ts';
 import { canRead, canWrite, isReservedName, type MessageView, permWithin, streamInfo } from './records.ts';
 import { createStream as createStreamRow, openFd, postMessage, undelivered } from './streams.ts';
@@ -69,7 +78,7 @@ export async function read(
     .where('num', '=', fd)
     .where('closed_at', 'is', null)
     .executeTakeFirst();
-  if (!row) throw notFound('fd', fd);
+  if (!row) throw (await closedFdError(k.store.reader, p.zone, holder, fd)) ?? notFound('fd', fd);
   if (!canRead(row.perm)) throw forbidden(`fd ${fd} is write-only`);
   const selfEcho = k.fdTable.stream(row.stream_id)?.selfEcho ?? false;
   const limit = Math.max(1, Math.min(1000, opts.limit ?? 100));
@@ -105,6 +114,11 @@ export async function read(
 export async function close(k: KernelContext, p: Principal, fd: number, opts: { force?: boolean } = {}) {
   const actor = principalId(p);
   return k.store.writer.write(async (tx) => {
+    // Closed already (a kill of the session behind it closes its operators' fds): done.
+    if (!(await openFdExists(tx, p, fd))) {
+      const closed = await closedFd(tx.db, p.zone, actor, fd);
+      if (closed) return { fd, closed: true, alreadyClosed: true, undelivered: 0, reaped: [] as string[] };
+    }
     const { row, stream } = await fdAndStream(tx, p, fd, { reservedOk: true });
     const n = await undelivered(tx.db, k.fdTable, row, stream.self_echo === 1);
     if (n > 0 && !opts.force) {
@@ -119,8 +133,20 @@ export async function close(k: KernelContext, p: Principal, fd: number, opts: { 
       reason: 'closed',
       ...(n > 0 ? { forced: true, undelivered: n } : {}),
     });
-    return { fd, closed: true, undelivered: n, reaped };
+    return { fd, closed: true, alreadyClosed: false, undelivered: n, reaped };
   });
+}
+
+async function openFdExists(tx: WriteTx, p: Principal, fd: number): Promise<boolean> {
+  const row = await tx.db
+    .selectFrom('fds')
+    .select('id')
+    .where('zone', '=', p.zone)
+    .where('holder', '=', principalId(p))
+    .where('num', '=', fd)
+    .where('closed_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function createStream(k: KernelContext, p: Principal, name: string, selfEcho = false) {
@@ -204,12 +230,13 @@ export async function share(
     if (ref.fd !== undefined) ({ row, stream } = await fdAndStream(tx, p, ref.fd));
     else if (ref.streamName) {
       stream = await openStreamByRef(tx, p.zone, ref.streamName);
-      if (isReservedName(stream.name))
-        throw new WarrenError('reserved_name', `${stream.name} is reserved plumbing; it cannot be shared`);
       const [held] = await openFdsOfOn(tx, p.sessionId, stream.id);
       if (!held) throw forbidden(`you hold no fd on ${ref.streamName}`);
       row = held;
     } else throw invalid('give fd or streamName');
+    // Whichever way it is named (fd 0/1/2 are reserved streams too), plumbing is not shared.
+    if (isReservedName(stream.name))
+      throw new WarrenError('reserved_name', `${stream.name} is reserved plumbing; it cannot be shared`);
     if (!permWithin(permission, row.perm))
       throw forbidden(`cannot grant ${permission}: you hold only ${row.perm}`);
     if (!me.parent_id || isInit(me.parent_id))

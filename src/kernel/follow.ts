@@ -1,6 +1,7 @@
 import type { LogEvent } from '../store/events.ts';
 import type { Store } from '../store/store.ts';
 import type { Principal } from '../vocab/principal.ts';
+import { withInputText } from './input-record.ts';
 
 export interface FollowFilter {
   type?: string;
@@ -67,21 +68,28 @@ export async function* follow(
         buffered = [];
         for (;;) {
           const rows = await store.log.tail(cursor, { limit: page, zone: principal.zone });
-          for (const e of rows) {
+          for (const e of await withInputText(store.reader, rows.filter(visible))) {
             if (signal?.aborted) return;
-            cursor = e.seq;
-            if (visible(e)) yield e;
+            yield e;
           }
+          // Past the page's last row, visible or not.
+          const last = rows.at(-1);
+          if (last) cursor = last.seq;
           if (rows.length < page) break;
         }
       }
-      const batch = buffered;
+      const batch = buffered.filter((e) => e.seq > cursor);
       buffered = [];
+      // What is shown, an input given its text back (it names its messages: input-record.ts).
+      const shown = new Map(
+        (await withInputText(store.reader, batch.filter(visible))).map((e) => [e.seq, e]),
+      );
       for (const e of batch) {
         if (signal?.aborted || dropped) break;
         if (e.seq <= cursor) continue;
         cursor = e.seq;
-        if (visible(e)) yield e;
+        const out = shown.get(e.seq);
+        if (out) yield out;
       }
       if (signal?.aborted) return;
       if (!dropped && buffered.length === 0) await new Promise<void>((r) => (wake = r));

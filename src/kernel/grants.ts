@@ -28,7 +28,15 @@ export interface SpawnGrants {
   cwd: string[] | null;
   /** Secret names it may hand on to a child (`secretEnv`). */
   secrets: string[] | null;
+  /**
+   * The network its own agent gets when confined, and the most its children may get: `none`
+   * (warren's endpoint only) or `full`. Null (or absent, on rows from before it): not narrowed
+   * by a grant, the node's `containmentNetwork` decides (containment.ts).
+   */
+  network?: NetworkGrant | null;
 }
+
+export type NetworkGrant = 'full' | 'none';
 
 export type GrantRequest = Partial<SpawnGrants>;
 
@@ -51,9 +59,6 @@ const KIND_RUNTIMES: Record<string, readonly string[]> = {
 const CLI_CONFIG_KEYS = ['claudePath', 'codexPath'] as const;
 const CLI_ENV_VARS = ['WARREN_CLAUDE_BIN', 'WARREN_CODEX_BIN'] as const;
 const COMMAND_RUNTIMES = new Set(['command', 'acp']);
-/** Environment variables that make a program load or run other code. */
-const CODE_HOOKS =
-  /^(LD_[A-Z_]+|DYLD_[A-Z_]+|NODE_OPTIONS|NODE_PATH|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|BASH_ENV|ENV|PATH|GIT_SSH_COMMAND|GIT_EXEC_PATH)$/;
 
 const forbiddenGrant = (grant: keyof SpawnGrants, wanted: string, message: string) =>
   new WarrenError('forbidden', `${message}: this session lacks the ${grant} grant for it`, { grant, wanted });
@@ -201,23 +206,20 @@ export function childGrants(
   for (const variable of Object.keys(req.secretEnv ?? {})) {
     if (variable.startsWith('WARREN_')) throw invalid(`secretEnv may not set warren's own ${variable}`);
   }
-  // Loader and interpreter hooks would run any code inside an allowed executable.
-  if (bound.executables) {
-    for (const variable of [...Object.keys(req.env ?? {}), ...Object.keys(req.secretEnv ?? {})]) {
-      if (CODE_HOOKS.test(variable))
-        throw forbiddenGrant(
-          'executables',
-          variable,
-          `setting ${variable} in a child's environment is not granted`,
-        );
-    }
-  }
+  // What a session may set in a child's environment is an allowlist, checked by the spawn on
+  // what the session itself asked for (src/kernel/spawn-env.ts); a persona's env is the operator's.
   const secretNames = Object.values(req.secretEnv ?? {});
   if (bound.secrets) {
     for (const name of secretNames) {
       if (!bound.secrets.includes(name))
         throw forbiddenGrant('secrets', name, `passing on secret ${JSON.stringify(name)} is not granted`);
     }
+  }
+
+  // Network is the child's own, like its cwd: asking for more than the spawner holds is refused.
+  const network = asked.network ?? bound.network ?? null;
+  if (network === 'full' && bound.network === 'none') {
+    throw forbiddenGrant('network', 'full', 'full network access is not granted (it has network none)');
   }
 
   const ownExe = COMMAND_RUNTIMES.has(req.runtime) && req.runtime !== 'command' ? exes[0]?.real : undefined;
@@ -228,7 +230,7 @@ export function childGrants(
     cwd: (asked.cwd ?? [base]).map((root) => canonicalRoot(root, base)),
     secrets: asked.secrets ?? [...new Set(secretNames)],
   };
-  return { grants: narrow(requested, bound), cwd };
+  return { grants: { ...narrow(requested, bound), ...(network ? { network } : {}) }, cwd };
 }
 
 /** A root as a canonical path; one that does not exist (yet) is kept as resolved. */

@@ -9,6 +9,8 @@ export class CommitWatch {
   private next = 0;
   batches = 0;
   failed = 0;
+  /** Units that refused themselves (bad input, a conflict): answers, not store failures. */
+  refused = 0;
   lastAt: number | null = null;
 
   constructor(private readonly now: () => number) {}
@@ -16,6 +18,7 @@ export class CommitWatch {
   observe = (b: BatchStats): void => {
     this.batches++;
     if (!b.ok) this.failed++;
+    this.refused += b.refused;
     this.lastAt = this.now();
     if (this.recent.length < 64) this.recent.push(b.ms);
     else this.recent[this.next] = b.ms;
@@ -25,6 +28,7 @@ export class CommitWatch {
   summary(): {
     batches: number;
     failed: number;
+    refused: number;
     lastAt: number | null;
     avgMs: number | null;
     maxMs: number | null;
@@ -34,6 +38,7 @@ export class CommitWatch {
     return {
       batches: this.batches,
       failed: this.failed,
+      refused: this.refused,
       lastAt: this.lastAt,
       avgMs: n ? round(this.recent.reduce((a, b) => a + b, 0) / n) : null,
       maxMs: n ? round(Math.max(...this.recent)) : null,
@@ -68,6 +73,13 @@ export interface KernelHealth {
   reconcile: { intervalMs: number; lastTick: TickReport | null };
   agents: { alive: number; starting: number; resuming: { done: number; total: number } };
   sessions: SessionCount[];
+  /** How this node confines agent processes (containment.ts). */
+  containment: {
+    setting: string;
+    inForce: 'bwrap' | 'none' | 'unavailable';
+    network: 'full' | 'none';
+    reason: string | null;
+  };
 }
 
 /** What the kernel knows of its own health; the store is asked (a read of the log head), and an unreachable one is reported, not thrown. */
@@ -104,5 +116,11 @@ export async function kernelHealth(
     reconcile: { intervalMs: k.config.reconcileIntervalMs, lastTick: lastTick ?? null },
     agents: { ...k.supervisor.counts(), resuming: { ...k.supervisor.resuming } },
     sessions,
+    containment: {
+      setting: k.supervisor.containment.setting,
+      inForce: k.supervisor.containment.inForce,
+      network: k.config.containmentNetwork,
+      reason: k.supervisor.containment.reason,
+    },
   };
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
-import type { EventQuery } from '../store/log.ts';
 import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { unitTx, type WriteUnit } from '../store/writer.ts';
@@ -10,9 +9,11 @@ import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
 import { forbidden } from '../vocab/errors.ts';
 import { DEFAULT_ZONE, type Principal, principalId } from '../vocab/principal.ts';
+import { readableSession } from './access.ts';
 import { endOrphans, recover } from './boot.ts';
 import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
+import { resolveContainment } from './containment.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
 import { environmentSessions, suspendedSessions } from './environment-sessions.ts';
@@ -21,11 +22,19 @@ import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
 import { CommitWatch, countSessions, type KernelHealth, kernelHealth } from './health.ts';
+import { withInputText } from './input-record.ts';
 import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
 import { type NodeRole, soloNode } from './node.ts';
 import type { KernelObserver } from './observer.ts';
-import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from './operator-keys.ts';
+import {
+  createOperatorKey,
+  firstOperator,
+  listOperatorKeys,
+  operatorHoldsKey,
+  revokeOperatorKey,
+  verifyOperatorKey,
+} from './operator-keys.ts';
 import {
   checkPersona,
   deletePersona,
@@ -36,7 +45,7 @@ import {
   putPersona,
 } from './personas.ts';
 import * as proc from './proc.ts';
-import { openSession } from './reanimate.ts';
+import { openSession, reanimate } from './reanimate.ts';
 import { type PhaseScope, Reconciler } from './reconcile.ts';
 import type { FdInfo, SessionInfo } from './records.ts';
 import { deleteSession } from './retire.ts';
@@ -52,9 +61,9 @@ import {
   sessionStates,
 } from './session-state.ts';
 import { type SignalName, sendSignal } from './signals.ts';
-import type { SpawnResult } from './spawn.ts';
+import { checkSpawn, type SpawnResult } from './spawn.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
-import { type StopOutcome, TermTimers, termOrKill } from './term.ts';
+import { endQuietly, type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
 import { hasUntakenInput, waitChild } from './wait.ts';
@@ -105,13 +114,17 @@ export class Kernel {
   private unremote: (() => void) | undefined;
   /** Sessions that were live when the kernel last stopped, until resumed. */
   private lost: string[] = [];
+  /** Of those, the ones that were idle: their resume changes nothing their parents must hear. */
+  private lostIdle = new Set<string>();
   private readonly commits: CommitWatch;
   /** When `start` ran (the kernel's clock). */
   private startedAt = 0;
   private unwatch: (() => void) | undefined;
+  private readonly runtimes: RuntimeRegistry;
 
   constructor(opts: KernelOptions) {
     this.store = opts.store;
+    this.runtimes = opts.runtimes;
     this.config = { ...defaultKernelConfig(), ...opts.config };
     this.clock = opts.clock ?? systemClock;
     this.ids = opts.ids ?? createIds(this.clock);
@@ -127,6 +140,7 @@ export class Kernel {
         armTermDeadline: (id, at) => k.term.arm(id, at),
         armBudgetDeadline: (id, at) => k.wall.arm(id, at),
         hasAgent: (id) => k.supervisor.has(id),
+        finishAgent: (id) => k.supervisor.finish(id),
       },
       toolPolicy: opts.toolPolicy ?? (() => null),
       secretBox: new SecretBox(opts.secretsKey ?? randomBytes(32)),
@@ -141,6 +155,14 @@ export class Kernel {
     k.delivery = new Delivery(k);
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
+    // Decided once, before any agent starts: a `bwrap` setting without bubblewrap throws here.
+    k.supervisor.containment = resolveContainment(this.config.containment);
+    if (k.supervisor.containment.inForce === 'unavailable') {
+      k.log.warn(
+        { containment: this.config.containment, reason: k.supervisor.containment.reason },
+        'no confinement for agents: agents that can run shell commands will be refused (set containment: none to run them unconfined)',
+      );
+    }
     if (opts.toolsOf) k.supervisor.toolsOf = opts.toolsOf;
     this.k = k;
     this.reconciler = new Reconciler(k, {
@@ -173,7 +195,9 @@ export class Kernel {
     });
     this.unremote = this.store.writer.onRemoteCommit((events) => this.remoteEffects(events));
     await endOrphans(this.k, this.runId);
-    this.lost = await recover(this.k);
+    const recovered = await recover(this.k);
+    this.lost = recovered.ids;
+    this.lostIdle = recovered.idle;
     await this.k.wall.armAll();
     if (!opts.deferResume) this.resumeLost();
     this.reconciler.start();
@@ -182,7 +206,9 @@ export class Kernel {
   /** Resume the sessions a restart suspended (when `resumeOnStart`). */
   resumeLost(): void {
     const lost = this.lost.splice(0);
-    if (this.config.resumeOnStart) void this.k.supervisor.resumeAll(lost);
+    const idle = this.lostIdle;
+    this.lostIdle = new Set();
+    if (this.config.resumeOnStart) void this.k.supervisor.resumeAll(lost, idle);
   }
 
   /** Stop agents (their sessions stay resumable), persist cursors, stop the loop. */
@@ -193,6 +219,8 @@ export class Kernel {
     this.k.term.clearAll();
     this.k.wall.clearAll();
     await this.k.supervisor.stopAll();
+    // Their agents are gone: what runtimes hold for them (the script runtime's worker) goes too.
+    await Promise.all([...this.runtimes.values()].map((r) => r.close?.()));
     await this.k.fdTable.flush();
     await this.store.writer.drained();
     this.unsubscribe?.();
@@ -255,6 +283,11 @@ export class Kernel {
   /** This node's agent processes: running, and being started. */
   agentCounts = () => this.k.supervisor.counts();
 
+  /** How this node confines agent processes. */
+  get containment() {
+    return this.k.supervisor.containment;
+  }
+
   /**
    * A plugin's reconcile phase: runs after the kernel's own, each tick, errors isolated.
    * `scope: 'cluster'` runs it on one node at a time when several share the database (a
@@ -291,6 +324,14 @@ export class Kernel {
 
   spawn = (p: Principal, req: SpawnRequest, opts: proc.SpawnOptions = {}) => proc.spawn(this.k, p, req, opts);
   session = (p: Principal, id: string): Promise<SessionInfo> => proc.session(this.k, p, id);
+  /**
+   * The one read scope of a session (session_show's): resolves when `p` may read session
+   * `id`, else `forbidden` (in its zone) or `not_found`. Every syscall that returns a
+   * session's data checks it, so none reads more than session_show would.
+   */
+  requireReadable = async (p: Principal, id: string): Promise<void> => {
+    await readableSession(this.k.store.reader, p, id);
+  };
   ps = (p: Principal, opts: { all?: boolean; after?: string; limit: number }) => proc.ps(this.k, p, opts);
   kill = (p: Principal, id: string, opts: { graceful?: boolean } = {}) => proc.kill(this.k, p, id, opts);
   terminate = (p: Principal, fd: number) => proc.terminate(this.k, p, fd);
@@ -313,6 +354,12 @@ export class Kernel {
   operatorKeyList = () => listOperatorKeys(this.store);
   /** Revoke an operator key (the last live one is kept). */
   operatorKeyRevoke = (by: Principal, id: string) => revokeOperatorKey(this.store, id, principalId(by));
+  /** The operator a key belongs to (a live key's), or null. */
+  operatorOfKey = (key: string) => verifyOperatorKey(this.store, key);
+  /** True while `name` holds a live key. */
+  operatorHoldsKey = (name: string) => operatorHoldsKey(this.store, name);
+  /** The first live key's operator, or null. */
+  firstOperator = () => firstOperator(this.store);
 
   /** Every zone's id (a server opens a socket per zone). */
   zoneIds = async (): Promise<string[]> =>
@@ -359,19 +406,36 @@ export class Kernel {
   /**
    * Stop a session in the caller's transaction: SIGTERM when `graceful` and its agent can be
    * asked (SIGKILL after the grace period), else SIGKILL. Null when it had already stopped.
+   * `quiet`: its work is done, so its agent ends at its next safe point without being told
+   * (no `[SIGTERM]` input, no model turn); `reason` says why in the log.
    */
   stopIn = async (
     unit: WriteUnit,
     id: string,
     actor: string,
     graceful: boolean,
+    opts: { quiet?: boolean; reason?: string } = {},
   ): Promise<StopOutcome | null> => {
     const tx = unitTx(unit);
     const row = await sessionById(tx.db, id);
     if (!row || row.status === 'stopped' || isInit(id)) return null;
     // Already asked: a second SIGTERM would only push its deadline back.
     if (graceful && row.term_deadline !== null) return { signal: 'SIGTERM', deadline: row.term_deadline };
+    if (graceful && opts.quiet) return endQuietly(tx, this.k, row, actor, opts.reason ?? 'its work is done');
     return termOrKill(tx, this.k, row, actor, graceful);
+  };
+
+  /**
+   * Bring a cleanly stopped session back (reanimate.ts) in the caller's transaction, so input
+   * written in the same unit reaches it (an operator's answer to its escalation). False when
+   * it cannot come back (it crashed, was killed, or its runtime saved no resume state).
+   */
+  reviveIn = async (unit: WriteUnit, id: string, actor: string, why: string): Promise<boolean> => {
+    const tx = unitTx(unit);
+    const row = await sessionById(tx.db, id);
+    // Live ones need no reviving: input reaches them (a suspended one is woken by it).
+    if (row === undefined || row.status !== 'stopped') return false;
+    return reanimate(tx, this.k, row, actor, why);
   };
 
   // ---------------------------------------------------------------- files (file.ts)
@@ -453,7 +517,7 @@ export class Kernel {
 
   sessionEvents = (p: Principal, id: string, opts: { from?: number; limit?: number }): Promise<LogEvent[]> =>
     views.sessionEvents(this.k, p, id, opts);
-  events = (p: Principal, q: Omit<EventQuery, 'zone'>) => views.events(this.k, p, q);
+  events = (p: Principal, q: views.EventsQuery) => views.events(this.k, p, q);
   /** The caller's own log (an operator's zone, a session's own events), oldest first after a seq. */
   ownLog = (p: Principal, opts: { after?: number; limit?: number } = {}) => views.ownLog(this.k, p, opts);
   transcript = (p: Principal, stream: string, opts: { before?: number; limit?: number }) =>
@@ -503,8 +567,8 @@ export class Kernel {
    * Events of one type after `after`, oldest first, in every zone (the log's type index): a
    * plugin's backstop catching up on what it follows since it last looked.
    */
-  eventsOfType = (type: string, after: number, limit: number): Promise<LogEvent[]> =>
-    this.store.log.events({ type, after, limit });
+  eventsOfType = async (type: string, after: number, limit: number): Promise<LogEvent[]> =>
+    withInputText(this.store.reader, await this.store.log.events({ type, after, limit }));
 
   /** Where one session stands (session-state.ts), read from committed rows; undefined when there is none. */
   sessionState = (id: string): Promise<SessionState | undefined> => sessionState(this.store.reader, id);
@@ -539,6 +603,12 @@ export class Kernel {
    */
   spawnIn = (unit: WriteUnit, p: Principal, req: SpawnRequest): Promise<proc.SpawnedIn> =>
     proc.spawnIn(unitTx(unit), this.k, p, req);
+
+  /**
+   * Whether a spawn by `p` would be refused (persona, runtime — without one, `p`'s own —
+   * grants, the runtime's check of the spec), writing nothing: a typed error if so.
+   */
+  checkSpawn = (p: Principal, req: SpawnRequest): Promise<void> => checkSpawn(this.k, p, req);
 }
 
 function operatorOnly(p: Principal, why: string): string {

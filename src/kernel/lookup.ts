@@ -120,8 +120,56 @@ export async function fdRow(
     .where('num', '=', num)
     .where('closed_at', 'is', null)
     .executeTakeFirst();
-  if (!row) throw notFound('fd', num);
+  if (!row) throw (await closedFdError(tx.db, zone, holder, num)) ?? notFound('fd', num);
   return row;
+}
+
+/**
+ * The holder's latest fd of that number, if it was closed: `fd_closed`, saying why (a kill of
+ * the session behind it closes its operators' fds). Undefined when there never was one.
+ */
+export async function closedFdError(db: Db, zone: string, holder: string, num: number) {
+  const closed = await closedFd(db, zone, holder, num);
+  if (!closed) return undefined;
+  return new WarrenError('fd_closed', `fd ${num} is closed${closed.why ? ` (${closed.why})` : ''}`, {
+    fd: num,
+    ...(closed.why ? { reason: closed.why } : {}),
+  });
+}
+
+/** The holder's latest closed fd of that number, and why it was closed (from the log). */
+export async function closedFd(
+  db: Db,
+  zone: string,
+  holder: string,
+  num: number,
+): Promise<{ id: string; why: string | null } | undefined> {
+  const row = await db
+    .selectFrom('fds')
+    .select(['id'])
+    .where('zone', '=', zone)
+    .where('holder', '=', holder)
+    .where('num', '=', num)
+    .where('closed_at', 'is not', null)
+    .orderBy('closed_at', 'desc')
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const ev = await db
+    .selectFrom('events')
+    .select('payload')
+    .where('type', '=', 'fd.closed')
+    .where('stream_id', 'in', db.selectFrom('fds').select('stream_id').where('id', '=', row.id))
+    .orderBy('seq', 'desc')
+    .limit(20)
+    .execute();
+  for (const e of ev) {
+    const p = (typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload) as {
+      fdId?: string;
+      reason?: string;
+    };
+    if (p.fdId === row.id) return { id: row.id, why: p.reason ?? null };
+  }
+  return { id: row.id, why: null };
 }
 
 const FD_COLUMNS = [

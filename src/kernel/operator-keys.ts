@@ -62,6 +62,28 @@ export async function operatorOfHash(store: Store, h: string): Promise<string | 
   return row.name;
 }
 
+/** True while `name` holds a live key (a revoked key ends its browser sessions too). */
+export async function operatorHoldsKey(store: Store, name: string): Promise<boolean> {
+  const row = await store.reader
+    .selectFrom('operator_keys')
+    .select('id')
+    .where('name', '=', name)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The first live key's operator: who a printed login link logs in as. */
+export async function firstOperator(store: Store): Promise<string | null> {
+  const row = await store.reader
+    .selectFrom('operator_keys')
+    .select('name')
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .executeTakeFirst();
+  return row?.name ?? null;
+}
+
 /** A new operator key named `name`: the key is returned once, only its hash is kept. */
 export async function createOperatorKey(store: Store, ids: IdGenerator, name: string, by: string) {
   const key = `wk_${ids.secret(32)}`;

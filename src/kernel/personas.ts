@@ -30,6 +30,8 @@ import type { Budget, ResolvedSpawnRequest, SpawnRequest } from './types.ts';
 export interface PersonaSettings {
   /** Allowlist: sessions of this persona call at most these tools. */
   tools?: string[];
+  /** Tool groups its sessions get beside their job's defaults (never past what the spawner holds). */
+  toolGroups?: string[];
   /** Tool rules and spawn grants, as a spawn's `grants`; `cwd` also bounds the session's own cwd. */
   grants?: NonNullable<SpawnRequest['grants']>;
   maxTurns?: number;
@@ -224,6 +226,7 @@ export function widening(p: Persona, held: Held): string[] {
     for (const name of [...Object.values(p.secretEnv ?? {}), ...(p.grants?.secrets ?? [])])
       if (!g.secrets.includes(name)) out.push(`secret ${name}`);
   }
+  if (g.network === 'none' && p.grants?.network === 'full') out.push('network full');
   return [...new Set(out)];
 }
 
@@ -256,6 +259,7 @@ export async function applyPersona(
   const secretEnv = { ...p.secretEnv, ...req.secretEnv };
   const grants = narrowGrants(p.grants, req.grants);
   const tools = p.tools && req.tools ? req.tools.filter((t) => p.tools?.includes(t)) : (req.tools ?? p.tools);
+  const toolGroups = [...new Set([...(p.toolGroups ?? []), ...(req.toolGroups ?? [])])];
   const maxTurns = minOf(p.maxTurns, req.maxTurns);
   const budget = narrowBudget(p.budget, req.budget);
   const cwd = req.cwd ?? p.cwd ?? p.grants?.cwd?.[0];
@@ -271,6 +275,7 @@ export async function applyPersona(
       ...(Object.keys(secretEnv).length > 0 ? { secretEnv } : {}),
       ...(grants ? { grants } : {}),
       ...(tools ? { tools } : {}),
+      ...(toolGroups.length > 0 ? { toolGroups } : {}),
       ...(maxTurns !== undefined ? { maxTurns } : {}),
       ...(budget ? { budget } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
@@ -319,5 +324,8 @@ function narrowGrants(p: Grants | undefined, r: Grants | undefined): Grants | un
     const v = keep(r?.[field] ?? null, p[field] ?? null, covered);
     if (v !== null) out[field] = v;
   }
+  // The lesser of the two: a persona without network keeps its sessions without it.
+  const network = p.network === 'none' ? 'none' : (r?.network ?? p.network);
+  if (network) out.network = network;
   return Object.keys(out).length > 0 ? out : undefined;
 }

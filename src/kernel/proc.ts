@@ -13,7 +13,7 @@ import {
   subtree,
 } from './lookup.ts';
 import { inputArrived } from './reanimate.ts';
-import { type SessionInfo, sessionInfo } from './records.ts';
+import { type SessionInfo, sessionDetail, sessionInfo } from './records.ts';
 import { logSignal } from './signals.ts';
 import { type SpawnResult, spawnInTx } from './spawn.ts';
 import { setStatus } from './status.ts';
@@ -48,7 +48,7 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, o
   // last when it started one, else read here (as for one found by its idempotency key).
   const up = await k.supervisor.start(r.session.id, 'start');
   return {
-    session: r.created && up ? sessionInfo(up, k.clock.now()) : await session(k, p, r.session.id),
+    session: r.created && up ? sessionDetail(up, k.clock.now()) : await session(k, p, r.session.id),
     lifecycleFd: r.lifecycleFd,
     pipeFd: r.pipeFd,
     created: r.created,
@@ -56,7 +56,7 @@ export async function spawn(k: KernelContext, p: Principal, req: SpawnRequest, o
 }
 
 export async function session(k: KernelContext, p: Principal, id: string): Promise<SessionInfo> {
-  return sessionInfo(await readableSession(k.store.reader, p, id), k.clock.now());
+  return sessionDetail(await readableSession(k.store.reader, p, id), k.clock.now());
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
 import { parseJson } from '../util/json.ts';
 import type { Usage } from '../vocab/usage.ts';
 import { type Breach, budgetOf, remainingOf, type SubtreeTotals, totalsOf } from './budget.ts';
+import type { SessionContainment } from './containment.ts';
 import type { Budget } from './types.ts';
 
 /** The kernel's public shapes: what syscalls return. Rows never leave the kernel raw. */
@@ -47,6 +48,11 @@ export interface SessionInfo {
   model: string | null;
   /** Its turn limit; null: none. */
   maxTurns: number | null;
+  /**
+   * How its agent is confined (docs/security.md): given by `session show` and a spawn's
+   * answer, not by listings; null for sessions from before it was recorded.
+   */
+  containment?: SessionContainment | null;
   createdAt: number;
   updatedAt: number;
   endedAt: number | null;
@@ -165,3 +171,9 @@ export const canWrite = (p: Permission) => p === 'w' || p === 'rw';
 export const permWithin = (granted: Permission, held: Permission) => held === 'rw' || granted === held;
 
 export type FdRow = FdsTable;
+
+/** A session with how its agent is contained (read from its spec, where the spawn recorded it). */
+export const sessionDetail = (r: SessionsTable, now: number): SessionInfo => ({
+  ...sessionInfo(r, now),
+  containment: parseJson<{ containment?: SessionContainment }>(r.spec, {}).containment ?? null,
+});

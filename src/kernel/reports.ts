@@ -177,9 +177,15 @@ export function agentSink(
   delivery: Delivery,
   hooks: SinkHooks,
   row: SessionsTable,
+  /**
+   * Resumed where its parent last heard of it (idle): until it runs a turn or says something,
+   * an idle it reports changes nothing, and wakes nobody (a restart costs no parent a turn).
+   */
+  unchanged = false,
 ): AgentSink {
   const id = row.id;
   const zone = row.zone;
+  let asBefore = unchanged;
   // Fencing (ownership.ts): once another node owns the session, this node's agent for it
   // writes nothing more (its exit included) and is ended here.
   const apply = (fn: Report) =>
@@ -194,14 +200,19 @@ export function agentSink(
     return { ...r, activity: text };
   };
   return {
-    output: (text) =>
-      apply(async (tx, r) => {
+    output: (text) => {
+      asBefore = false;
+      return apply(async (tx, r) => {
         await tx.run(OUTPUT_SQL, [text, tx.now, id]);
         tx.append({ zone, type: 'session.output', actor: id, session_id: id, payload: { text } });
         return setActivity(tx, { ...r, last_message: text, updated_at: tx.now }, null);
-      }),
-    event: (type, payload) =>
-      reports.apply(
+      });
+    },
+    event: (type, given) => {
+      // The input a turn took names the messages it was handed (input-record.ts): decided now,
+      // while the delivery that handed them still knows them.
+      const payload = type === 'input' ? delivery.inputRecord(id, given) : given;
+      return reports.apply(
         id,
         async (tx, r) => {
           // Alone, no row is read for it; in a cluster the row says whether this node still owns it.
@@ -216,26 +227,31 @@ export function agentSink(
           });
         },
         { needsRow: core.node.clustered },
-      ),
+      );
+    },
     usage: (u) =>
       apply(async (tx, r) => {
         tx.append({ zone, type: 'session.usage', actor: id, session_id: id, payload: { ...u } });
         await recordUsage(tx, core, r, u);
       }),
-    busy: () =>
-      apply(async (tx, r) => {
+    busy: () => {
+      asBefore = false;
+      return apply(async (tx, r) => {
         if (r.status === 'idle' || r.status === 'pending')
           return setStatus(tx, core, r, 'running', { actor: id });
         return r;
-      }),
+      });
+    },
     idle: () => {
       const consumed = delivery.turnEnding(id);
+      const quiet = asBefore && consumed.size === 0;
+      asBefore = false;
       let termPending = false;
       const recorded = apply(async (tx, r) => {
         termPending = r.term_deadline !== null && r.status !== 'stopped';
         const next = await setActivity(tx, r, null);
         if (r.status === 'running' || r.status === 'pending')
-          return setStatus(tx, core, next, 'idle', { actor: id });
+          return setStatus(tx, core, next, 'idle', { actor: id, quiet });
         return next;
       });
       // Runtimes report idle last, once ready for input: what waited is handed over now, and

@@ -6,7 +6,7 @@ import { sessionIn } from './lookup.ts';
 import { postMessage } from './streams.ts';
 import { isInit } from './zones.ts';
 
-export const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGCHLD', 'SIGSTOP', 'SIGCONT', 'ADOPTED'] as const;
+export const SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGCHLD', 'SIGSTOP', 'SIGCONT', 'ADOPTED', 'TASK'] as const;
 export type SignalName = (typeof SIGNALS)[number];
 
 /** What an LLM agent reads: a short tagged line. The structured fields travel alongside. */
@@ -30,10 +30,35 @@ export function signalText(signal: SignalName, f: Record<string, unknown>): stri
       return '[SIGCONT] Resumed.';
     case 'SIGKILL':
       return '[SIGKILL] Killed.';
+    case 'TASK':
+      return taskText(f);
   }
 }
 
 const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+/** Most characters of a `[TASK]` line's title, and of its text (result, reason or question). */
+export const TASK_TITLE_CHARS = 120;
+export const TASK_TEXT_CHARS = 500;
+
+/**
+ * `[TASK] <task id> "<title>" <status>: <text>` — one line: whitespace runs (newlines too)
+ * become one space; a title past 120 characters and a text past 500 are cut, a cut text ending
+ * `… (task_show <id>: N chars)` so the reader knows where the whole of it is.
+ */
+function taskText(f: Record<string, unknown>): string {
+  const line = (v: unknown) =>
+    String(v ?? '')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const title = truncate(line(f.title).replaceAll('"', "'"), TASK_TITLE_CHARS);
+  const text = line(f.text);
+  const shown =
+    text.length > TASK_TEXT_CHARS
+      ? `${text.slice(0, TASK_TEXT_CHARS)}… (task_show ${f.task}: ${text.length} chars)`
+      : text;
+  return `[TASK] ${f.task} "${title}" ${f.status}: ${shown || '(no text)'}`;
+}
 
 /** Record a signal in the log. */
 export function logSignal(
@@ -80,6 +105,8 @@ export async function sendSignal(
 /** SIGCHLD: wake the parent with the child's id, status and last message. */
 export async function notifyParent(tx: WriteTx, child: SessionsTable): Promise<void> {
   if (!child.parent_id) return;
+  // A plugin tells the parent about this one in its own terms (a task's `[TASK]` outcome).
+  if (child.reported_by) return;
   // init consumes its SIGCHLDs and nobody waits on them: an ordinary turn of a top-level
   // session (idle) would be one more event per turn for no reader. Stops are still recorded.
   if (child.status === 'idle' && isInit(child.parent_id)) return;
@@ -104,14 +131,24 @@ export async function requestTerm(
   /** More for the signal to say (`reason`: why, in words). */
   fields: Record<string, unknown> = {},
 ): Promise<number> {
+  const { graceMs, deadline } = await setTermDeadline(tx, core, row.id);
+  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline, ...fields }, actor);
+  return deadline;
+}
+
+/** A stop's grace: the session's term deadline, written now and armed once the unit commits. */
+export async function setTermDeadline(
+  tx: WriteTx,
+  core: Core,
+  id: string,
+): Promise<{ graceMs: number; deadline: number }> {
   const graceMs = core.config.termGraceMs;
   const deadline = tx.now + graceMs;
   await tx.db
     .updateTable('sessions')
     .set({ term_deadline: deadline, updated_at: tx.now })
-    .where('id', '=', row.id)
+    .where('id', '=', id)
     .execute();
-  await sendSignal(tx, row.zone, row.id, 'SIGTERM', { by: actor, graceMs, deadline, ...fields }, actor);
-  tx.afterCommit(() => core.effects.armTermDeadline(row.id, deadline));
-  return deadline;
+  tx.afterCommit(() => core.effects.armTermDeadline(id, deadline));
+  return { graceMs, deadline };
 }

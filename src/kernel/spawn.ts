@@ -1,14 +1,17 @@
 import type { SessionsTable } from '../store/schema.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { parseJson } from '../util/json.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import { type Principal, principalId } from '../vocab/principal.ts';
 import { childBudget, NO_BUDGET, parseIds } from './budget.ts';
+import { checkNetworkAsk, type SessionContainment } from './containment.ts';
 import type { KernelContext } from './context.ts';
 import type { Core } from './core.ts';
-import { childGrants, grantsOfRow, UNRESTRICTED } from './grants.ts';
-import { liveSessionRow } from './lookup.ts';
+import { childGrants, grantsOfRow, type NetworkGrant, UNRESTRICTED } from './grants.ts';
+import { liveSessionRow, sessionById } from './lookup.ts';
 import { applyPersona, type Held } from './personas.ts';
 import { requireSecrets } from './secrets.ts';
+import { checkSessionEnv } from './spawn-env.ts';
 import { createStream, openFd } from './streams.ts';
 import type { ResolvedSpawnRequest, SpawnRequest } from './types.ts';
 import { ensureZone, initIdOf, isInit, lockZone, zoneLimits } from './zones.ts';
@@ -42,14 +45,26 @@ export async function spawnInTx(
 
   const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(zone);
   const parent = await liveSessionRow(tx, parentId);
-  const { req, persona } = await applyPersona(tx.db, zone, asked, heldBy(core, spawner, parent));
+  // A session's child gets only allowlisted variables from it (a persona's env is the operator's).
+  if (spawner.kind === 'session') {
+    checkSessionEnv(
+      [...Object.keys(asked.env ?? {}), ...Object.keys(asked.secretEnv ?? {})],
+      core.config.envAllow,
+    );
+  }
+  const { req, persona } = await applyPersona(
+    tx.db,
+    zone,
+    withDefaultRuntime(asked, spawner, parent),
+    heldBy(core, spawner, parent),
+  );
   // What it may spawn in turn, and whether this spawn is within the spawner's grants: before
   // the runtime looks at anything, so a refused spawn learns nothing of the host (which
   // executables exist).
   const granted = childGrants(spawner, parent, req);
   // Where it runs: an unknown or offline environment, or a spec its runtime refuses, is a
   // typed error.
-  validateWhere(core, req);
+  const containment = validateWhere(core, req, granted.grants.network ?? null);
 
   if (asked.idempotencyKey) {
     const existing = await tx.db
@@ -122,6 +137,7 @@ export async function spawnInTx(
     ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
     ...(req.secretEnv ? { secretEnv: req.secretEnv } : {}),
     ...(req.wakeOnInput ? { wakeOnInput: req.wakeOnInput } : {}),
+    containment,
   };
   const session: SessionsTable = {
     id,
@@ -163,6 +179,7 @@ export async function spawnInTx(
     ancestors: ancestors.length > 0 ? JSON.stringify(ancestors) : null,
     budget_scope: budget.scope.length > 0 ? JSON.stringify(budget.scope) : null,
     budget_deadline: budget.deadline,
+    reported_by: req.reportedBy ?? null,
   };
   await tx.db.insertInto('sessions').values(session).execute();
   tx.append({
@@ -184,6 +201,7 @@ export async function spawnInTx(
       ...(spec.model ? { model: spec.model } : {}),
       ...(tools ? { tools } : {}),
       ...(budget.budget ? { budget: budget.budget } : {}),
+      containment,
     },
   });
 
@@ -217,16 +235,87 @@ export async function spawnInTx(
   return { session, lifecycleFd: lfd.num, pipeFd: pfd.num, created: true };
 }
 
-/** The runtime, in the environment the request names, takes its spec; else a typed error. */
-function validateWhere(k: KernelContext, req: ResolvedSpawnRequest): void {
-  k.supervisor.environments.runtime(req.runner ?? 'local', req.runtime).validate({
+/**
+ * Without a runtime (and no persona to take one from), a spawn runs what its fields say —
+ * `script` given: script; `command` given: command — else what its spawner runs: a session's
+ * child gets its parent's runtime, model, runtime config (less a script of its own: that is
+ * the session's program, like its prompt) and environment variables, so a claude-code parent
+ * gets a claude-code child on the same model and MCP wiring. An operator's default is script.
+ * Named secrets are not passed on (that takes a grant: give secretEnv).
+ */
+export function withDefaultRuntime(
+  asked: SpawnRequest,
+  spawner: Principal,
+  parent: SessionsTable,
+): SpawnRequest {
+  if (asked.runtime !== undefined || asked.personaId !== undefined) return asked;
+  if (asked.config?.script !== undefined) return { ...asked, runtime: 'script' };
+  if (asked.config?.command !== undefined) return { ...asked, runtime: 'command' };
+  if (spawner.kind !== 'session' || isInit(parent.id)) return asked;
+  const own = parseJson<{ config?: Record<string, unknown>; env?: Record<string, string> }>(parent.spec, {});
+  const { script: _script, file: _file, ...config } = own.config ?? {};
+  const env = { ...own.env, ...asked.env };
+  return {
+    ...asked,
+    runtime: parent.runtime,
+    config: { ...config, ...asked.config },
+    ...(Object.keys(env).length > 0 ? { env } : {}),
+    ...(asked.model === undefined && parent.model ? { model: parent.model } : {}),
+  };
+}
+
+/**
+ * What a spawn by `spawner` would be refused for, checked now and writing nothing: its
+ * persona, its runtime (the default above), the spawner's grants and whether the runtime takes
+ * the spec. A task checks the spawn it will use when it is created, not first at dispatch.
+ */
+export async function checkSpawn(
+  core: KernelContext,
+  spawner: Principal,
+  asked: SpawnRequest,
+): Promise<void> {
+  const db = core.store.reader;
+  const parentId = spawner.kind === 'session' ? spawner.sessionId : initIdOf(spawner.zone);
+  const parent = await sessionById(db, parentId);
+  if (!parent) {
+    if (spawner.kind === 'session') await liveSessionRow({ db }, parentId);
+    // A zone with no init yet: an operator is bound by nothing a row would say.
+    const { req } = await applyPersona(db, spawner.zone, asked, { tools: null, grants: UNRESTRICTED });
+    validateWhere(core, req, req.grants?.network ?? null);
+    return;
+  }
+  if (parent.status === 'stopped') await liveSessionRow({ db }, parentId);
+  const { req } = await applyPersona(
+    db,
+    spawner.zone,
+    withDefaultRuntime(asked, spawner, parent),
+    heldBy(core, spawner, parent),
+  );
+  const granted = childGrants(spawner, parent, req);
+  validateWhere(core, req, granted.grants.network ?? null);
+}
+
+/**
+ * The runtime, in the environment the request names, takes its spec; else a typed error.
+ * Returns how it will be contained (refused `unavailable` when it cannot be, and must be).
+ */
+function validateWhere(
+  k: KernelContext,
+  req: ResolvedSpawnRequest,
+  network: NetworkGrant | null,
+): SessionContainment {
+  checkNetworkAsk(req.grants?.network, k.config.containmentNetwork);
+  const runner = req.runner ?? 'local';
+  const spec = {
     prompt: req.prompt ?? null,
     config: req.config ?? {},
     cwd: req.cwd ?? null,
     model: req.model ?? null,
     env: req.env ?? {},
     ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
-  });
+  };
+  k.supervisor.environments.runtime(runner, req.runtime).validate(spec);
+  return k.supervisor.containmentFor(runner, req.runtime, spec, network);
 }
 
 /** What a spawner holds: the parent's tool set and, for a session, its spawn grants (operators: anything). */
@@ -240,17 +329,18 @@ function heldBy(core: Core, spawner: Principal, parent: SessionsTable): Held {
 /** A session's set: stored, or (init, or a session from before tools were stored) its tier's. */
 function toolsOf(core: Core, row: SessionsTable): readonly string[] | null {
   if (row.tools !== null) return JSON.parse(row.tools) as string[];
-  return row.depth === 0 ? null : core.toolPolicy(row.depth, null);
+  return row.depth === 0 ? null : core.toolPolicy({ depth: row.depth }, null);
 }
 
 /** The child's tools: its parent's set, narrowed by its persona's rules, then by the request's. */
 function childTools(core: Core, depth: number, parent: SessionsTable, req: ResolvedSpawnRequest) {
+  const spec = { depth, job: req.job, groups: req.toolGroups };
   let from = toolsOf(core, parent);
   if (req.personaTools) {
     const { allowlist, grants } = req.personaTools;
-    from = core.toolPolicy(depth, from, allowlist, grants) ?? from;
+    from = core.toolPolicy(spec, from, allowlist, grants) ?? from;
   }
-  return core.toolPolicy(depth, from, req.tools, req.grants);
+  return core.toolPolicy(spec, from, req.tools, req.grants);
 }
 
 async function spawnerFdsOn(tx: WriteTx, holder: string, child: string) {

@@ -26,7 +26,8 @@ export async function setStatus(
   core: Core,
   row: SessionsTable,
   to: Exclude<SessionStatus, 'stopped'>,
-  extra: { reason?: string; actor?: string } = {},
+  /** `quiet`: the parent is not told (a resumed agent back where it stood: nothing changed). */
+  extra: { reason?: string; actor?: string; quiet?: boolean } = {},
 ): Promise<SessionsTable> {
   if (row.status === 'stopped') return row;
   if (row.status === to) return row;
@@ -57,7 +58,7 @@ export async function setStatus(
   };
   if (to === 'idle') {
     await sumUp(tx, core, next, ONE_TURN);
-    await notifyParent(tx, next);
+    if (!extra.quiet) await notifyParent(tx, next);
     if (next.max_turns !== null && next.turns >= next.max_turns) {
       await endSession(tx, core, next.id, 'budget_exceeded', KERNEL_ACTOR, { maxTurns: next.max_turns });
       return (await sessionIn(tx, row.id)) ?? next;

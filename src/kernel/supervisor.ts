@@ -4,15 +4,36 @@ import { parseJson } from '../util/json.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
 import { endAfterTerm } from './budget.ts';
+import {
+  agentConfinement,
+  type ContainmentState,
+  type SessionContainment,
+  type SessionNetwork,
+  sessionContainment,
+} from './containment.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { Environments } from './environments.ts';
+import { grantsOfRow, type NetworkGrant } from './grants.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
 import { claim, claimable } from './ownership.ts';
 import { agentSink, ReportQueue, type SinkHooks } from './reports.ts';
 import { resolveSecretEnv, scrubbingSink } from './secrets.ts';
 import { setStatus } from './status.ts';
+
+/** Where a sandbox without network reaches warren's HTTP port on the host (null: not listening). */
+function loopback(publicUrl: string | null): { host: string; port: number } | null {
+  if (!publicUrl) return null;
+  try {
+    const u = new URL(publicUrl);
+    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    return { host: host === 'localhost' ? '127.0.0.1' : host, port };
+  } catch {
+    return null;
+  }
+}
 
 /** The mark every agent process of a node carries (letters, digits, `_` and `-` only). */
 export const markPrefix = (nodeId: string) => `w${nodeId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
@@ -36,6 +57,8 @@ export class Supervisor {
   private closing = false;
   /** Where agents run: this node's runtimes, and the environments plugins provide (runners). */
   readonly environments: Environments;
+  /** How this node confines agent processes (set by the kernel at construction). */
+  containment: ContainmentState = { setting: 'none', inForce: 'none', bwrap: null, reason: null };
   /** The last `resumeAll`: how many of how many have been tried (`warren status`). */
   resuming = { done: 0, total: 0 };
   invoke: SyscallInvoker = async () => {
@@ -87,6 +110,21 @@ export class Supervisor {
     return this.environments.localRuntime(name);
   }
 
+  /** How a session of this runtime would run here; throws `unavailable` when it must be refused. */
+  containmentFor(
+    runner: string,
+    runtime: string,
+    spec: AgentSpec,
+    network: NetworkGrant | null,
+  ): SessionContainment {
+    const rt = this.environments.runtime(runner, runtime);
+    return sessionContainment(this.containment, runner, rt, spec, this.networkFor(network));
+  }
+
+  private networkFor(granted: NetworkGrant | null): SessionNetwork {
+    return { granted, node: this.core.config.containmentNetwork };
+  }
+
   /**
    * Start or resume a session's agent. Failure to start ends the session as crashed. `known`
    * is its row when the caller has it (a spawn, the row it inserted). Resolves to the row as
@@ -96,10 +134,12 @@ export class Supervisor {
     sessionId: string,
     how: 'start' | 'resume',
     known?: SessionsTable,
+    /** A resume of a session that was idle: its first idle, if it ran no turn, tells nobody. */
+    quiet = false,
   ): Promise<SessionsTable | undefined> {
     const running = this.starting.get(sessionId);
     if (running) return running;
-    const p = this.doStart(sessionId, how, known).finally(() => this.starting.delete(sessionId));
+    const p = this.doStart(sessionId, how, known, quiet).finally(() => this.starting.delete(sessionId));
     this.starting.set(sessionId, p);
     return p;
   }
@@ -108,6 +148,7 @@ export class Supervisor {
     sessionId: string,
     how: 'start' | 'resume',
     known: SessionsTable | undefined,
+    quiet: boolean,
   ): Promise<SessionsTable | undefined> {
     if (this.handles.has(sessionId)) return undefined;
     // Read before any await: the trace context is that of the call that asked for the start.
@@ -117,7 +158,7 @@ export class Supervisor {
     // A session of an environment that is offline (its runner dropped) stays suspended: it
     // is resumed when the environment comes back, not crashed for being unreachable.
     if (how === 'resume' && !this.environments.online(row.runner)) return;
-    let sink = this.sinkFor(row);
+    let sink = this.sinkFor(row, quiet && how === 'resume');
     try {
       const rt = this.environments.runtime(row.runner, row.runtime);
       // Running before the agent starts, so its first reports (idle, output) land after this.
@@ -148,6 +189,26 @@ export class Supervisor {
       if (elsewhere) return undefined;
       const { spec, secrets } = await this.specOf(row);
       sink = scrubbingSink(sink, secrets);
+      const contained = sessionContainment(
+        this.containment,
+        row.runner,
+        rt,
+        spec,
+        this.networkFor(grantsOfRow(row).network ?? null),
+      );
+      const endpoint = loopback(this.core.config.publicUrl);
+      const confine = agentConfinement(
+        this.containment,
+        this.core.config,
+        sessionId,
+        markPrefix(this.core.config.nodeId),
+        contained,
+        endpoint,
+      );
+      // Without network, warren is on the sandbox's own loopback, at the same port.
+      const url = confine?.endpoint
+        ? `http://127.0.0.1:${confine.endpoint.port}`
+        : this.core.config.publicUrl;
       const ctx: AgentContext = {
         sessionId,
         zone: row.zone,
@@ -155,13 +216,15 @@ export class Supervisor {
         title: row.title,
         spec,
         token: this.mintToken(sessionId, gen),
-        url: this.core.config.publicUrl,
-        mcpUrl: this.core.config.publicUrl ? `${this.core.config.publicUrl}/mcp` : null,
+        url,
+        mcpUrl: url ? `${url}/mcp` : null,
+        confine,
         ...(traceparent ? { traceparent } : {}),
         tools: this.toolsOf(row),
         run: markPrefix(this.core.config.nodeId),
         resumeState:
           how === 'resume' ? parseJson<Record<string, unknown> | null>(row.runtime_state, null) : null,
+        resuming: how === 'resume',
         sink,
         call: (name, input) =>
           this.invoke({ kind: 'session', sessionId, zone: row.zone, depth: row.depth }, name, input),
@@ -197,14 +260,14 @@ export class Supervisor {
    * agents starting at once would hold the event loop (and the server's answers) for as
    * long as they all take. Stops taking new ones once `stopAll` has begun.
    */
-  resumeAll(ids: readonly string[], inFlight = 8): Promise<void> {
+  resumeAll(ids: readonly string[], quiet: ReadonlySet<string> = new Set(), inFlight = 8): Promise<void> {
     let next = 0;
     this.resuming = { done: 0, total: ids.length };
     const progress = this.resuming;
     const worker = async () => {
       while (next < ids.length && !this.closing) {
         const id = ids[next++] as string;
-        await this.start(id, 'resume').catch(() => {});
+        await this.start(id, 'resume', undefined, quiet.has(id)).catch(() => {});
         progress.done++;
         // On SQLite every query resolves as a microtask: without this, thousands of resumes
         // run as one long turn of the event loop and nothing else (an HTTP request) gets in.
@@ -269,7 +332,7 @@ export class Supervisor {
     return { spec: { ...spec, env: { ...spec.env, ...env } }, secrets: values };
   }
 
-  private sinkFor(row: SessionsTable): AgentSink {
-    return agentSink(this.core, this.reports, this.delivery, this.hooks, row);
+  private sinkFor(row: SessionsTable, unchanged: boolean): AgentSink {
+    return agentSink(this.core, this.reports, this.delivery, this.hooks, row, unchanged);
   }
 }

@@ -7,7 +7,7 @@ import type { Core } from './core.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionRow } from './lookup.ts';
 import { agentLive } from './ownership.ts';
-import { logSignal, requestTerm } from './signals.ts';
+import { logSignal, requestTerm, setTermDeadline } from './signals.ts';
 
 export interface StopOutcome {
   signal: 'SIGTERM' | 'SIGKILL';
@@ -39,6 +39,27 @@ export async function termOrKill(
   );
   await endSession(tx, core, row.id, 'killed', actor);
   return { signal: 'SIGKILL', deadline: null };
+}
+
+/**
+ * End a session whose work is done without asking its model anything: no `[SIGTERM]` input,
+ * which an LLM agent would spend a turn answering. An idle agent is asked to finish now (as
+ * if it had taken a SIGTERM and ended its turn); a busy one when its turn ends. The grace
+ * period, then SIGKILL, still bound it; a session with no live agent is killed at once.
+ */
+export async function endQuietly(
+  tx: WriteTx,
+  core: Core,
+  row: SessionsTable,
+  actor: string,
+  reason: string,
+): Promise<StopOutcome> {
+  if (!agentLive(core, row)) return termOrKill(tx, core, row, actor, false);
+  const { graceMs, deadline } = await setTermDeadline(tx, core, row.id);
+  // In the log as the stop request it is; nothing on its stdin.
+  logSignal(tx, row.zone, 'SIGTERM', row.id, actor, { quiet: true, reason, graceMs, deadline });
+  if (row.status === 'idle') tx.afterCommit(() => core.effects.finishAgent(row.id));
+  return { signal: 'SIGTERM', deadline };
 }
 
 /** The SIGTERM grace timers of one kernel: past a deadline, SIGKILL. */

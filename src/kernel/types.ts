@@ -20,6 +20,13 @@ export interface SpawnRequest {
   /** Allowlist: the child may call at most these tools. */
   tools?: string[];
   /**
+   * What the child is there for (`worker`: it runs a task; default `orchestrator`): its job's
+   * default tool set is where its set starts (the gate's; the kernel only passes it on).
+   */
+  job?: string;
+  /** Tool groups added to its job's default set (never past what its spawner holds). */
+  toolGroups?: string[];
+  /**
    * Tool rules (`allow` / `deny`) and spawn grants: the runtimes, executables, working
    * directories and secret names the child may use in turn (see grants.ts).
    */
@@ -30,6 +37,8 @@ export interface SpawnRequest {
     executables?: string[];
     cwd?: string[];
     secrets?: string[];
+    /** The child's network when confined (`none`: warren's endpoint only); never more than the spawner's. */
+    network?: 'full' | 'none';
   };
   /** Environment variables filled from named secrets at agent start: `{ VAR: secretName }`. */
   secretEnv?: Record<string, string>;
@@ -45,6 +54,11 @@ export interface SpawnRequest {
    * `session.spawned` gets `digest` (a reference and a hash), never the text.
    */
   context?: { text: string; digest: Record<string, unknown> };
+  /**
+   * A plugin that tells the parent about this session instead of the kernel's SIGCHLD (its
+   * name): orchestration reports a task's session as `[TASK]`. Not a syscall input.
+   */
+  reportedBy?: string;
 }
 
 /** A request with its persona applied (personas.ts): what the one spawn path really runs. */
@@ -70,7 +84,8 @@ export interface Budget {
 
 /** The policy that gives a new session its tools (injected: the kernel knows no syscall table). */
 export type ToolPolicy = (
-  depth: number,
+  /** The new session's depth, its job and the tool groups asked for (a persona's and the request's). */
+  spec: { depth: number; job?: string | undefined; groups?: readonly string[] | undefined },
   parentTools: readonly string[] | null,
   allowlist?: readonly string[],
   grants?: SpawnRequest['grants'],

@@ -5,6 +5,7 @@ import type { Principal } from '../vocab/principal.ts';
 import { canReadStream, readableSession } from './access.ts';
 import type { KernelContext } from './context.ts';
 import { toMessageView } from './delivery.ts';
+import { withInputText } from './input-record.ts';
 import { streamInfo } from './records.ts';
 
 /** Views of the action log: by session, by zone, by stream. */
@@ -16,7 +17,7 @@ export async function sessionEvents(
   opts: { from?: number; limit?: number },
 ): Promise<LogEvent[]> {
   await readableSession(k.store.reader, p, id);
-  return k.store.log.sessionEvents(id, opts);
+  return withInputText(k.store.reader, await k.store.log.sessionEvents(id, opts));
 }
 
 /**
@@ -24,18 +25,52 @@ export async function sessionEvents(
  * its zone's, a session's is the events about itself — what the live stream (follow.ts)
  * shows each of them. Page on with the last seq seen.
  */
-export function ownLog(
+export async function ownLog(
   k: KernelContext,
   p: Principal,
   opts: { after?: number; limit?: number } = {},
 ): Promise<LogEvent[]> {
   const after = opts.after ?? 0;
-  if (p.kind === 'operator') return k.store.log.tail(after, { zone: p.zone, limit: opts.limit });
-  return k.store.log.sessionEvents(p.sessionId, { from: after, limit: opts.limit });
+  const rows =
+    p.kind === 'operator'
+      ? await k.store.log.tail(after, { zone: p.zone, limit: opts.limit })
+      : await k.store.log.sessionEvents(p.sessionId, { from: after, limit: opts.limit });
+  return withInputText(k.store.reader, rows);
 }
 
-export function events(k: KernelContext, p: Principal, q: Omit<EventQuery, 'zone'>): Promise<LogEvent[]> {
-  return k.store.log.events({ ...q, zone: p.zone });
+/** A cursor given as an event's id (what listings show) is that event's seq, in the caller's zone. */
+async function seqOf(
+  k: KernelContext,
+  p: Principal,
+  at: number | string | undefined,
+): Promise<number | undefined> {
+  if (typeof at !== 'string') return at;
+  const row = await k.store.reader
+    .selectFrom('events')
+    .select('seq')
+    .where('id', '=', at.toUpperCase())
+    .where('zone', '=', p.zone)
+    .executeTakeFirst();
+  if (!row) throw notFound('event', at);
+  return Number(row.seq);
+}
+
+export type EventsQuery = Omit<EventQuery, 'zone' | 'before' | 'after'> & {
+  before?: number | string;
+  after?: number | string;
+};
+
+export async function events(k: KernelContext, p: Principal, q: EventsQuery): Promise<LogEvent[]> {
+  const before = await seqOf(k, p, q.before);
+  const after = await seqOf(k, p, q.after);
+  const { before: _b, after: _a, ...rest } = q;
+  const query: EventQuery = {
+    ...rest,
+    zone: p.zone,
+    ...(before !== undefined ? { before } : {}),
+    ...(after !== undefined ? { after } : {}),
+  };
+  return withInputText(k.store.reader, await k.store.log.events(query));
 }
 
 export async function transcript(

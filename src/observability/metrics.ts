@@ -34,6 +34,8 @@ export class WarrenMetrics {
   private readonly mcp: HotCounter;
   private readonly http: HotCounter;
   private sessionsCache: { at: number; rows: Promise<SessionCount[]> } | undefined;
+  /** Each HTTP surface's count of its live MCP sessions, read when scraped. */
+  private readonly mcpSessionCounts = new Set<() => number>();
 
   constructor(
     private readonly store: Store,
@@ -106,6 +108,17 @@ export class WarrenMetrics {
         for (const r of rows) this.set({ zone: r.zone, status: r.status, runtime: r.runtime }, r.count);
       },
     });
+    const mcpSessionCounts = this.mcpSessionCounts;
+    new Gauge({
+      name: 'warren_mcp_sessions',
+      help: 'Live MCP sessions over Streamable HTTP on this node (every caller)',
+      registers,
+      collect() {
+        let n = 0;
+        for (const count of mcpSessionCounts) n += count();
+        this.set(n);
+      },
+    });
     new Gauge({
       name: 'warren_agent_processes',
       help: 'Agent processes this node runs (state: alive, or starting)',
@@ -146,6 +159,12 @@ export class WarrenMetrics {
 
   close(): void {
     for (const d of this.detach.splice(0)) d();
+  }
+
+  /** An HTTP surface's live MCP sessions, counted at each scrape until the result is called. */
+  watchMcpSessions(count: () => number): () => void {
+    this.mcpSessionCounts.add(count);
+    return () => this.mcpSessionCounts.delete(count);
   }
 
   mcpCall(tool: string, outcome: string): void {

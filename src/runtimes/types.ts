@@ -103,8 +103,15 @@ export interface AgentContext {
    * crashed server ends whatever still carries it.
    */
   run: string;
+  /**
+   * Run its processes confined (bubblewrap): pass it to spawnGroup through `confineOptions`
+   * (containment.ts). Absent or null: unconfined (`containment: none`, or not a process).
+   */
+  confine?: AgentConfinement | null;
   /** Present when resuming: what the agent saved last. */
   resumeState: Record<string, unknown> | null;
+  /** The session ran before (a resume or a reanimation), whether or not it saved state. */
+  resuming: boolean;
   sink: AgentSink;
   /** Call a syscall as this session (for in-process agents such as `script`). */
   call(name: string, input: Record<string, unknown>): Promise<unknown>;
@@ -130,13 +137,45 @@ export interface AgentHandle {
   finish?(): void;
 }
 
+/**
+ * One agent's sandbox as the kernel decides it (docs/security.md, "Containment"); each runtime
+ * adds its working directory and private files (containment.ts).
+ */
+export interface AgentConfinement {
+  bwrap: string;
+  /** Never visible, and never a working directory (warren's data dir, the other agents' files). */
+  secret: readonly string[];
+  /** Hidden too, unless it is the working directory itself (the server's home, its temp dir). */
+  private: readonly string[];
+  /** Paths inside a secret one that may still be a working directory. */
+  exempt: readonly string[];
+  /** Read-only even inside a hidden path (warren's package, node). */
+  readable: readonly string[];
+  /** Its own home, made for it (writable, HOME). */
+  home: string;
+  network: 'full' | 'none';
+  /** Network `none`: warren's HTTP address on the host, reached through a bound socket. */
+  endpoint: { host: string; port: number } | null;
+}
+
 /** How one kind of agent is started, fed, resumed and stopped. */
 export interface Runtime {
   readonly name: string;
+  /** Its agents run inside the server (script): no process to confine. */
+  readonly inProcess?: boolean;
+  /** It starts its processes confined when the context says so (`ctx.confine`). */
+  readonly confines?: boolean;
+  /**
+   * Its agent can run shell commands (default true for a process): where no confinement is
+   * available, such agents are refused unless the operator set `containment: none`.
+   */
+  runsShell?(spec: AgentSpec): boolean;
   /** Reject a bad spawn before anything is written, with a typed error naming what is wrong. */
   validate(spec: AgentSpec): void;
   /** Start, or resume when `ctx.resumeState` is set. */
   start(ctx: AgentContext): Promise<AgentHandle>;
+  /** The kernel shut down, its agents stopped: release what the runtime holds (worker threads). */
+  close?(): Promise<void>;
 }
 
 export type RuntimeRegistry = ReadonlyMap<string, Runtime>;

@@ -1,11 +1,13 @@
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteDialect } from 'kysely';
 import { Checkpointer } from './checkpointer.ts';
 import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFiles } from './file-modes.ts';
 import { CurrentSchemaPostgresDialect } from './introspect.ts';
+import { HEAVY_READ_MS } from './limits.ts';
 import { NamedStatements } from './pg-named.ts';
 import type { Database } from './schema.ts';
+import { WorkerReadDialect, WorkerReads } from './worker-reader.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
 export type Durability = 'process' | 'power';
@@ -30,6 +32,8 @@ export interface StoreLocation {
   checkpoints?: 'worker' | 'inline';
   /** SQLite with the worker: WAL pages past which it is let start over (tests lower it). */
   walRestartFrames?: number;
+  /** SQLite: the longest a heavy read may run in its worker before it is stopped (default 10 s). */
+  heavyReadMs?: number;
 }
 
 /** The checkpoint worker as the writer sees it: when to pause so the WAL can start over. */
@@ -61,6 +65,12 @@ export interface Connections {
   named?: NamedStatements;
   /** Readers: never block behind a write batch. */
   reader: Kysely<Database>;
+  /**
+   * Reads that may take long (full-text search over callers' words): off the event loop.
+   * SQLite: a worker thread with its own connection, each read bounded (worker-reader.ts);
+   * PostgreSQL: the reader, whose queries never held the loop.
+   */
+  heavyReader: Kysely<Database>;
   close(): Promise<void>;
 }
 
@@ -104,11 +114,18 @@ function openSqlite(loc: StoreLocation): Connections {
   securePrivateFiles(companions);
   const writerStatements = cachedStatements(writerDb);
   const writer = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: writerStatements }),
+    dialect: new TransactionalDdlSqlite({ database: writerStatements }),
   });
   const reader = new Kysely<Database>({
     dialect: new SqliteDialect({ database: cachedStatements(readerDb) }),
   });
+  // A database in memory is this connection's alone: no worker can open it.
+  const inMemory = loc.url === ':memory:' || loc.url.startsWith('file::memory:');
+  const heavyReader = inMemory
+    ? reader
+    : new Kysely<Database>({
+        dialect: new WorkerReadDialect(new WorkerReads(loc.url, loc.heavyReadMs ?? HEAVY_READ_MS)),
+      });
   return {
     kind: 'sqlite',
     writer,
@@ -118,9 +135,11 @@ function openSqlite(loc: StoreLocation): Connections {
         writerStatements.prepare(text).get(...params) as R | undefined,
     },
     reader,
+    heavyReader,
     ...(checkpointer ? { wal: checkpointer } : {}),
     async close() {
       await checkpointer?.close();
+      if (heavyReader !== reader) await heavyReader.destroy();
       await reader.destroy();
       // Last one out folds the WAL into the database and empties it.
       try {
@@ -210,10 +229,28 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
     kind: 'postgres',
     writer,
     reader,
+    heavyReader: reader,
     named,
     async close() {
       await writer.destroy();
       await reader.destroy();
     },
   };
+}
+
+/**
+ * SQLite runs DDL inside transactions, though Kysely's adapter says it does not; saying so lets
+ * the migrator run each set of migrations as one transaction: a crash leaves none of it half
+ * done, and a fresh database commits once per set instead of once per statement.
+ */
+class TransactionalDdlSqlite extends SqliteDialect {
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlAdapter();
+  }
+}
+
+class TransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
 }

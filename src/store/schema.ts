@@ -89,6 +89,8 @@ export interface SessionsTable {
   owner_node?: string | null;
   /** That node's epoch when it took the session: its fencing token. */
   owner_epoch?: number | null;
+  /** Who tells its parent about it: null, the kernel's SIGCHLD; else a plugin (its name) does. */
+  reported_by?: string | null;
 }
 
 export interface StreamsTable {

@@ -14,6 +14,8 @@ export class Store {
   readonly kind: DialectKind;
   readonly writer: GroupCommitWriter;
   readonly reader: Kysely<Database>;
+  /** Reads that may take long, off the event loop (dialect.ts). */
+  readonly heavyReader: Kysely<Database>;
   readonly log: LogReader;
   private readonly optimizer: Optimizer;
 
@@ -25,6 +27,7 @@ export class Store {
     this.kind = conn.kind;
     this.writer = new GroupCommitWriter(conn, clock, ids);
     this.reader = conn.reader;
+    this.heavyReader = conn.heavyReader;
     this.log = new LogReader(conn.reader, conn.named);
     this.optimizer = new Optimizer(conn.kind, this.writer, clock);
   }

@@ -2,6 +2,7 @@ import { CompiledQuery, type ControlledTransaction, type Kysely, sql, type Trans
 import type { Clock } from '../util/clock.ts';
 import type { IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import type { Connections, DialectKind, SqliteDirect } from './dialect.ts';
 import { EventRef, type LogEvent, type NewEvent } from './events.ts';
 import { commitNotice } from './notice.ts';
@@ -50,7 +51,10 @@ export interface BatchStats {
   events: number;
   /** From its first unit to its commit, in milliseconds. */
   ms: number;
+  /** Whether the store took the batch (false: the commit itself failed). */
   ok: boolean;
+  /** Units that refused themselves (threw their own error: bad input, a conflict) and wrote nothing. */
+  refused: number;
 }
 
 export type BatchObserver = (stats: BatchStats) => void;
@@ -271,13 +275,14 @@ export class GroupCommitWriter {
       if (this.conn.wal?.behind) await this.conn.wal.catchUp();
       const batch = this.queue.splice(0, this.maxBatch);
       const started = this.observers.size > 0 ? performance.now() : 0;
-      const events = await this.runBatch(batch);
+      const { events, refused } = await this.runBatch(batch);
       if (this.observers.size > 0) {
         const stats = {
           units: batch.length,
           events: events ?? 0,
           ms: performance.now() - started,
           ok: events !== null,
+          refused,
         };
         for (const o of this.observers) this.runSafely(() => o(stats));
       }
@@ -287,7 +292,8 @@ export class GroupCommitWriter {
   }
 
   /**
-   * The number of events committed, or null when the batch failed.
+   * The number of events committed, or null when the batch failed; and how many of its
+   * units refused themselves (a unit's own throw is its answer, not the store failing).
    *
    * The transaction begins only when a unit needs one: before a unit that may write, or
    * when a `readsFirst` unit isolates. Until then units read on the writer's connection
@@ -296,9 +302,11 @@ export class GroupCommitWriter {
    * never begins (appends, and reads that lead to appends: message writes) is sequenced
    * in one autocommit statement on PostgreSQL, one short transaction on SQLite.
    */
-  private async runBatch(batch: Unit[]): Promise<number | null> {
+  private async runBatch(batch: Unit[]): Promise<{ events: number | null; refused: number }> {
     const now = this.clock.now();
     const outcomes: Outcome[] = [];
+    // Set while the one unit of a batch of one runs: its throw is a refusal, not a failed commit.
+    let aloneRunning = false;
     const pending: Pending[] = [];
     const after: Array<() => void> = [];
     let trx: ControlledTransaction<Database> | undefined;
@@ -341,7 +349,9 @@ export class GroupCommitWriter {
         if (!unit.readsFirst) await isolateUnit();
         if (!isolate) {
           // Alone in the batch: a throw goes to the catch below, which rolls back and rejects it.
+          aloneRunning = true;
           outcomes.push({ ok: true, value: await unit.fn(tx) });
+          aloneRunning = false;
           continue;
         }
         try {
@@ -365,7 +375,10 @@ export class GroupCommitWriter {
         committed = await this.sequenceAlone(pending, now);
       }
       this.settle(batch, outcomes, committed, after);
-      return committed.length;
+      return {
+        events: committed.length,
+        refused: outcomes.filter((o) => !o.ok && o.error instanceof WarrenError).length,
+      };
     } catch (error) {
       if (trx)
         await trx
@@ -373,7 +386,11 @@ export class GroupCommitWriter {
           .execute()
           .catch(() => {});
       for (const unit of batch) unit.reject(error);
-      return null;
+      // The unit's own refusal (a WarrenError: bad input, a conflict) is its answer; anything
+      // else (the database's error, a commit that failed) is a failed batch.
+      return aloneRunning && error instanceof WarrenError
+        ? { events: 0, refused: 1 }
+        : { events: null, refused: 0 };
     }
   }
 

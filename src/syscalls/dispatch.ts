@@ -17,6 +17,8 @@ export const tableOf = (syscalls: readonly Syscall[]): SyscallTable => {
 /** Whether a principal may call a syscall at all (its tool set); throws `forbidden` if not. */
 export interface ToolGate {
   check(principal: Principal, syscall: Syscall): void;
+  /** The gating policy's rules on validated input (the depth-tier policy's fd-1 rule). */
+  guard?(principal: Principal, name: string, input: unknown): void;
 }
 
 /** What every call is checked against besides its schema. */
@@ -127,6 +129,7 @@ export async function dispatch(
   const parsed = syscall.input.safeParse(rawInput ?? {});
   if (!parsed.success) throw inputError(name, parsed.error);
   syscall.guard?.(caller.principal, parsed.data);
+  policy.gate.guard?.(caller.principal, name, parsed.data);
   // The caller is gone (client closed, request cancelled): do not start work for nobody.
   if (caller.signal?.aborted) throw new WarrenError('unavailable', `${name}: the caller went away`);
   const ctx: SyscallContext = { ...caller, self: syscall.plugin ? policy.self?.(syscall.plugin) : undefined };

@@ -41,6 +41,7 @@ function tablesOf<DB>(store: Store): PluginTables<DB> {
   return {
     kind: store.kind,
     reader: store.reader as unknown as Kysely<DB>,
+    heavyReader: store.heavyReader as unknown as Kysely<DB>,
     write: (fn, opts) => store.writer.write((tx) => fn(tx as unknown as PluginTx<DB>), opts),
   };
 }
@@ -200,8 +201,8 @@ export class PluginHost implements PluginDirectory {
     return listPlugins(this.store, this);
   }
 
-  toggle(name: string, enabled: boolean, by: string) {
-    return togglePlugin(this.store, this, name, enabled, by);
+  toggle(name: string, enabled: boolean, by: string, opts: { withDependents?: boolean } = {}) {
+    return togglePlugin(this.store, this, name, enabled, by, opts);
   }
 
   /** The loaded plugins' instances, in load order. */

@@ -38,7 +38,8 @@ export async function togglePlugin(
   name: string,
   enabled: boolean,
   by: string,
-): Promise<PluginListing & { restartRequired: boolean; message: string }> {
+  opts: { withDependents?: boolean } = {},
+): Promise<PluginListing & { restartRequired: boolean; message: string; alsoDisabled: string[] }> {
   const plugin = host.known.find((p) => p.name === name);
   if (!plugin) {
     throw new WarrenError('not_found', `no plugin named ${JSON.stringify(name)}`, {
@@ -59,23 +60,38 @@ export async function togglePlugin(
         `${name} depends on ${off.join(', ')}: enable ${off.length > 1 ? 'them' : 'it'} first`,
       );
     }
-  } else {
-    const users = host.known.filter((p) => isOn(p) && (p.dependsOn ?? []).includes(name)).map((p) => p.name);
-    if (users.length > 0) {
+  }
+  // Disabling: the enabled plugins that depend on it, directly or through another, go first.
+  const dependents: Plugin[] = [];
+  if (!enabled) {
+    const visit = (n: string) => {
+      for (const p of host.known) {
+        if (isOn(p) && (p.dependsOn ?? []).includes(n) && !dependents.includes(p)) {
+          visit(p.name);
+          dependents.push(p);
+        }
+      }
+    };
+    visit(name);
+    if (dependents.length > 0 && !opts.withDependents) {
+      const users = dependents.map((p) => p.name);
       throw new WarrenError(
         'conflict',
-        `${users.join(', ')} depend${users.length > 1 ? '' : 's'} on ${name}: disable ${users.length > 1 ? 'them' : 'it'} first`,
+        `${users.join(', ')} depend${users.length > 1 ? '' : 's'} on ${name}: disable ${users.length > 1 ? 'them' : 'it'} first, or pass withDependents (--with-dependents) to disable ${users.length > 1 ? 'them' : 'it'} with it`,
+        { dependents: users },
       );
     }
   }
+  for (const p of dependents) await setEnabled(store, p, false, by);
   await setEnabled(store, plugin, enabled, by);
   const after = (await listPlugins(store, host)).find((l) => l.name === name)!;
   const restartRequired = after.loaded !== enabled;
   return {
     ...after,
+    alsoDisabled: dependents.map((p) => p.name),
     restartRequired,
     message: restartRequired
-      ? `${name} ${enabled ? 'enabled' : 'disabled'}; restart the server for it to take effect`
+      ? `${name} ${enabled ? 'enabled' : 'disabled'}${dependents.length > 0 ? ` with ${dependents.map((p) => p.name).join(', ')}` : ''}; restart the server for it to take effect`
       : `${name} is already ${enabled ? 'enabled and loaded' : 'disabled and not loaded'}`,
   };
 }

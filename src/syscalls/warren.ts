@@ -1,5 +1,6 @@
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Authority } from '../auth/authenticate.ts';
+import { BrowserSessions } from '../auth/browser-sessions.ts';
 import { type JwtOptions, JwtVerifier } from '../auth/jwt.ts';
 import { OperatorKeyCache } from '../auth/key-cache.ts';
 import { loadSecret } from '../auth/secret.ts';
@@ -35,6 +36,8 @@ export interface WarrenOptions {
   durability?: Durability;
   /** PostgreSQL schema (tests). */
   schema?: string;
+  /** SQLite: the longest a search runs (in its worker thread) before it is stopped; default 10 s. */
+  maxSearchMs?: number;
   kernel?: Partial<KernelConfig>;
   /** Several nodes on one PostgreSQL database (docs/scaling.md); `mode: 'on'` on SQLite is an error. */
   cluster?: Partial<ClusterConfig>;
@@ -94,6 +97,7 @@ export class Warren implements Authority {
     /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
     readonly cluster: Cluster | null,
   ) {
+    this.browserSessions = new BrowserSessions(store, kernel.clock, kernel.ids);
     this.dispatchPolicy = { gate, limits, absent: plugins.absent, self: (name) => plugins.instance(name) };
     this.contributions = new Contributions(plugins.loaded, {
       table,
@@ -107,6 +111,8 @@ export class Warren implements Authority {
 
   /** What the plugins offer besides syscalls (completions, resources, prompts), through the gate. */
   readonly contributions: Contributions;
+  /** Browser logins (cookie sessions and one-time login links); they only name an operator. */
+  readonly browserSessions: BrowserSessions;
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
     const clock = opts.clock ?? systemClock;
@@ -125,6 +131,7 @@ export class Warren implements Authority {
         durability: opts.durability ?? 'process',
         ...(opts.schema ? { schema: opts.schema } : {}),
         ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
+        ...(opts.maxSearchMs !== undefined ? { heavyReadMs: opts.maxSearchMs } : {}),
       },
       clock,
       ids,
@@ -161,12 +168,17 @@ export class Warren implements Authority {
       runtimes,
       clock,
       ids,
-      toolPolicy: (depth, parentTools, allowlist, grants) =>
-        gate.forSpawn(depth, parentTools, allowlist, grants),
+      toolPolicy: (spec, parentTools, allowlist, grants) =>
+        gate.forSpawn(spec, parentTools, allowlist, grants),
       toolsOf: (row) => toolsOfRow(gate, row.tools, row.depth),
       mintToken: (sessionId, gen) => tokens.mint(sessionId, gen),
       secretsKey,
-      config: { nodeId: defaultNodeId(opts, url), ...opts.kernel },
+      config: {
+        nodeId: defaultNodeId(opts, url),
+        // No confined agent sees the data dir (its keys, its database, its sockets).
+        privateDirs: [keyDir(opts, url)].filter((d): d is string => d !== null).map((d) => resolve(d)),
+        ...opts.kernel,
+      },
       log,
       ...(tracer ? { traceContext: () => tracer.traceparent() } : {}),
     });
@@ -266,7 +278,7 @@ export class Warren implements Authority {
     return { ...principal, tools: this.toolsOf(row?.tools ?? null, row?.depth ?? principal.depth) };
   }
 
-  /** A session row's tools: its stored set, or its tier's defaults. */
+  /** A session row's tools: its stored set, or the defaults of a session at its depth. */
   toolsOf(tools: string | null, depth: number): readonly string[] {
     return toolsOfRow(this.gate, tools, depth);
   }
@@ -285,7 +297,7 @@ export class Warren implements Authority {
 }
 
 const toolsOfRow = (gate: Gate, tools: string | null, depth: number): readonly string[] =>
-  tools === null ? gate.tierDefaults(depth) : (JSON.parse(tools) as string[]);
+  tools === null ? gate.defaultsFor(depth) : (JSON.parse(tools) as string[]);
 
 /** Where key files (the token secret, the secrets key) live: the data dir, else beside a SQLite file; none in memory. */
 function keyDir(opts: WarrenOptions, url: string): string | null {

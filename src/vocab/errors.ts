@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   runtime_failed: 502,
   unavailable: 503,
   peer_gone: 410,
+  /** The fd was closed (by its holder, or when the session behind it was killed). */
+  fd_closed: 410,
   internal: 500,
 } as const;
 

@@ -195,3 +195,18 @@ describe('what a plugin reaches', () => {
     assert.ok(reach.test('this.kernel.store.reader'));
   });
 });
+
+describe('what a surface reaches', () => {
+  const surfaces = sourceFiles('src/surfaces');
+  const text = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+
+  it('goes through the door: no store, and no table named (the kernel and the syscalls read them)', () => {
+    const reach = /\bwarren\.store\b|\bstore\.(?:reader|writer|log)\b/;
+    const sideDoors = surfaces.flatMap((f) => [
+      ...(reach.test(text(f)) ? [`${f} reaches the store`] : []),
+      ...tablesNamed(text(f)).map((t) => `${f} names table ${t}`),
+    ]);
+    assert.deepEqual(sideDoors, []);
+    assert.ok(reach.test('await warren.store.reader.selectFrom'));
+  });
+});

@@ -33,6 +33,14 @@ describe('arguments to syscall input', () => {
       selfEcho: true,
     });
     assert.throws(() => parse('ps', ['--all=yes']), UsageError);
+    // Or given a value, as the docs' `task create … --review true` writes it.
+    assert.deepEqual(parse('ps', ['--all', 'true']).input, { all: true });
+    assert.deepEqual(parse('ps', ['--all', 'false']).input, { all: false });
+    assert.deepEqual(parse('ps', ['--all=false']).input, { all: false });
+    const review = parse('task_create', ['t', '--prompt', 'p', '--review', 'true']).input;
+    assert.equal(review.review, true);
+    // A positional that happens to read "true" after a non-boolean flag stays a positional.
+    assert.deepEqual(parse('ipc_write', ['3', 'true']).input, { fd: 3, message: 'true' });
   });
 
   it('maps aliases onto their field and refuses both at once', () => {

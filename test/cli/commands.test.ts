@@ -58,8 +58,9 @@ describe('commands from the syscall table', () => {
       stream: 'string',
       since: 'string',
       until: 'string',
-      before: 'number',
-      after: 'number',
+      // A seq or an event id: the server reads which.
+      before: 'string',
+      after: 'string',
       limit: 'number',
     });
     assert.equal(kinds('ipc_spawn').script, 'json');
@@ -107,8 +108,8 @@ describe('help', () => {
 
   it('shows enum choices, defaults and descriptions', async () => {
     const { stdout } = await cli(['streams', 'attach', '-h']);
-    assert.match(stdout, /--permission, --perm <r\|w\|rw> +\(default: rw\)/);
-    assert.match(stdout, /--mode <sync\|async\|detach> +\(default: async\)/);
+    assert.match(stdout, /--permission, --perm <r\|w\|rw> +r read, w write, rw both \(default: rw\)/);
+    assert.match(stdout, /--mode <sync\|async\|detach> +sync: .* \(default: async\)/);
     assert.match(stdout, /<stream> +A stream id or name/);
     const events = await cli(['events', '--help']);
     assert.match(events.stdout, /--since <text> +ISO 8601: at or after/);

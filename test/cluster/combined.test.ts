@@ -102,7 +102,7 @@ forEachStore(
       // Pipes across nodes: input through the next node, the answer read through the one after.
       const roundTrip = async (g: Agent, text: string, via: number, readVia: number) => {
         await servers[via]!.api('POST', `/v1/sessions/${g.id}/send`, { text });
-        // A script answers `script got <rendered input>`, which ends with the text.
+        // A script answers `script got <text>`, which ends with the text.
         const answer = g.kind === 'command' ? `echo:${text}` : text;
         await readUntil(servers[readVia]!, g.pipeFd, answer, 20_000);
       };

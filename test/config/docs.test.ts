@@ -32,8 +32,13 @@ describe('docs/configuration.md', () => {
       writeFileSync(join(cwd, '.warren', 'warren.config.yaml'), yaml);
       const c = loadConfig({ flags: {}, env: {}, cwd });
       assert.equal(c.options.kernel?.limits?.maxDepth, 4);
-      assert.ok(c.tiers.agent.includes('ipc_spawn') && c.tiers.worker.includes('ipc_spawn'));
-      assert.ok(!c.tiers.orchestrator.includes('session_delete'), 'the default grant narrows every tier');
+      assert.ok(c.tiers.agent?.includes('ipc_spawn') && c.tiers.worker?.includes('ipc_spawn'));
+      assert.equal(c.tiers.orchestrator, null, 'an unset tier leaves depth 1 to jobs');
+      assert.deepEqual(
+        c.options.gating?.grants?.deny,
+        ['session_delete'],
+        'the default grant reaches every session',
+      );
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }

@@ -11,6 +11,8 @@ import { after, describe, it } from 'node:test';
 import { ConfigError } from '../../src/config/errors.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { type ConfigInput, resolveConfig } from '../../src/config/resolve.ts';
+import { Gate } from '../../src/syscalls/gate.ts';
+import { syscallTable } from '../../src/syscalls/table.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -50,6 +52,21 @@ describe('configuration sources and precedence', () => {
     const depth = c.settings.get('limits.maxDepth')!;
     assert.deepEqual(depth, { value: 10, source: 'default', origin: null });
     assert.equal(c.settings.get('server.port')!.value, 7700);
+  });
+
+  it('MCP sessions: cap and expiry reach the HTTP surface from the file, the environment and flags', () => {
+    assert.deepEqual(loadConfig(input(workdir())).options.mcp, { maxSessionsPerCaller: 32, idleMs: 60_000 });
+    const cwd = workdir({ 'warren.config.yaml': 'mcp:\n  maxSessionsPerCaller: 5\n  idleMs: 2000\n' });
+    assert.deepEqual(loadConfig(input(cwd)).options.mcp, { maxSessionsPerCaller: 5, idleMs: 2000 });
+    const over = loadConfig(
+      input(cwd, { env: { WARREN_MCP_IDLE_MS: '300' }, flags: { 'mcp-max-sessions-per-caller': '4' } }),
+    );
+    assert.deepEqual(over.options.mcp, { maxSessionsPerCaller: 4, idleMs: 300 });
+    failsWith(() => loadConfig(input(cwd, { flags: { 'mcp-idle-ms': '50' } })), '--mcp-idle-ms "50"');
+    failsWith(
+      () => loadConfig(input(cwd, { env: { WARREN_MCP_MAX_SESSIONS_PER_CALLER: '0' } })),
+      'WARREN_MCP_MAX_SESSIONS_PER_CALLER="0"',
+    );
   });
 
   it('file < env < flag, key by key, each value with its source', () => {
@@ -261,9 +278,20 @@ describe('what the server gets', () => {
       ['ipc_spawn', 'ipc_write', 'ipc_read', 'ipc_close'],
       'ps denied by the grant',
     );
-    assert.ok(!c.tiers.orchestrator.includes('ps'), 'default grants narrow every tier');
-    assert.ok(c.tiers.orchestrator.includes('ipc_spawn'));
-    assert.deepEqual(c.options.gating?.tiers?.agent, c.tiers.agent);
+    // Unset tiers leave sessions to their jobs; the default grants narrow every session's set.
+    assert.equal(c.tiers.orchestrator, null);
+    assert.deepEqual(c.options.gating?.grants, { deny: ['p*'] });
+    const gate = new Gate(syscallTable(), c.options.gating);
+    const orchestrator = gate.forSpawn({ depth: 1 }, null);
+    assert.ok(
+      !orchestrator.includes('ps') && orchestrator.includes('ipc_spawn'),
+      'default grants narrow jobs',
+    );
+    assert.deepEqual(
+      gate.forSpawn({ depth: 2 }, null),
+      c.tiers.agent,
+      'a set tier is the policy at its depth',
+    );
     assert.equal(c.options.dataDir, join(cwd, '.warren'));
     assert.equal(c.db, join(cwd, '.warren', 'warren.db'));
     assert.equal(c.options.db, undefined, 'the default database is left to the store');

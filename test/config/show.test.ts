@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { serveCommand } from '../../src/app/serve.ts';
 import { configShowCommand } from '../../src/surfaces/cli/config.ts';
+import { allSyscalls } from '../../src/syscalls/table.ts';
 import { cli, tempDir } from '../cli/helpers.ts';
 
 interface Shown {
@@ -28,7 +29,11 @@ function withFile(name: string, text: string): string {
 }
 
 describe('warren config show', () => {
-  const cwd = withFile('warren.config.yaml', 'limits:\n  maxDepth: 4\n  maxChildren: 3\ntermGraceMs: 5000\n');
+  const everySessionTool = allSyscalls.filter((s) => s.callers.includes('session')).map((s) => s.name);
+  const cwd = withFile(
+    'warren.config.yaml',
+    `limits:\n  maxDepth: 4\n  maxChildren: 3\ntermGraceMs: 5000\ntiers:\n  worker: [${everySessionTool.join(', ')}]\n`,
+  );
   const env = { WARREN_MAX_CHILDREN: '6', WARREN_RECONCILE_INTERVAL_MS: '2000' };
   const file = join(cwd, '.warren', 'warren.config.yaml');
 
@@ -56,8 +61,8 @@ describe('warren config show', () => {
     assert.match(String(shown.settings.nodeId!.value), /^[0-9a-f]{12}$/);
     assert.equal(shown.settings['server.db']!.value, join(cwd, '.warren', 'warren.db'));
     const agent = shown.settings['tiers.agent']!;
-    assert.ok(Array.isArray(agent.value) && !agent.value.includes('ipc_spawn'), 'the built-in agent tier');
-    assert.equal(agent.from, 'the syscall table');
+    assert.equal(agent.value, null, 'an unset tier: sessions at depth 2 follow their jobs');
+    assert.equal(agent.from, 'not set: sessions follow their jobs');
   });
 
   it('a table: KEY, VALUE, SOURCE, FROM; long tool lists wrap instead of being cut', async () => {
@@ -73,14 +78,19 @@ describe('warren config show', () => {
     assert.match(lines.find((l) => l.startsWith('limits.maxChildren'))!, /\s6\s+env\s+WARREN_MAX_CHILDREN$/);
     assert.match(lines.find((l) => l.startsWith('retentionDays'))!, /\s30\s+default$/);
     assert.ok(!r.stdout.includes('…'), 'nothing is cut');
-    assert.ok(r.stdout.includes('session_events'), 'the whole root tier is there');
+    assert.ok(r.stdout.includes('session_events'), 'the whole worker tier the file set is there');
   });
 
-  it('shows "never" and "none" for unset retention and TTL', async () => {
+  it('says what an unset key means: "never" and "none" for retention and TTL, the rest in words', async () => {
     const r = await cli(['config', 'show', '--retention-days', 'never'], { cwd: tempDir(), env: {}, locals });
     assert.match(r.stdout, /\nretentionDays\s+never\s+flag\s+--retention-days\n/);
     assert.match(r.stdout, /\ndefaultTtlSeconds\s+none\s+default\n/);
     assert.match(r.stdout, /^config file: none/);
+    // Other unset keys say what unset means, not "never".
+    assert.match(r.stdout, /\nplugins\.enable\s+\(all: a new database enables every plugin\)\s+default\n/);
+    assert.match(r.stdout, /\nauth\.issuerUrl\s+\(off: no external JWTs\)\s+default\n/);
+    assert.match(r.stdout, /\ntracing\.endpoint\s+\(off: no traces exported\)\s+default\n/);
+    assert.equal(r.stdout.match(/\bnever\b/g)?.length, 1, 'only the retention the flag set says never');
   });
 
   it('a bad setting: exit 2 and the message names it', async () => {
@@ -104,6 +114,6 @@ describe('warren config show', () => {
     assert.match(r.stdout, /--max-depth <n>\s+WARREN_MAX_DEPTH\s+deepest spawn/);
     assert.match(r.stdout, /--config <file>/);
     const serveHelp = await cli(['serve', '--help'], { env: {}, locals });
-    assert.match(serveHelp.stdout, /--tier-agent <a,b,…>\s+WARREN_TIER_AGENT\s+tools/);
+    assert.match(serveHelp.stdout, /--tier-agent <a,b,…>\s+WARREN_TIER_AGENT\s+depth-tier policy/);
   });
 });

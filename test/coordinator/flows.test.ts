@@ -236,8 +236,28 @@ forEachWarren('coordinator services, invocations and delegations', (target) => {
       assert.equal((await edge(b, c, { scopes: ['read'] })).status, 403, 'all resources is wider than two');
       const bc = await edge(b, c, { scopes: ['read'], resources: ['doc:1'] });
       assert.equal(bc.json.delegation.parent_edge_id, ab.json.delegation.id);
-      const cd = await edge(c, d, { scopes: ['read'], resources: ['doc:1'] });
-      assert.equal(cd.status, 200);
+      // Seed 003's constraints_json is the same field (as an object or its JSON text), and is
+      // held to the same narrowing.
+      const seedWide = await h.api('POST', `${Z}/delegations`, {
+        source_agent_id: c,
+        target_agent_id: d,
+        constraints_json: JSON.stringify({ scopes: ['write'], resources: ['doc:1'] }),
+      });
+      assert.equal(seedWide.status, 403, JSON.stringify(seedWide.json));
+      const cd = await h.api('POST', `${Z}/delegations`, {
+        source_agent_id: c,
+        target_agent_id: d,
+        constraints_json: { scopes: ['read'], resources: ['doc:1'] },
+      });
+      assert.equal(cd.status, 200, JSON.stringify(cd.json));
+      assert.deepEqual(cd.json.delegation.constraints, { scopes: ['read'], resources: ['doc:1'] });
+      const both = await h.api('POST', `${Z}/delegations`, {
+        source_agent_id: c,
+        target_agent_id: d,
+        constraints: { scopes: ['read'] },
+        constraints_json: { scopes: ['read'] },
+      });
+      assert.equal(both.status, 400);
       const revoked = await h.api('DELETE', `${Z}/delegations/${ab.json.delegation.id}`);
       assert.deepEqual(
         [...revoked.json.revoked].sort(),

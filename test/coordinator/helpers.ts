@@ -1,4 +1,6 @@
+import type { Coordinator } from '../../src/plugins/coordinator/coordinator.ts';
 import type { StoreLocation } from '../../src/store/dialect.ts';
+import type { Warren } from '../../src/syscalls/warren.ts';
 import type { Clock } from '../../src/util/clock.ts';
 import type { Log } from '../../src/util/log.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
@@ -31,3 +33,6 @@ export async function rows(
 }
 
 export const spawnBody = (extra: Record<string, unknown> = {}) => ({ application_id: 'app1', ...extra });
+
+/** The coordinator's own tables: events are enqueued in its unit, as its syscalls do. */
+export const outbox = (w: Warren) => w.plugins.get<Coordinator>('coordinator').tables;

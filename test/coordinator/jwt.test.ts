@@ -61,6 +61,16 @@ forEachWarren(
         assert.equal((await h.api('GET', '/v1/sessions', undefined, { auth: good })).status, 403);
         // Operator keys keep working (the default credential of h.api).
         assert.equal((await h.api('GET', '/zones/other/agents')).status, 200);
+        // And so do agents' own session tokens (three dot-separated parts, like a JWT): an
+        // agent reads its own session and its coordinator record.
+        const agent = ok.json.agent.id as string;
+        const mine = h.tokenOf(agent);
+        const self = await h.api('GET', `/v1/sessions/${agent}`, undefined, { auth: mine });
+        assert.equal(self.status, 200, JSON.stringify(self.json));
+        assert.equal(
+          (await h.api('GET', `/zones/default/agents/${agent}`, undefined, { auth: mine })).status,
+          200,
+        );
       });
 
       it('refreshes the JWKS on an unknown kid and keeps at most cacheMax keys', async () => {

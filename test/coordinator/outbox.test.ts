@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { enqueue } from '../../src/plugins/coordinator/outbox.ts';
 import { forEachWarren, until } from '../helpers/warrens.ts';
-import { coordinatorWarren, rows, spawnBody } from './helpers.ts';
+import { coordinatorWarren, outbox, rows, spawnBody } from './helpers.ts';
 import {
   NATS_URL,
   natsDelete,
@@ -82,7 +82,7 @@ forEachWarren('coordinator outbox', (target) => {
         },
       });
       // 20 keys × 10 events, interleaved in one transaction: one pass, 20 chains at once.
-      await h.warren.store.writer.write((tx) =>
+      await outbox(h.warren).write((tx) =>
         enqueue(
           tx,
           h.warren.kernel.ids,
@@ -141,7 +141,7 @@ forEachWarren('coordinator outbox', (target) => {
       // Every attempt at event 1 of key k1 fails; its event 2 waits for it; key k2 goes through.
       hook.answer = (b) => (b.payload.n === 1 ? 500 : 200);
       const write = (key: string, n: number) =>
-        h.warren.store.writer.write((tx) =>
+        outbox(h.warren).write((tx) =>
           enqueue(tx, h.warren.kernel.ids, [
             { zone: 'default', topic: 't', key, type: 'test', payload: { n } },
           ]),
@@ -165,6 +165,31 @@ forEachWarren('coordinator outbox', (target) => {
         5000,
         'k1 event 2 after event 1 died',
       );
+    });
+
+    it('an unreachable Redis fails each attempt, so the event goes dead after its attempts', async () => {
+      const h = await coordinatorWarren(target, {
+        outbox: {
+          intervalMs: 30,
+          backoffMs: 20,
+          maxBackoffMs: 40,
+          maxAttempts: 2,
+          // Nothing listens on port 1.
+          sinks: [{ type: 'redis', url: 'redis://127.0.0.1:1' }],
+        },
+      });
+      const [e1] = await outbox(h.warren).write((tx) =>
+        enqueue(tx, h.warren.kernel.ids, [
+          { zone: 'default', topic: 't', key: 'k', type: 'test', payload: {} },
+        ]),
+      );
+      const dead = await until(
+        async () => (await rows(h, 'coordinator_outbox')).find((r) => r.id === e1 && r.status === 'dead'),
+        20_000,
+        'the event to die',
+      );
+      assert.equal(dead.attempts, 2);
+      assert.match(dead.last_error, /ECONNREFUSED|connect/i);
     });
   });
 });

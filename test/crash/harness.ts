@@ -166,7 +166,14 @@ export class Node {
       [ENTRY, 'serve', '--port', '0', '--data-dir', this.dataDir, '--db', this.db],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, ...binEnv(), WARREN_TEST_OPTIONS: JSON.stringify(opts) },
+        // Unconfined: these count process groups per session, which a sandbox's own session changes
+        // (the confined kill is test/containment's); a test may still pass WARREN_CONTAINMENT.
+        env: {
+          ...process.env,
+          ...binEnv(),
+          WARREN_CONTAINMENT: 'none',
+          WARREN_TEST_OPTIONS: JSON.stringify(opts),
+        },
       },
     );
     const s = new Server(child, this.dataDir);

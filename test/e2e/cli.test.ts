@@ -128,6 +128,29 @@ describe('the CLI against a live demo server (e2e)', () => {
     assert.equal(data.events.length, Math.min(100, data.events[0]!.seq));
     assert.equal(spawned.events.length, 3, 'lead, alice, bob');
     for (const e of spawned.events) assert.equal(e.type, 'session.spawned');
+
+    // --before and --after take the ID column as well as the seq, and mean the same place.
+    const [seq5, id5] = rows[5]!.trim().split(/\s+/);
+    const [bySeq, byId, afterId] = await Promise.all([
+      json<{ events: Array<{ seq: number }> }>('events', '--before', seq5!, '--limit', '3'),
+      json<{ events: Array<{ seq: number }> }>('events', '--before', id5!, '--limit', '3'),
+      json<{ events: Array<{ seq: number }> }>('events', '--after', id5!.toLowerCase(), '--limit', '2'),
+    ]);
+    assert.deepEqual(
+      byId.events.map((e) => e.seq),
+      bySeq.events.map((e) => e.seq),
+    );
+    assert.deepEqual(
+      byId.events.map((e) => e.seq),
+      [1, 2, 3].map((d) => Number(seq5) - d),
+    );
+    assert.deepEqual(
+      afterId.events.map((e) => e.seq),
+      [1, 2].map((d) => Number(seq5) + d),
+    );
+    const unknown = await warren('events', '--before', '01ARZ3NDEKTSV4RRFFQ69G5FAV');
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /not_found.*event "01ARZ3NDEKTSV4RRFFQ69G5FAV" does not exist/);
   });
 
   it('streams list: the demo rooms, one indented row per subscriber', async () => {

@@ -19,7 +19,11 @@ export const hasSocat = existsSync(SOCAT);
 /** A short data dir (socket paths are capped near 104 bytes), removed after the file's tests. */
 export function dataDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'wg-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    // Group agents work beside the data dir (src/plugins/groups/workdir.ts).
+    rmSync(`${dir}-groups`, { recursive: true, force: true });
+  });
   return dir;
 }
 

@@ -107,10 +107,72 @@ describe('groups: folders and tiers', () => {
 });
 
 describe('groups: the route index', () => {
-  it('gives the same first match as walking every route, for random routes and messages', () => {
+  it('finds routes filed under a glob head, whatever the head length, in seq order with the rest', () => {
+    const routes = [
+      { id: 'r1', seq: 1, target: 'a', match: parseMatch('room=-100*') },
+      { id: 'r2', seq: 2, target: 'b', match: parseMatch('room=-1001*') },
+      { id: 'r3', seq: 3, target: 'c', match: parseMatch('sender=*bot') },
+      { id: 'r4', seq: 4, target: 'd', match: parseMatch('room=-2 sender=al*') },
+      { id: 'r5', seq: 5, target: 'e', match: parseMatch('platform=tele* room=*') },
+    ].sort(byOrder);
+    const index = new RouteIndex(routes);
+    const first = (msg: Record<string, string>) => index.first(msg)?.id ?? null;
+    assert.equal(first({ room: '-100' }), 'r1', 'a head as long as the value');
+    assert.equal(first({ room: '-1001' }), 'r1');
+    assert.equal(first({ room: '-1' }), null);
+    assert.equal(first({ room: '-5', sender: 'newsbot' }), 'r3');
+    assert.equal(first({ room: '-2', sender: 'alice' }), 'r4');
+    assert.equal(first({ room: '-2', sender: 'bob' }), null);
+    assert.equal(first({ platform: 'tele', room: '' }), 'r5');
+    assert.equal(first({ platform: 'telegram', room: '-1001', sender: 'newsbot' }), 'r1');
+    const msgs: Array<Record<string, string>> = [
+      { room: '-100' },
+      { room: '-2', sender: 'alice' },
+      { platform: 'telegram' },
+      {},
+    ];
+    for (const msg of msgs)
+      assert.equal(first(msg), firstMatch(routes, msg)?.id ?? null, JSON.stringify(msg));
+  });
+
+  it('matching many routes lets the event loop turn (firstYielding), with the same answer as first', async () => {
+    const hard = `*${'a'.repeat(150)}b`;
+    const field = `${'a'.repeat(299)}b`;
+    const routes = Array.from({ length: 3000 }, (_, i) => ({
+      id: `r${String(i).padStart(4, '0')}`,
+      seq: i,
+      target: 'g',
+      match: parseMatch(`room=${hard} sender=${i === 2999 ? hard : hard.replace(/b$/, 'c')}`),
+    })).sort(byOrder);
+    const index = new RouteIndex(routes);
+    const msg = { room: field, sender: field };
+    /** How many times the event loop turned while `work` ran. */
+    const turnsDuring = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
+      let turns = 0;
+      let ticking = true;
+      const tick = () => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const out = await work();
+      ticking = false;
+      return [out, turns];
+    };
+    const [found, matching] = await turnsDuring(() => index.firstYielding(msg, 0));
+    const [built, building] = await turnsDuring(() => RouteIndex.build(routes, 0));
+    assert.equal(found?.id, 'r2999');
+    assert.equal(index.first(msg)?.id, 'r2999');
+    assert.equal(built.first(msg)?.id, 'r2999', 'an index built in slices answers the same');
+    assert.ok(matching > 10, `the loop turned ${matching} times while 3,000 routes were matched`);
+    assert.ok(building > 10, `the loop turned ${building} times while 3,000 routes were indexed`);
+    assert.equal(await index.firstYielding({ room: 'x' }, 0), null);
+  });
+
+  it('gives the same first match as walking every route, for random routes and messages', async () => {
     const values = {
-      platform: ['telegram', 'slack'],
-      room: ['1', '2', '3'],
+      platform: ['telegram', 'slack', 'teams'],
+      room: ['1', '2', '3', '-1001', '-1002', '-10'],
       chat_jid: ['a', 'b'],
       sender: ['x', 'y'],
       verb: ['message', 'mention'],
@@ -121,19 +183,41 @@ describe('groups: the route index', () => {
       return seed % n;
     };
     const keys = Object.keys(values) as Array<keyof typeof values>;
-    const routes = Array.from({ length: 400 }, (_, i) => {
-      const pairs = keys
-        .filter(() => rnd(3) === 0)
-        .map(
-          (k) =>
-            `${k}=${rnd(4) === 0 ? `${values[k][rnd(values[k].length)]!.slice(0, 1)}*` : values[k][rnd(values[k].length)]}`,
+    // Literals, and globs of every shape: a head of any length (filed under it), a tail only, both, a bare star.
+    const globOf = (v: string) => {
+      const cut = rnd(v.length + 1);
+      switch (rnd(5)) {
+        case 0:
+          return `${v.slice(0, cut)}*`;
+        case 1:
+          return `*${v.slice(cut)}`;
+        case 2:
+          return `${v.slice(0, cut)}*${v.slice(cut + 1)}`;
+        case 3:
+          return '*';
+        default:
+          return `${v.slice(0, cut)}*${v.slice(cut)}x`;
+      }
+    };
+    // Many small sets, every route with at least one pair, so the first match is often a glob's.
+    for (let set = 0; set < 40; set++) {
+      const routes = Array.from({ length: 40 }, (_, i) => {
+        const chosen = keys.filter(() => rnd(3) === 0);
+        const pairs = (chosen.length > 0 ? chosen : [keys[rnd(keys.length)]!]).map((k) => {
+          const v = values[k][rnd(values[k].length)]!;
+          return `${k}=${rnd(2) === 0 ? globOf(v) : v}`;
+        });
+        return { id: `r${i}`, seq: rnd(50), target: `g${i}`, match: parseMatch(pairs.join(' ')) };
+      }).sort(byOrder);
+      const index = new RouteIndex(routes);
+      for (let i = 0; i < 200; i++) {
+        // Some fields missing: they read as the empty string.
+        const msg = Object.fromEntries(
+          keys.filter(() => rnd(8) !== 0).map((k) => [k, values[k][rnd(values[k].length)]!]),
         );
-      return { id: `r${i}`, seq: rnd(50), target: `g${i}`, match: parseMatch(pairs.join(' ')) };
-    }).sort(byOrder);
-    const index = new RouteIndex(routes);
-    for (let i = 0; i < 2000; i++) {
-      const msg = Object.fromEntries(keys.map((k) => [k, values[k][rnd(values[k].length)]!]));
-      assert.equal(index.first(msg)?.id, firstMatch(routes, msg)?.id);
+        assert.equal(index.first(msg)?.id, firstMatch(routes, msg)?.id, JSON.stringify(msg));
+        if (i % 20 === 0) assert.equal((await index.firstYielding(msg, 0))?.id, firstMatch(routes, msg)?.id);
+      }
     }
     assert.equal(new RouteIndex([]).first({ room: '1' }), null);
   });

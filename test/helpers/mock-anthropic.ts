@@ -100,6 +100,10 @@ export interface ScriptInfo {
   /** 0-based index of this request among the main (scripted) ones. */
   index: number;
   mock: MockAnthropic;
+  /** The request's headers (`x-claude-code-session-id` names the CLI's conversation). */
+  headers: IncomingHttpHeaders;
+  /** The request body's length in characters, as sent. */
+  chars: number;
 }
 
 export type Script = (req: MessagesRequest, info: ScriptInfo) => Turn | Promise<Turn>;
@@ -182,7 +186,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       }
       if (req.method === 'POST' && path === '/v1/messages' && body && typeof body === 'object') {
         const m = body as MessagesRequest;
-        void answer(m, res).catch((error: unknown) => {
+        void answer(m, res, req.headers, raw.length).catch((error: unknown) => {
           console.error('mock-anthropic: the script failed:', error);
           if (!res.headersSent)
             json(500, { type: 'error', error: { type: 'api_error', message: String(error) } });
@@ -195,7 +199,12 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
     });
   });
 
-  async function answer(m: MessagesRequest, res: import('node:http').ServerResponse): Promise<void> {
+  async function answer(
+    m: MessagesRequest,
+    res: import('node:http').ServerResponse,
+    headers: IncomingHttpHeaders,
+    chars: number,
+  ): Promise<void> {
     let turn: Turn;
     if (opts.sideRequests !== 'script' && isSideRequest(m)) {
       side.push(m);
@@ -204,7 +213,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       const index = messages.length;
       messages.push(m);
       for (const w of [...waiters]) w();
-      turn = await current(m, { index, mock });
+      turn = await current(m, { index, mock, headers, chars });
     }
     if ('error' in turn) {
       res.writeHead(turn.error.status, { 'content-type': 'application/json', 'request-id': nextId('req') });

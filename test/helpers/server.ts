@@ -60,7 +60,8 @@ export async function startServer(opts: {
   ];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...binEnv(), ...opts.env },
+    // Unconfined unless a test says otherwise (test/runtimes/containment.test.ts confines its own).
+    env: { ...process.env, ...binEnv(), WARREN_CONTAINMENT: 'none', ...opts.env },
   });
   reapOnExit(child);
   let out = '';

@@ -19,8 +19,12 @@ export interface WarrenTarget {
 
 export const op = operator();
 
-/** Fast timings for tests: short waits, short ticks. */
+/**
+ * Fast timings for tests: short waits, short ticks. Agents run unconfined (`containment:
+ * none`): the containment tests (test/runtimes/containment.test.ts) confine their own.
+ */
 export const testKernel = {
+  containment: 'none' as const,
   maxWaitMs: 300,
   reconcileIntervalMs: 60_000,
   cursorFlushMs: 10,
@@ -155,6 +159,11 @@ export const outputs = async (w: HasWarren, id: string): Promise<string[]> =>
 /** Tier defaults opened up, for tests of deep trees (agents and workers spawning). */
 const everySessionTool = allSyscalls.filter((s) => s.callers.includes('session')).map((s) => s.name);
 export const deepTrees = { tiers: { agent: everySessionTool, worker: everySessionTool } };
+
+/** Every session at every depth may call every session syscall: for tests of scopes, not of tool sets. */
+export const everyTool = {
+  tiers: { orchestrator: everySessionTool, agent: everySessionTool, worker: everySessionTool },
+};
 
 /** A script agent that idles until killed. */
 export const idleScript = { steps: [{ listen: {} }] };

@@ -69,7 +69,10 @@ forEachWarren('HTTP auth', (t) => {
 
   it('a session token works for ipc_* on its own fds, and only while the session lives', async () => {
     const h = await startHttp(t);
-    const spawned = (await h.api('POST', '/v1/sessions', { script: idleScript, title: 'tok' })).json;
+    // `ps` is not an orchestrator's default: it asks for the sessions group.
+    const spawned = (
+      await h.api('POST', '/v1/sessions', { script: idleScript, title: 'tok', toolGroups: ['sessions'] })
+    ).json;
     const id: string = spawned.session.id;
     await waitStatus(h.warren, id, 'idle');
     const token = h.tokenOf(id);

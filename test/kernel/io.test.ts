@@ -14,6 +14,27 @@ forEachWarren('streams and fds', (t) => {
     assert.ok(took >= 140 && took < 2000, `waited ${took} ms`);
   });
 
+  it("a script's ${input.text} is what was sent; ${input.rendered} is the batch as a text agent sees it", async () => {
+    const w = await t.open();
+    const s = await call(w, 'ipc_spawn', {
+      script: {
+        steps: [{ wait: { as: 'm' } }, { say: 'text=${m.text}|rendered=${m.rendered}' }, { listen: {} }],
+      },
+    });
+    const id = s.session.id as string;
+    await until(async () => (await call(w, 'session_show', { id })).session.status === 'idle');
+    await call(w, 'send', { id, text: 'hello there' });
+    const said = await until(async () =>
+      (await call(w, 'session_events', { id, limit: 100 })).events.find(
+        (e: { type: string }) => e.type === 'session.output',
+      ),
+    );
+    assert.match(
+      said.payload.text,
+      /^text=hello there\|rendered=\[message fd=0 stream=stdin:\S+ from=operator:admin seq=\d+\] hello there$/,
+    );
+  });
+
   it('a waiting read returns as soon as a message arrives', async () => {
     const w = await t.open({ kernel: { maxWaitMs: 5000 } });
     const room = await call(w, 'streams_create', { name: 'r1', selfEcho: true });
@@ -198,6 +219,13 @@ forEachWarren('streams and fds', (t) => {
     await assert.rejects(call(w, 'ipc_share_stream', { streamName: `pipe:${child.session.id}` }, asChild), {
       code: 'reserved_name',
     });
+    // Named by fd as well: fd 0, 1 and 2 are the child's own stdin, pipe and lifecycle.
+    for (const fd of [0, 1, 2])
+      await assert.rejects(
+        call(w, 'ipc_share_stream', { fd }, asChild),
+        { code: 'reserved_name' },
+        `fd ${fd}`,
+      );
     await assert.rejects(
       call(w, 'ipc_share_stream', { streamName: 'findings', permission: 'rw' }, asSession(parent.session.id)),
       {

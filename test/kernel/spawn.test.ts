@@ -82,7 +82,8 @@ forEachWarren('spawn', (t) => {
 
   it('a session spawns its own children at depth + 1', async () => {
     const w = await t.open();
-    const parent = await call(w, 'ipc_spawn', { script: idleScript });
+    // `ps` is in the sessions group, which an orchestrator gets on request.
+    const parent = await call(w, 'ipc_spawn', { script: idleScript, toolGroups: ['sessions'] });
     const child = await call(w, 'ipc_spawn', { script: idleScript }, asSession(parent.session.id));
     assert.equal(child.session.parentId, parent.session.id);
     assert.equal(child.session.depth, 2);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { selective } from '../../src/plugins/knowledge/search.ts';
 import { postgresSearch } from '../../src/plugins/knowledge/search-postgres.ts';
@@ -6,6 +7,9 @@ import { sqliteSearch } from '../../src/plugins/knowledge/search-sqlite.ts';
 import { call, forEachWarren } from '../helpers/warrens.ts';
 import { create, fails } from '../orchestration/helpers.ts';
 import { post, search, titles } from './helpers.ts';
+
+/** This process's OS threads (Linux): a worker thread is one of them. */
+const threads = () => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 
 /**
  * Findings and their search: the same cases on SQLite (FTS5) and PostgreSQL (tsvector +
@@ -138,5 +142,48 @@ forEachWarren('knowledge search', (t) => {
     await fails(post(w, 'no task', 'b', { task: 'task_nope' }), 'not_found');
     const ok = await post(w, 'ok', 'x'.repeat(16 * 1024), { tags: ['a', 'a', 'b'] });
     assert.deepEqual(ok.tags, ['a', 'b']);
+  });
+
+  it('bounds a query (issue 25): words past the 32nd are ignored, a query over 2,000 characters is refused', async () => {
+    const w = await t.open();
+    const words = Array.from({ length: 40 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`);
+    await post(w, 'first word', words[0]!);
+    await post(w, 'last word', words[39]!);
+    const r = await call(w, 'knowledge_search', { query: words.join(' '), match: 'any' });
+    assert.deepEqual(r.terms, words.slice(0, 32), 'the first 32 words, in order');
+    assert.deepEqual(titles(r.findings), ['first word'], 'the 40th word was not searched for');
+    await fails(
+      call(w, 'knowledge_search', { query: `${'x'.repeat(1995)} more words` }),
+      'invalid_input',
+      /2000/,
+    );
+  });
+
+  it('searches off the event loop on SQLite, and stops a search past limits.maxSearchMs', async (c) => {
+    if (t.kind !== 'sqlite') return c.skip('PostgreSQL searches are async queries already');
+    const w = await t.open({ maxSearchMs: 1 });
+    // 200 findings holding every one of 20 words: an every-word search over them takes ~10 ms.
+    const vocab = Array.from({ length: 20 }, (_, i) => `word${String.fromCharCode(97 + i)}x`);
+    for (let n = 0; n < 200; n++)
+      await post(
+        w,
+        `finding ${n}`,
+        Array.from({ length: 1500 }, (_, i) => vocab[(n + i * 7) % 20]).join(' '),
+      );
+    const before = threads();
+    const e = await fails(
+      call(w, 'knowledge_search', { query: vocab.slice(0, 10).join(' ') }),
+      'limit_exceeded',
+      /the search ran past 1 ms and was stopped: search for fewer or rarer words/,
+    );
+    assert.ok(e);
+    // The search ran in the read worker: a thread more, this process's.
+    assert.ok(threads() > before, 'a read worker thread was started for the search');
+    // The server goes on: a finding posted after it is shown.
+    const later = await post(w, 'after the stopped search', 'still here');
+    assert.equal(
+      (await call(w, 'knowledge_show', { id: later.id })).finding.title,
+      'after the stopped search',
+    );
   });
 });

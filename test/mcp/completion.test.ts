@@ -78,9 +78,13 @@ forEachWarren('MCP completion', (t) => {
     const h = await startHttp(t);
     try {
       const w = h.warren;
-      const lead = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
+      // Completions ride on session_show and streams_transcript: groups an orchestrator asks for.
+      const lead = (await call(w, 'ipc_spawn', { script: idleScript, toolGroups: ['sessions', 'streams'] }))
+        .session.id;
       const asLead = asSession(lead);
-      const child = (await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async' }, asLead)).session.id;
+      const child = (
+        await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async', toolGroups: ['streams'] }, asLead)
+      ).session.id;
       const stranger = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
       await call(w, 'streams_create', { name: 'operators-only' });
 
@@ -111,9 +115,9 @@ forEachWarren('MCP completion', (t) => {
         [],
       );
 
-      // An agent (depth 2) may not call session_show: no session ids; it may read transcripts.
+      // The child (an orchestrator too, at depth 2) completes only its own subtree: itself.
       const agent = await connect(h, h.tokenOf(child));
-      assert.deepEqual((await complete(agent, SESSION, 'id', '')).values, []);
+      assert.deepEqual((await complete(agent, SESSION, 'id', '')).values, [child]);
       assert.deepEqual(
         (await complete(agent, STREAM, 'name', '')).values.sort(),
         [`lifecycle:${child}`, `pipe:${child}`, `stdin:${child}`].sort(),

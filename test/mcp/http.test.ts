@@ -23,7 +23,7 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
     const c = await connect(h.url, h.key);
     assert.equal(c.getServerVersion()?.name, 'warren');
     const names = (await c.listTools()).tools.map((tool) => tool.name).sort();
-    for (const n of ['ipc_spawn', 'ipc_write', 'ipc_read', 'ipc_close', 'streams_create', 'events', 'kill'])
+    for (const n of ['ipc_spawn', 'ipc_write', 'ipc_read', 'ipc_close', 'events', 'kill', 'tools_enable'])
       assert.ok(names.includes(n), n);
     assert.ok(!names.includes('ipc_share_stream'), 'operators have no parent to share with');
     const spawn = (await c.listTools()).tools.find((tool) => tool.name === 'ipc_spawn')!;
@@ -59,62 +59,47 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
     await assert.rejects(c.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool/);
   });
 
-  it('a session sees exactly its tier: orchestrator, agent, worker', async () => {
+  it('a session sees its job’s set at any depth: an ipc_spawn child is an orchestrator, and spawns in turn', async () => {
     const h = await startHttp(t);
     const op = await connect(h.url, h.key);
     const lead = structured<{ session: { id: string } }>(
       await op.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
     );
     const leadClient = await connect(h.url, h.tokenOf(lead.session.id));
-    const leadTools = (await leadClient.listTools()).tools.map((x) => x.name);
+    const leadTools = (await leadClient.listTools()).tools.map((x) => x.name).sort();
     assert.ok(
-      leadTools.includes('ipc_spawn') && leadTools.includes('kill') && leadTools.includes('ipc_share_stream'),
+      leadTools.includes('ipc_spawn') &&
+        leadTools.includes('task_create') &&
+        leadTools.includes('ipc_share_stream'),
     );
-    assert.ok(
-      !leadTools.includes('streams_create') && !leadTools.includes('events'),
-      'no operator tools for sessions',
-    );
-
-    const agent = structured<{ session: { id: string } }>(
-      await leadClient.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
-    );
-    const agentClient = await connect(h.url, h.tokenOf(agent.session.id));
-    const agentTools = (await agentClient.listTools()).tools.map((x) => x.name).sort();
-    assert.deepEqual(agentTools, [
-      // The coordinator plugin's: an agent offers services and serves (and makes) invocations.
-      'invocation_cancel',
-      'invocation_complete',
-      'invocation_enqueue',
-      'invocation_get',
-      'invocation_list',
-      'ipc_attach',
-      'ipc_close',
-      'ipc_create_stream',
-      'ipc_list_fds',
-      'ipc_list_streams',
-      'ipc_read',
-      'ipc_share_stream',
-      'ipc_write',
-      'knowledge_post',
-      'knowledge_search',
-      'knowledge_show',
-      'service_heartbeat',
-      'service_list',
+    for (const n of [
+      'streams_create',
+      'events',
+      'kill',
+      'schedule_create',
       'service_register',
-      'service_update',
-      'streams_transcript',
-      'task_escalate',
-      'workpad_read',
-      'workpad_write',
-    ]);
-    const denied = (await agentClient.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } })) as {
+      'schedule_task',
+    ])
+      assert.ok(!leadTools.includes(n), `${n} is not an orchestrator's by default`);
+
+    let parent = leadClient;
+    for (const depth of [2, 3]) {
+      const child = structured<{ session: { id: string; depth: number } }>(
+        await parent.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
+      );
+      assert.equal(child.session.depth, depth);
+      const c = await connect(h.url, h.tokenOf(child.session.id));
+      assert.deepEqual((await c.listTools()).tools.map((x) => x.name).sort(), leadTools, `depth ${depth}`);
+      parent = c;
+    }
+    const denied = (await parent.callTool({ name: 'kill', arguments: { id: lead.session.id } })) as {
       isError: boolean;
       content: Array<{ text: string }>;
     };
     assert.equal(denied.isError, true);
     assert.match(
       denied.content[0]!.text,
-      /forbidden.*ipc_spawn is not available to this session \(tier agent\)/,
+      /forbidden.*kill is not in this session's tool set \(group sessions/,
     );
   });
 
@@ -124,7 +109,11 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
     const lead = structured<{ session: { id: string; tools: string[] } }>(
       await op.callTool({
         name: 'ipc_spawn',
-        arguments: { script: idleScript, grants: { allow: ['ipc_*', 'ps'], deny: ['ipc_terminate'] } },
+        arguments: {
+          script: idleScript,
+          toolGroups: ['sessions'],
+          grants: { allow: ['ipc_*', 'ps'], deny: ['ipc_terminate'] },
+        },
       }),
     );
     assert.ok(lead.session.tools.includes('ps'));
@@ -144,9 +133,14 @@ forEachWarren('MCP over Streamable HTTP', (t) => {
     );
   });
 
-  it('a worker (depth 3+) may only reply on its own pipe and read', async () => {
+  it('under the depth-tier policy, a worker (depth 3+) may only reply on its own pipe and read', async () => {
     const h = await startHttp(t, {
-      gating: { tiers: { agent: ['ipc_spawn', 'ipc_write', 'ipc_read', 'ipc_list_fds'] } },
+      gating: {
+        tiers: {
+          agent: ['ipc_spawn', 'ipc_write', 'ipc_read', 'ipc_list_fds'],
+          worker: ['ipc_write', 'ipc_read', 'ipc_list_fds'],
+        },
+      },
     });
     const op = await connect(h.url, h.key);
     const lead = structured<{ session: { id: string } }>(

@@ -35,8 +35,9 @@ forEachWarren(
         const lead = (await call(w, 'ipc_spawn', { script: idleScript })).session.id;
         assert.deepEqual(await names(h.tokenOf(lead)), ['orchestrate', 'review', 'wrap-up']);
         const asLead = asSession(lead);
-        const agent = (await call(w, 'ipc_spawn', { script: idleScript }, asLead)).session.id;
-        assert.deepEqual(await names(h.tokenOf(agent)), ['wrap-up'], 'an agent spawns nothing');
+        // A worker's job holds none of the tools these prompts drive (ipc_spawn, session_show…).
+        const agent = (await call(w, 'ipc_spawn', { script: idleScript, job: 'worker' }, asLead)).session.id;
+        assert.deepEqual(await names(h.tokenOf(agent)), [], 'a worker is offered none of them');
 
         const c = await connect(h, h.key);
         const list = (await c.listPrompts()).prompts;

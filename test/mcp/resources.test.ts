@@ -164,15 +164,30 @@ forEachWarren('MCP resources', (t) => {
     const h = await startHttp(t);
     try {
       const w = h.warren;
-      const a = (await call(w, 'ipc_spawn', { script: idleScript, title: 'a', pipe: 'async' })).session.id;
+      // Stream resources ride on streams_transcript: the streams group, on request.
+      const a = (
+        await call(w, 'ipc_spawn', {
+          script: idleScript,
+          title: 'a',
+          pipe: 'async',
+          toolGroups: ['streams', 'sessions', 'events'],
+        })
+      ).session.id;
       const b = (await call(w, 'ipc_spawn', { script: idleScript, title: 'b', pipe: 'async' })).session.id;
       const asA = { kind: 'session' as const, sessionId: a, zone: 'default', depth: 1 };
-      const a1 = (await call(w, 'ipc_spawn', { script: idleScript, title: 'a1' }, asA)).session.id;
+      const a1 = (
+        await call(
+          w,
+          'ipc_spawn',
+          { script: idleScript, title: 'a1', toolGroups: ['streams', 'events'] },
+          asA,
+        )
+      ).session.id;
       // a1 is an agent (depth 2), which may not spawn: its child comes from the kernel directly.
       const a11 = (
         await w.kernel.spawn(
           { ...asA, sessionId: a1, depth: 2 },
-          { runtime: 'script', config: { script: idleScript }, title: 'a11' },
+          { runtime: 'script', config: { script: idleScript }, title: 'a11', job: 'worker' },
         )
       ).session.id;
 
@@ -202,7 +217,7 @@ forEachWarren('MCP resources', (t) => {
       assert.ok(log.events.length > 0);
       assert.ok(log.events.every((e: Any) => e.session_id === a));
 
-      // A worker (depth 3) may call none of the reading tools: resources are no side door.
+      // A worker (its job's set) may call none of the reading tools: resources are no side door.
       const worker = await connect(h, h.tokenOf(a11));
       assert.deepEqual((await allUris(worker)).uris, []);
       await rejectsWith(worker.readResource({ uri: `warren://sessions/${a11}` }), -32602, {
@@ -334,10 +349,11 @@ forEachWarren('MCP resources', (t) => {
       await (d.transport as StreamableHTTPClientTransport).terminateSession();
       await until(() => commitListeners(w) === before, 20_000, 'the listener to go');
 
-      // Expired while idle.
+      // Expired once its client is gone: the stream dropped, no DELETE (an open stream is not idle).
       const e = await connect(h, h.key);
       await e.subscribeResource({ uri: 'warren://events' });
       assert.equal(commitListeners(w), before + 1);
+      await e.close();
       await until(() => commitListeners(w) === before, 8000, 'the idle session to take its listener');
     } finally {
       await closeAll();
@@ -430,7 +446,11 @@ describe('subscriptions over the zone socket and stdio', () => {
 
       // Through `warren mcp` (stdio relayed to /mcp): the update arrives on stdout, and the
       // relay's end (stdin closed) deletes its HTTP session and with it the subscription.
-      const spawned = await call(w, 'ipc_spawn', { script: idleScript, pipe: 'async' });
+      const spawned = await call(w, 'ipc_spawn', {
+        script: idleScript,
+        pipe: 'async',
+        toolGroups: ['streams'],
+      });
       const id = spawned.session.id;
       const stdio = new Client({ name: 'stdio-subs', version: '0' });
       try {

@@ -51,7 +51,8 @@ describe('MCP over stdio (warren mcp) and the per-zone unix socket', () => {
     clients.push(client);
     await client.connect(new SocketClientTransport(path));
     const names = (await client.listTools()).tools.map((t) => t.name);
-    assert.ok(names.includes('streams_create'), 'operator tools');
+    // The operator's default list, with the rest a tools_groups call away.
+    assert.ok(names.includes('ipc_spawn') && names.includes('tools_groups'), 'operator tools');
     const room = structured<{ stream: { owner: string } }>(
       await client.callTool({ name: 'streams_create', arguments: { name: 'via-socket' } }),
     );

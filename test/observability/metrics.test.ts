@@ -49,6 +49,7 @@ forEachWarren(
           'warren_sessions',
           'warren_agent_processes',
           'warren_mcp_calls_total',
+          'warren_mcp_sessions',
           'warren_http_requests_total',
           'warren_reconcile_phase_duration_seconds',
           'warren_reconcile_phase_errors_total',

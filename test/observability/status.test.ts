@@ -31,6 +31,14 @@ forEachWarren(
       assert.equal(s.store.reachable, true);
       assert.equal(s.store.head, await h.head());
       assert.ok(s.commits.batches > 0 && s.commits.avgMs !== null);
+      assert.deepEqual([s.commits.failed, s.commits.refused], [0, 0]);
+      // A request refused for its input (a room name already taken) is a refusal, not a
+      // failed commit: the store is fine.
+      assert.equal((await h.api('POST', '/v1/streams', { name: 'taken' })).status, 200);
+      assert.equal((await h.api('POST', '/v1/streams', { name: 'taken' })).status, 409);
+      const after = (await h.api('GET', '/v1/status')).json;
+      assert.deepEqual([after.commits.failed, after.commits.refused], [0, 1]);
+      assert.equal(after.status, 'healthy');
       assert.equal(s.delivery.backlog, 0);
       assert.ok(s.reconcile.lastTick && s.reconcile.lastTick.errors.length === 0);
       assert.equal(s.agents.alive, 1);

@@ -51,7 +51,7 @@ forEachWarren(
       mkdirSync(home, { recursive: true });
       mkdirSync(cwd, { recursive: true });
       // The orchestrator's model: one turn fans out, the next adds the join on what came
-      // back, then it waits; once the join's SIGCHLD says it stopped, its word is DONE.
+      // back, then it waits; once the join's [TASK] line says it is complete, its word is DONE.
       const script: Script = (req) => {
         const made = allToolResults(req).filter((r) => r.name === TOOL);
         if (made.length === 0)
@@ -88,7 +88,7 @@ forEachWarren(
             ],
           };
         }
-        return /\[SIGCHLD\][^\n]*"join" is stopped/.test(conversationText(req))
+        return /\[TASK\] \S+ "join" complete/.test(conversationText(req))
           ? { text: DONE }
           : { text: 'waiting for my tasks' };
       };
@@ -110,7 +110,8 @@ forEachWarren(
       ).task;
 
       // Both escalations reach the inbox; the failure's answer retries it (while the
-      // orchestrator still waits on needs-help), then the question is answered.
+      // orchestrator still waits on needs-help), then the question is answered. Until then
+      // the asking task waits, whatever its session does, and so does nothing after it.
       const open = await until(
         async () => {
           const inbox = (await call(w, 'inbox_list')).escalations;
@@ -128,10 +129,13 @@ forEachWarren(
         20_000,
         'the retry of flaky',
       );
-      assert.equal(
-        (await h.api('POST', `/v1/inbox/${of('needs-help').id}/answer`, { text: 'staging' })).status,
-        200,
-      );
+      const asking = await waitTask(w, of('needs-help').task, 'waiting');
+      assert.match(asking.reason, /^waiting on the operator: Which database/);
+      await w.kernel.reconcile();
+      assert.equal((await task(w, asking.id)).status, 'waiting', 'the escalation holds its task');
+      const answer = await h.api('POST', `/v1/inbox/${of('needs-help').id}/answer`, { text: 'staging' });
+      assert.equal(answer.status, 200);
+      assert.equal((answer.json as { delivered: string }).delivered, 'input');
 
       const done = await waitTask(w, orch.id, 'complete', 60_000);
       assert.equal(done.result, DONE);
@@ -173,13 +177,38 @@ forEachWarren(
       assert.match((await task(w, idOf('needs-help'))).result, /\[ANSWER\][\s\S]*staging/);
       assert.equal((await task(w, idOf('join'))).result, 'joined a, b and c');
 
-      // Claude heard each child as a SIGCHLD titled with its task, between its turns.
-      const heard = oe
-        .filter((e) => e.type === 'session.input')
-        .map((e) => String(e.payload.text))
-        .join('\n');
-      for (const title of ['part-a', 'part-b', 'part-c', 'needs-help', 'flaky', 'join'])
-        assert.match(heard, new RegExp(`\\[SIGCHLD\\][^\\n]*"${title}"`), `the SIGCHLD of ${title}`);
+      // Claude heard each outcome of each child once, as a [TASK] line, between its turns, and
+      // no SIGCHLD of their sessions: one line per outcome (flaky failed twice: two outcomes).
+      const inputs = oe.filter((e) => e.type === 'session.input').map((e) => String(e.payload.text));
+      const lines = inputs.flatMap((x) => x.split('\n'));
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('[SIGCHLD]')),
+        [],
+        'no SIGCHLD for a task child',
+      );
+      const outcomes = lines
+        .filter((l) => l.startsWith('[TASK]'))
+        .map((l) => {
+          const m = /^\[TASK\] (\S+) "([^"]*)" (\w+):/.exec(l);
+          return `${m?.[2]} ${m?.[3]}`;
+        })
+        .sort();
+      assert.deepEqual(outcomes, [
+        'flaky failed',
+        'flaky failed',
+        'join complete',
+        'needs-help complete',
+        'needs-help waiting',
+        'part-a complete',
+        'part-b complete',
+        'part-c complete',
+      ]);
+      // Wake-ups: every input it was handed carries at least one outcome (nothing else woke it).
+      for (const x of inputs) assert.match(x, /\[TASK\]/, 'woken only by task outcomes');
+      assert.ok(
+        inputs.length <= outcomes.length,
+        `${inputs.length} wake-ups for ${outcomes.length} outcomes`,
+      );
       // The model saw the warren tools it used, and nothing answered from outside the mock.
       assert.ok(model.requests.some((r) => r.url.startsWith('/v1/messages')));
     });

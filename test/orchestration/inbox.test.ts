@@ -139,13 +139,14 @@ forEachWarren('the operator inbox', (t) => {
     assert.ok((await eventsOf(w, session)).some((e) => e.type === 'session.reanimated'));
   });
 
-  it('task_escalate is an agent-tier tool: orchestrators and agents have it, workers do not', async () => {
+  it("task_escalate is a task worker's and an orchestrator's, at any depth; the inbox is for operators", async () => {
     const w = await t.open();
-    assert.ok(w.gate.tierDefaults(1).includes('task_escalate'));
-    assert.ok(w.gate.tierDefaults(2).includes('task_escalate'));
-    assert.ok(!w.gate.tierDefaults(3).includes('task_escalate'));
+    for (const depth of [1, 2, 5]) {
+      assert.ok(w.gate.forSpawn({ depth, job: 'worker' }, null).includes('task_escalate'));
+      assert.ok(w.gate.forSpawn({ depth }, null).includes('task_escalate'));
+    }
     for (const name of ['inbox_list', 'inbox_show', 'inbox_answer']) {
-      assert.ok(!w.gate.tierDefaults(0).includes(name), `${name} is for operators`);
+      assert.ok(!w.gate.forSpawn({ depth: 0 }, null).includes(name), `${name} is for operators`);
     }
   });
 

@@ -38,9 +38,9 @@ const orchestrator = {
           },
         },
       },
-      { wait: { match: '\\[SIGCHLD\\][^\\n]*"join" is stopped' } },
+      { wait: { match: '\\[TASK\\] [^ ]+ "join" complete' } },
       { say: 'orchestration done' },
-      // Stays, idle: its task completes when its whole subtree has (SIGCHLDs pass by).
+      // Stays, idle: its task completes when its whole subtree has ([TASK] lines pass by).
       { listen: {} },
     ],
   },

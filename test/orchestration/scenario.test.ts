@@ -28,8 +28,8 @@ const orchestrator = {
           as: 'join',
         },
       },
-      // Children's SIGCHLDs arrive between turns; the join's is the last one it waits for.
-      { wait: { match: '\\[SIGCHLD\\][^\\n]*"join" is stopped' } },
+      // Children's outcomes arrive between turns as [TASK] lines; the join's is the one it waits for.
+      { wait: { match: '\\[TASK\\] [^ ]+ "join" complete' } },
       { say: 'all done: ${join.task.id}' },
     ],
   },
@@ -87,16 +87,24 @@ forEachWarren('scenario: a script orchestrator builds a task DAG', (t) => {
     );
     assert.ok(failedAt && failedAt.seq < esc.seq);
 
-    // The orchestrator was woken by SIGCHLD for each child, titled with its task's title.
-    const sigchld = (await eventsOf(w, orch)).filter(
-      (e) => e.type === 'signal' && e.payload.signal === 'SIGCHLD',
+    // The orchestrator heard each child once, as its task's outcome, and no SIGCHLD at all.
+    const signals = (await eventsOf(w, orch)).filter((e) => e.type === 'signal');
+    assert.deepEqual(
+      signals.map((e) => `${e.payload.signal} ${e.payload.title} ${e.payload.status}`).sort(),
+      [
+        'TASK flaky failed',
+        'TASK join complete',
+        'TASK part-a complete',
+        'TASK part-b complete',
+        'TASK part-c complete',
+      ],
     );
-    assert.deepEqual(sigchld.map((e) => e.payload.title).sort(), [
-      'flaky',
-      'join',
-      'part-a',
-      'part-b',
-      'part-c',
-    ]);
+    const flakyLine = (await eventsOf(w, orch)).find(
+      (e) => e.type === 'stream.message' && String(e.payload.text).includes('"flaky" failed'),
+    );
+    assert.match(
+      String(flakyLine?.payload.text),
+      /failed: session crashed.*\(escalated to the operator: esc_/,
+    );
   });
 });

@@ -143,12 +143,13 @@ forEachWarren('tasks: creation and bad input', (t) => {
     const other = await create(w, { title: 'operator’s', hold: true });
     const s = await call(w, 'ipc_spawn', listens);
     const me = asSession(s.session.id);
-    const mine = await create(w, { title: 'mine', hold: true }, me);
+    // A session's task runs its own runtime (script here): it needs a script of its own.
+    const mine = await create(w, { title: 'mine', hold: true, spawn: says('mine') }, me);
     assert.equal(mine.parentId, 'root');
     assert.equal(mine.createdBy, s.session.id);
     await fails(call(w, 'task_show', { id: other.id }, me), 'forbidden', /subtree/);
     await fails(call(w, 'task_cancel', { id: other.id }, me), 'forbidden');
-    await fails(create(w, { title: 'x', dependsOn: [other.id] }, me), 'forbidden');
+    await fails(create(w, { title: 'x', dependsOn: [other.id], spawn: says('x') }, me), 'forbidden');
     const listed = (await call(w, 'task_list', {}, me)).tasks.map((x: { id: string }) => x.id);
     assert.deepEqual(listed, [mine.id]);
     const all = (await call(w, 'task_list', {})).tasks.map((x: { id: string }) => x.id);
@@ -161,11 +162,15 @@ forEachWarren('tasks: dispatch and status', (t) => {
     const w = await t.open();
     const s = await call(w, 'ipc_spawn', listens);
     const me = asSession(s.session.id);
-    // A script session may spawn scripts, not commands: nor may a task it makes.
-    const cmd = await create(w, { title: 'sneaky', spawn: { runtime: 'command', command: ['true'] } }, me);
-    assert.equal(cmd.parentId, 'root');
-    const failed = await waitTask(w, cmd.id, 'failed');
-    assert.match(failed.reason, /could not start: .*runtimes grant/);
+    // A script session may spawn scripts, not commands: nor may a task it makes (refused when
+    // it is made, not first at dispatch).
+    await fails(
+      create(w, { title: 'sneaky', spawn: { runtime: 'command', command: ['true'] } }, me),
+      'forbidden',
+      /runtimes grant/,
+    );
+    // Nor one without a script: its default runtime is the session's own, script.
+    await fails(create(w, { title: 'empty' }, me), 'invalid_input', /needs a script: give `script`/);
     const ok = await create(w, { title: 'fine', spawn: says('ok') }, me);
     const done = await waitTask(w, ok.id, 'complete');
     assert.equal(
@@ -199,17 +204,25 @@ forEachWarren('tasks: dispatch and status', (t) => {
     assert.equal(dispatched?.payload.session, done.sessionId);
   });
 
-  it('an idle session with a result completes its task, and is then asked to stop', async () => {
+  it('an idle session with a result completes its task, and then ends without a model turn', async () => {
     const w = await t.open();
     const a = await create(w, { title: 'idler', spawn: saysThenIdles('result here') });
     const done = await waitTask(w, a.id, 'complete');
     assert.equal(done.result, 'result here');
     await waitStatus(w, done.sessionId, 'stopped');
-    const sigterm = (await eventsOf(w, done.sessionId)).find(
-      (e) => e.type === 'signal' && e.payload.signal === 'SIGTERM',
+    const events = await eventsOf(w, done.sessionId);
+    const sigterm = events.find((e) => e.type === 'signal' && e.payload.signal === 'SIGTERM');
+    assert.ok(sigterm, 'the stop request is in the log');
+    assert.equal(sigterm.payload.quiet, true);
+    // Nothing reached its input: no [SIGTERM] line, no turn after the one that gave the result.
+    assert.deepEqual(
+      events.filter((e) => e.type === 'stream.message' || e.type === 'session.input'),
+      [],
+      'no input: the agent was not asked anything',
     );
-    assert.ok(sigterm, 'the session got SIGTERM');
-    assert.equal((await sessionOf(w, done.sessionId)).endReason, 'terminated');
+    const s = await sessionOf(w, done.sessionId);
+    assert.equal(s.endReason, 'terminated');
+    assert.equal(s.turns, 1, 'one turn: the one that gave the result');
   });
 
   it('a crashed session fails its task with the reason', async () => {
@@ -223,11 +236,18 @@ forEachWarren('tasks: dispatch and status', (t) => {
     assert.match(String(st?.payload.reason), /crashed/);
   });
 
-  it('a bad spawn template fails the task at dispatch, saying why', async () => {
+  it('a bad spawn template is refused when the task is made, saying why', async () => {
     const w = await t.open();
-    const a = await create(w, { title: 'bad', spawn: { runtime: 'nope' } });
-    const failed = await waitTask(w, a.id, 'failed');
-    assert.match(failed.reason, /could not start: unknown runtime "nope"/);
+    await fails(
+      create(w, { title: 'bad', spawn: { runtime: 'nope' } }),
+      'runtime_unavailable',
+      /unknown runtime "nope"/,
+    );
+    assert.deepEqual(
+      (await call(w, 'task_list', {})).tasks.map((x: { id: string }) => x.id),
+      [],
+      'nothing was made',
+    );
   });
 
   it('review: the result waits for task complete, which ends the session', async () => {
@@ -350,7 +370,7 @@ forEachWarren('tasks: dispatch and status', (t) => {
 });
 
 forEachWarren('tasks: the task tree and signals', (t) => {
-  it("a child task's session is spawned by the parent task's session, joined by an async pipe, and SIGCHLD names the task", async () => {
+  it("a child task's session is spawned by the parent task's session, joined by an async pipe, and its outcome reaches the parent as one [TASK] line", async () => {
     const w = await t.open();
     const p = await create(w, { title: 'parent', spawn: listens });
     const pr = await waitTask(w, p.id, 'running');
@@ -362,19 +382,26 @@ forEachWarren('tasks: the task tree and signals', (t) => {
     const pipe = fds.find((f) => f.streamName === `pipe:${cd.sessionId}`);
     assert.ok(pipe, "the parent task's session holds the child's pipe");
     assert.equal(pipe.deliveryMode, 'async');
-    const sigchld = await until(async () =>
-      (await eventsOf(w, pr.sessionId)).find((e) => e.type === 'signal' && e.payload.signal === 'SIGCHLD'),
+    const notice = await until(async () =>
+      (await eventsOf(w, pr.sessionId)).find((e) => e.type === 'signal' && e.payload.signal === 'TASK'),
     );
-    assert.equal(sigchld.payload.child, cd.sessionId);
-    assert.equal(sigchld.payload.title, 'the child task');
-    assert.equal(sigchld.payload.lastMessage, 'child result');
+    assert.equal(notice.payload.task, c.id);
+    assert.equal(notice.payload.status, 'complete');
+    assert.equal(notice.payload.text, 'child result');
     const msg = await until(async () =>
       (await eventsOf(w, pr.sessionId)).find(
-        (e) => e.type === 'stream.message' && String(e.payload.text).startsWith('[SIGCHLD]'),
+        (e) => e.type === 'stream.message' && String(e.payload.text).startsWith('[TASK]'),
       ),
     );
-    assert.match(String(msg.payload.text), /"the child task" is stopped/);
-    assert.match(String(msg.payload.text), /child result/);
+    assert.equal(msg.payload.text, `[TASK] ${c.id} "the child task" complete: child result`);
+    // Its child's session, stopped, sent the parent no SIGCHLD at all: the [TASK] line replaces them.
+    await waitStatus(w, cd.sessionId, 'stopped');
+    const events = await eventsOf(w, pr.sessionId);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'signal').map((e) => e.payload.signal),
+      ['TASK'],
+      'one [TASK], no SIGCHLD',
+    );
   });
 
   it('a task whose session idles with a result waits while a child task is open', async () => {

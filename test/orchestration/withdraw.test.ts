@@ -49,10 +49,12 @@ forEachWarren('withdrawn escalations, forgotten attachments', (t) => {
     assert.deepEqual(rows, []);
     await fails(call(w, 'task_show', { id: tk.id }), 'not_found');
     // A failed task keeps its escalation open (the operator decides); deleting it withdraws it.
-    const asker = await create(w, { title: 'asker', spawn: asksThenWaits });
+    const asker = await create(w, {
+      title: 'asker',
+      onFailure: 'escalate',
+      spawn: { script: { steps: [{ exit: 'crashed' }] } },
+    });
     const esc = await until(async () => (await call(w, 'inbox_list')).escalations[0], 20_000, 'the question');
-    const live = await waitTask(w, asker.id, 'running');
-    await call(w, 'kill', { id: live.sessionId });
     await waitTask(w, asker.id, 'failed');
     assert.equal(
       (await call(w, 'inbox_show', { id: esc.id })).escalation.status,

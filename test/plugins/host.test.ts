@@ -126,7 +126,8 @@ forEachWarren('plugins', (target) => {
     await assert.rejects(call(w, 'plugin_enable', { name: 'nope' }), { code: 'not_found' });
     await assert.rejects(call(w, 'plugin_disable', { name: 'alpha' }), {
       code: 'conflict',
-      message: 'beta depends on alpha: disable it first',
+      message:
+        'beta depends on alpha: disable it first, or pass withDependents (--with-dependents) to disable it with it',
     });
     await call(w, 'plugin_disable', { name: 'beta' });
     await call(w, 'plugin_disable', { name: 'alpha' });
@@ -134,6 +135,31 @@ forEachWarren('plugins', (target) => {
       code: 'conflict',
       message: 'beta depends on alpha: enable it first',
     });
+  });
+
+  it('withDependents disables what depends on a plugin, through other plugins too, with it', async () => {
+    const t = trace();
+    const known = withProbes(
+      probePlugin('alpha', t),
+      probePlugin('beta', t, { dependsOn: ['alpha'] }),
+      probePlugin('gamma', t, { dependsOn: ['beta'] }),
+      probePlugin('delta', t),
+    );
+    const w = await target.open({ plugins: { known } });
+    await assert.rejects(
+      call(w, 'plugin_disable', { name: 'alpha' }),
+      (e: Error & { details?: { dependents: string[] } }) => {
+        assert.deepEqual([...(e.details?.dependents ?? [])].sort(), ['beta', 'gamma']);
+        return true;
+      },
+    );
+    const off = await call(w, 'plugin_disable', { name: 'alpha', withDependents: true });
+    assert.deepEqual(off.alsoDisabled, ['gamma', 'beta']);
+    assert.match(off.message, /alpha disabled with gamma, beta; restart/);
+    const listed = (await call(w, 'plugin_list')).plugins as Array<{ name: string; enabled: boolean }>;
+    const on = (n: string) => listed.find((p) => p.name === n)?.enabled;
+    assert.deepEqual([on('alpha'), on('beta'), on('gamma'), on('delta')], [false, false, false, true]);
+    await w.close();
   });
 
   it('checks seeds and settings at start-up, with clear errors', async () => {

@@ -21,7 +21,7 @@ export function probePlugin(name: string, trace: ProbeTrace, opts: { dependsOn?:
     input: z.object({ note: z.string().max(100).optional() }),
     output: z.object({ plugin: z.string(), rows: z.number(), greeting: z.string() }),
     callers: ['operator', 'session'],
-    tier: 2,
+    jobs: ['worker', 'orchestrator'],
     http: { method: 'POST', path: `/v1/${name}/ping` },
     cli: { command: [name, 'ping'] },
     handler: async (ctx, i) => {

@@ -35,6 +35,8 @@ forEachWarren(
 
       const mcp = await mcpClient(h.url, h.key);
       try {
+        // Every group listed (an operator's default list is its job's: docs/mcp.md).
+        await mcp.callTool({ name: 'tools_enable', arguments: { groups: ['all'] } });
         const tools = (await mcp.listTools()).tools.map((t) => t.name);
         assert.ok(tools.includes('alpha_ping'));
         assert.ok(!tools.includes('beta_ping'));

@@ -106,7 +106,7 @@ export function runnerScenario(backends: DialectKind[]): void {
           (await outputs(server, cmdId)).includes('mcp 200 ok') ? true : undefined,
         );
         await server.api('POST', `/v1/sessions/${scrId}/send`, { text: 'hello' });
-        await readUntil(server, scr.json.pipeFd, '] hello');
+        await readUntil(server, scr.json.pipeFd, 'script got hello');
 
         // The runner dies: its sessions are suspended, its agents' process groups are gone.
         await first.crash();
@@ -128,7 +128,7 @@ export function runnerScenario(backends: DialectKind[]): void {
         // A runner of that name is back: both reanimate there and get what waited, once.
         const second = await startRunner({ url: server.url, token: tok.json.token, name: 'r1' });
         runners.push(second);
-        await readUntil(server, scr.json.pipeFd, '] later');
+        await readUntil(server, scr.json.pipeFd, 'script got later');
         const lines = await until('the command got what waited', async () => {
           const out = await outputs(server, cmdId);
           return out.includes('echo: while down') ? out : undefined;

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
+import { WORK_TOOLS } from '../../src/runtimes/claude-code/builtin-tools.ts';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
@@ -158,6 +159,10 @@ forEachWarren(
       assert.equal(started.payload.cwd, dirs.cwd);
       // It knows where it runs: warren's note is appended to the CLI's system prompt.
       assert.ok(JSON.stringify(m.messages[0]!.system).includes(`session ${id} inside warren`));
+      // Its built-in tools are the work ones: not the CLI's own tasks, schedules and workflows
+      // beside warren's (tokens on every request, and two names for one thing).
+      const builtins = (m.messages[0]!.tools ?? []).map((t) => t.name).filter((n) => !n.startsWith('mcp__'));
+      assert.deepEqual(builtins.sort(), [...WORK_TOOLS].sort());
 
       // More input: a second turn in the same process, with the first in its context.
       await call(h.warren, 'send', { id, text: 'and again' });
@@ -196,6 +201,8 @@ forEachWarren(
         prompt: 'fail please',
         cwd: dirs.cwd,
         env: { ...m.env(), ...dirs.env },
+        // The CLI's whole built-in set, on request.
+        config: { tools: 'default' },
       });
       const pid = await pidOf(h, id);
       await waitStatus(h.warren, id, 'stopped', 20_000);
@@ -210,6 +217,8 @@ forEachWarren(
       );
       await until(() => gone(pid), 20_000, `claude (pid ${pid}) to be gone`);
       assert.equal((await outputs(h, id)).length, 0, 'an API error is not something the model said');
+      const offered = (m.messages[0]!.tools ?? []).map((t) => t.name);
+      assert.ok(offered.includes('TaskCreate') && offered.includes('Bash'), offered.join(','));
     });
 
     it('a missing CLI fails the spawn with runtime_unavailable, naming it', async () => {
@@ -477,7 +486,11 @@ forEachWarren(
         return { text: 'noted' };
       };
       model = await mock(script);
-      const h = await startHttp(t, { runtimes: runtimes() });
+      // The child's private HOME is set by its parent: the operator allows the names (grants.env).
+      const h = await startHttp(t, {
+        runtimes: runtimes(),
+        kernel: { envAllow: ['HOME', 'CLAUDE_CONFIG_DIR'] },
+      });
       const mcpCheck = await fetch(`${h.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

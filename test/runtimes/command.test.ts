@@ -26,6 +26,7 @@ say('env ' + JSON.stringify({
   mcp: process.env.WARREN_MCP_URL ?? null,
   prompt: process.env.WARREN_PROMPT ?? null,
   extra: process.env.AGENT_EXTRA ?? null,
+  resume: process.env.WARREN_RESUME ?? null,
 }));
 if (mode === 'exit0') {
   say('bye');
@@ -255,6 +256,40 @@ forEachWarren('command runtime', (t) => {
     await waitStatus(h.warren, id, 'stopped');
   });
 
+  it('a reanimated agent is told it resumes (WARREN_RESUME=1), though it saved no state', async () => {
+    const h = await startHttp(t);
+    const r = await h.api('POST', '/v1/sessions', agent('stubborn'));
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    const id: string = r.json.session.id;
+    const first = await outputJson<{ resume: string | null }>(h, id, 'env');
+    assert.equal(first.resume, null, 'a fresh start is no resume');
+    const { agent: pid } = await outputJson<{ agent: number }>(h, id, 'pids');
+    pids.add(pid);
+    // Killed from outside warren: its transport dropped, so it is suspended, to be reopened.
+    process.kill(pid, 'SIGKILL');
+    await waitStatus(h.warren, id, 'suspended');
+    const opened = await h.api('POST', `/v1/sessions/${id}/open`, {});
+    assert.equal(opened.status, 200, JSON.stringify(opened.json));
+    assert.equal(opened.json.reanimated, true);
+    const envs = await until(
+      async () => {
+        const lines = (await outputs(h, id)).filter((o) => o.startsWith('env '));
+        return lines.length === 2 ? lines : null;
+      },
+      10_000,
+      'the reanimated agent to report its environment',
+    );
+    assert.equal(JSON.parse(envs[1]!.slice(4)).resume, '1');
+    const second = JSON.parse(
+      (await outputs(h, id))
+        .filter((o) => o.startsWith('pids '))
+        .at(-1)!
+        .slice(5),
+    ) as { agent: number };
+    pids.add(second.agent);
+    await h.api('POST', `/v1/sessions/${id}/kill`, {});
+  });
+
   it('exit 0 completes the session', async () => {
     const h = await startHttp(t);
     const id: string = (await h.api('POST', '/v1/sessions', agent('exit0'))).json.session.id;
@@ -344,7 +379,16 @@ forEachWarren('command runtime', (t) => {
     let running: Running | undefined;
     try {
       running = await serve(
-        { host: '127.0.0.1', port: 0, dataDir, db, durability: 'process', demo: false },
+        {
+          host: '127.0.0.1',
+          port: 0,
+          dataDir,
+          db,
+          durability: 'process',
+          demo: false,
+          // Its agent script lives in the host's /tmp, which a sandbox does not show.
+          kernel: { containment: 'none' },
+        },
         { write: () => {} },
       );
       const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();

@@ -85,6 +85,7 @@ export function aloneContext(over: Partial<AgentContext> = {}): { ctx: AgentCont
     tools: [],
     run: 'wtest',
     resumeState: null,
+    resuming: false,
     sink: rec.sink,
     call: async (name) => (name === 'session_show' ? { session: { status: 'stopped' } } : {}),
     clock: systemClock,

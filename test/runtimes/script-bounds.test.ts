@@ -1,14 +1,19 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { BoundedMatcher } from '../../src/runtimes/script/match.ts';
+import { MatchPool } from '../../src/runtimes/script/match.ts';
 import { ScriptRuntime } from '../../src/runtimes/script/runtime.ts';
 import { WarrenError } from '../../src/vocab/errors.ts';
 import { fakeContext, whenReady } from './script-helpers.ts';
 
 /**
  * The attacks (issue 7): a 300,000-step script was accepted; a `wait.match` pattern such as
- * `(a+)+$` froze the server on one input. Scripts are capped; patterns run under a time bound.
+ * `(a+)+$` froze the server on one input. Scripts are capped; patterns run under a time bound,
+ * in a worker thread (issue 25: on the server's thread, 50 agents' patterns held it 10 s).
  */
+
+/** This process's OS threads (Linux): a worker thread is one of them. */
+const threads = () => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 const spec = (config: Record<string, unknown>) => ({ prompt: null, config, cwd: null, model: null, env: {} });
 
 function refusal(rt: ScriptRuntime, config: Record<string, unknown>): WarrenError {
@@ -56,22 +61,58 @@ describe('script size caps', () => {
 describe('wait.match runs under a time bound', () => {
   const evil = `${'a'.repeat(40)}!`;
 
-  it('a backtracking pattern is cut off, and ordinary ones still match', () => {
-    const m = new BoundedMatcher(100, 64 * 1024);
-    const t = Date.now();
-    assert.equal(m.test('(a+)+$', evil), 'timeout');
-    assert.ok(Date.now() - t < 1000, `took ${Date.now() - t} ms`);
-    assert.equal(m.test('(a+)+$', 'aaaa'), true);
-    assert.equal(m.test('^go\\b', 'go on'), true);
-    assert.equal(m.test('^go\\b', 'gone'), false);
-    assert.equal(m.test('end$', `${'x'.repeat(100_000)}end`), false, 'matched on the first 64 KiB only');
+  it('a backtracking pattern is cut off in the worker while the event loop turns; ordinary ones still match', async () => {
+    const m = new MatchPool(100, 64 * 1024);
+    try {
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 1);
+      const res = await m.test('(a+)+$', evil);
+      clearInterval(timer);
+      assert.equal(res, 'timeout');
+      assert.ok(ticks > 0, 'timers fired while the pattern ran');
+      assert.equal(await m.test('(a+)+$', 'aaaa'), true, 'the worker goes on after a timeout');
+      assert.equal(await m.test('^go\\b', 'go on'), true);
+      assert.equal(await m.test('^go\\b', 'gone'), false);
+      assert.equal(
+        await m.test('end$', `${'x'.repeat(100_000)}end`),
+        false,
+        'matched on the first 64 KiB only',
+      );
+      const all = await Promise.all([m.test('a', 'a'), m.test('(a+)+$', evil), m.test('b', 'b')]);
+      assert.deepEqual(all, [true, 'timeout', true], 'queued patterns each get their answer');
+      // A stopped agent's pattern still waiting its turn is dropped at once, not run.
+      const order: string[] = [];
+      const gone = new AbortController();
+      const slow = m.test('(a+)+$', evil).then((r) => order.push(`slow ${r}`));
+      const dropped = m.test('(a+)+$', evil, gone.signal).then((r) => order.push(`dropped ${r}`));
+      gone.abort();
+      await Promise.all([slow, dropped]);
+      assert.deepEqual(order, ['dropped false', 'slow timeout']);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('its worker is one thread, started by the first match and gone after close; waiting patterns end as timed out', async () => {
+    const base = threads();
+    const m = new MatchPool(100, 64 * 1024);
+    assert.equal(threads(), base, 'no thread before a match');
+    assert.equal(await m.test('a', 'a'), true);
+    assert.equal(threads(), base + 1);
+    const pending = [m.test('(a+)+$', evil), m.test('a', 'a')];
+    await m.close();
+    assert.deepEqual(await Promise.all(pending), ['timeout', 'timeout']);
+    const until = Date.now() + 5000;
+    while (threads() > base && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(threads(), base, 'the worker thread ended');
   });
 
   it('a script agent waiting on (a+)+$ passes over the evil input promptly and stays responsive', async () => {
     const { ctx, outputs, events, exited } = fakeContext({
       script: { steps: [{ wait: { match: '(a+)+$', as: 'got' } }, { say: 'matched ${got.text}' }] },
     });
-    const agent = await new ScriptRuntime().start(ctx);
+    const runtime = new ScriptRuntime();
+    const agent = await runtime.start(ctx);
     try {
       await whenReady(agent);
       const t = Date.now();
@@ -81,13 +122,17 @@ describe('wait.match runs under a time bound', () => {
       assert.ok(Date.now() - t < 1000, `the loop was blocked ${Date.now() - t} ms`);
       await whenReady(agent);
       assert.ok(events().some((e) => e.type === 'match_timeout'));
-      agent.deliver({ messages: [], text: 'aaaa' });
+      agent.deliver({
+        messages: [{ seq: 2, fd: 0, stream: 'stdin', from: 'operator:admin', text: 'aaaa', kind: 'message' }],
+        text: 'aaaa',
+      });
       const end = Date.now() + 20_000;
       while (!exited() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
       assert.deepEqual(outputs(), ['matched aaaa']);
       assert.equal(exited()?.reason, 'completed');
     } finally {
       await agent.stop();
+      await runtime.close();
     }
   });
 });

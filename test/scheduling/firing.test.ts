@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { manualClock } from '../helpers/clock.ts';
-import { asSession, call, forEachWarren } from '../helpers/warrens.ts';
+import { asSession, call, forEachWarren, idleScript } from '../helpers/warrens.ts';
 import { fails } from '../orchestration/helpers.ts';
 import { create, firedEvents, firesOf, room, show, tick } from './helpers.ts';
 
@@ -116,9 +116,11 @@ forEachWarren('scheduling: firing', (target) => {
     await tick(w);
     assert.equal((await firesOf(w, s.id))[0].status, 'ok');
     assert.equal((await show(w, s.id)).schedule.nextFireAt, T0 + MIN, 'its timing is left alone');
-    const agent = asSession('ses_nobody', 1);
+    // Another session that holds the schedule tools: none of them reaches a schedule it did not make.
+    const other = (await call(w, 'ipc_spawn', { script: idleScript, toolGroups: ['schedules'] })).session.id;
+    const agent = asSession(other, 1);
     await fails(call(w, 'schedule_show', { id: s.id }, agent), 'not_found');
-    assert.equal((await call(w, 'list_tasks', {}, agent)).schedules.length, 0);
+    assert.equal((await call(w, 'schedule_list', {}, agent)).schedules.length, 0);
     await call(w, 'cancel_task', { id: s.id });
     await fails(call(w, 'get_task', { id: s.id }), 'not_found');
   });

@@ -1,6 +1,8 @@
 /**
- * The surfaces: MCP tools under warren's names and arizuko's (schedule_task, get_task,
- * update_task, cancel_task, list_tasks), gated at tier 1 like every tool; one real-clock fire.
+ * The surfaces: MCP tools under warren's names for sessions that were given the `schedules`
+ * group, and arizuko's (schedule_task, get_task, update_task, cancel_task, list_tasks) for
+ * group sockets only (seed 002): callable by an operator principal, in no MCP list; one
+ * real-clock fire.
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
@@ -15,59 +17,62 @@ type Any = any;
 const ARIZUKO = ['schedule_task', 'get_task', 'update_task', 'cancel_task', 'list_tasks'];
 
 forEachWarren('scheduling: surfaces', (t) => {
-  it('tier 1 sees and uses arizuko’s scheduler tools; tier 2 sees none of them', async () => {
+  it('arizuko’s scheduler names work for operators (group sockets) and are in no MCP list; sessions get schedules by group', async () => {
     const h = await startHttp(t);
     const op = await mcpClient(h.url, h.key);
-    const orch = structured<Any>(await op.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }));
-    const tier1 = await mcpClient(h.url, h.tokenOf(orch.session.id));
+    const orch = structured<Any>(
+      await op.callTool({ name: 'ipc_spawn', arguments: { script: idleScript, toolGroups: ['schedules'] } }),
+    );
+    const lead = await mcpClient(h.url, h.tokenOf(orch.session.id));
     try {
-      const names = (await tier1.listTools()).tools.map((x) => x.name);
-      for (const n of [...ARIZUKO, 'schedule_create', 'schedule_run_now']) assert.ok(names.includes(n), n);
+      const names = (await lead.listTools()).tools.map((x) => x.name);
+      for (const n of ['schedule_create', 'schedule_run_now']) assert.ok(names.includes(n), n);
+      for (const n of ARIZUKO) assert.ok(!names.includes(n), `a session lists ${n}`);
+      const refused = (await lead.callTool({ name: 'list_tasks', arguments: {} })) as Any;
+      assert.equal(refused.isError, true, 'seed names are for group sockets');
+      await op.callTool({ name: 'tools_enable', arguments: { groups: ['all'] } });
+      const opNames = (await op.listTools()).tools.map((x) => x.name);
+      for (const n of ARIZUKO) assert.ok(!opNames.includes(n), `an operator lists ${n}`);
 
       const at = Date.now() + 3_600_000;
       const made = structured<Any>(
-        await tier1.callTool({
+        await op.callTool({
           name: 'schedule_task',
           arguments: { name: 'later', at, task: { title: 'later', prompt: 'do it', hold: true } },
         }),
       ).schedule;
       assert.equal(made.nextFireAt, at);
-      assert.equal(made.createdBy, orch.session.id);
-      const got = structured<Any>(await tier1.callTool({ name: 'get_task', arguments: { id: made.id } }));
+      const got = structured<Any>(await op.callTool({ name: 'get_task', arguments: { id: made.id } }));
       assert.equal(got.schedule.name, 'later');
       const paused = structured<Any>(
-        await tier1.callTool({ name: 'update_task', arguments: { id: made.id, paused: true } }),
+        await op.callTool({ name: 'update_task', arguments: { id: made.id, paused: true } }),
       );
       assert.equal(paused.schedule.enabled, false);
-      const listed = structured<Any>(await tier1.callTool({ name: 'list_tasks', arguments: {} }));
+      const listed = structured<Any>(await op.callTool({ name: 'list_tasks', arguments: {} }));
       assert.deepEqual(
         listed.schedules.map((x: Any) => x.id),
         [made.id],
       );
-      const bad = await tier1.callTool({
+      const bad = await op.callTool({
         name: 'schedule_task',
         arguments: { cron: '0 25 * * *', stream: {} },
       });
       assert.equal(bad.isError, true);
-      await tier1.callTool({ name: 'cancel_task', arguments: { id: made.id } });
+      await op.callTool({ name: 'cancel_task', arguments: { id: made.id } });
       assert.equal(
         structured<Any>(await op.callTool({ name: 'schedule_list', arguments: {} })).schedules.length,
         0,
       );
-
-      // A tier-2 agent (spawned by the orchestrator) is not given them.
-      const agent = structured<Any>(
-        await tier1.callTool({ name: 'ipc_spawn', arguments: { script: idleScript } }),
-      );
-      const tier2 = await mcpClient(h.url, h.tokenOf(agent.session.id));
-      try {
-        const own = (await tier2.listTools()).tools.map((x) => x.name);
-        for (const n of [...ARIZUKO, 'schedule_create']) assert.ok(!own.includes(n), `tier 2 has ${n}`);
-      } finally {
-        await tier2.close();
-      }
+      // The session's own schedule, under warren's name.
+      const mine = structured<Any>(
+        await lead.callTool({
+          name: 'schedule_create',
+          arguments: { name: 'mine', at, task: { title: 'mine', prompt: 'p', hold: true } },
+        }),
+      ).schedule;
+      assert.equal(mine.createdBy, orch.session.id);
     } finally {
-      await tier1.close();
+      await lead.close();
       await op.close();
     }
   });

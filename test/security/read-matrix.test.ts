@@ -22,11 +22,14 @@ const SEES: Record<Who, boolean> = {
   otherZone: false,
 };
 
+/** The groups whose reads the matrix tries (not in a session's default set). */
+const READS = ['sessions', 'events', 'streams'];
+
 async function spawnAs(h: HttpWarren, auth: string, title: string, zone?: string): Promise<string> {
   const r = await h.api(
     'POST',
     '/v1/sessions',
-    { script: idleScript, title },
+    { script: idleScript, title, toolGroups: READS },
     { auth, ...(zone ? { headers: { 'x-warren-zone': zone } } : {}) },
   );
   assert.equal(r.status, 200, `spawn ${title}: ${JSON.stringify(r.json)}`);

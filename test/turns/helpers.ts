@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import type { Warren } from '../../src/syscalls/warren.ts';
 import type { WarrenTarget } from '../helpers/warrens.ts';
-import { call } from '../helpers/warrens.ts';
+import { call, waitStatus } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: syscall outputs are checked by their own schemas
 type Any = any;
@@ -29,10 +29,21 @@ export const openBridge = (t: WarrenTarget, root: string, settings: Record<strin
 /** A script agent that answers each input with `done: <input>` (one turn per prompt). */
 export const echoAgent = { steps: [{ listen: { say: 'done: ${input.text}' } }] };
 
-/** A script session in `cwd`, adopted by the bridge. */
+/**
+ * A script session in `cwd`, adopted by the bridge. It is spawned with the turns group, so its
+ * agent may ask questions and report (a session's tools are fixed at spawn; adoption adds none).
+ */
 export async function adopted(w: Warren, cwd: string, script: unknown = echoAgent): Promise<string> {
-  const s: Any = await call(w, 'ipc_spawn', { runtime: 'script', cwd, config: { script } });
+  const s: Any = await call(w, 'ipc_spawn', {
+    runtime: 'script',
+    cwd,
+    config: { script },
+    toolGroups: ['turns'],
+  });
   await call(w, 'bridge_register_session', { session_id: s.session.id, allow_mutation: true });
+  // Up and waiting for its first prompt, so each prompt a test sends is a turn of its own
+  // (prompts sent while it starts would reach it as one batch).
+  await waitStatus(w, s.session.id, 'idle');
   return s.session.id as string;
 }
 

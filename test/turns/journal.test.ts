@@ -11,7 +11,7 @@ forEachWarren('turns: the journal, questions, reports', (t) => {
       const w = await openBridge(t, root);
       const sid = await adopted(w, work);
       const now = await call(w, 'bridge_watch_events', { timeout_ms: 0, event_types: ['coordinator.*'] });
-      assert.deepEqual([now.timed_out, now.events[0].type], [false, 'coordinator.session_registered']);
+      assert.deepEqual([now.timed_out, now.events[0].kind], [false, 'coordinator.session_registered']);
       assert.deepEqual(now.transport, { mcp: 'long_poll', push_subscriptions: false });
       const from = now.latest_seq;
       const quiet = await call(w, 'bridge_watch_events', {
@@ -30,17 +30,39 @@ forEachWarren('turns: the journal, questions, reports', (t) => {
       const { turn } = await send(w, sid, 'x'.repeat(1000));
       const woke = await waiting;
       assert.deepEqual(
-        [woke.timed_out, woke.events[0].summary.turn_id, woke.events[0].ref],
+        [woke.timed_out, woke.events[0].turn_id, woke.events[0].payload_ref],
         [false, turn.turn_id, `turn:${turn.turn_id}`],
       );
+      // Seed 004's record: exactly its fields, and warren's two.
+      const rec = woke.events[0];
+      assert.deepEqual(Object.keys(rec).sort(), [
+        'actor',
+        'id',
+        'kind',
+        'metadata',
+        'payload_ref',
+        'payload_truncated',
+        'question_id',
+        'report_id',
+        'schema_version',
+        'seq',
+        'session_id',
+        'summary',
+        'timestamp',
+        'turn_id',
+      ]);
+      assert.deepEqual([rec.schema_version, rec.kind, rec.session_id], [1, 'turn.completed', sid]);
+      assert.equal(new Date(rec.timestamp).toISOString(), rec.timestamp);
+      assert.match(rec.summary, /^turn\.completed turn_/);
+      for (const v of Object.values(rec.metadata)) assert.notEqual(typeof v, 'object', 'scalars only');
       // Summaries are bounded: the long output is its size, with a pointer to the event.
       const out = await call(w, 'bridge_watch_events', {
         after_seq: from,
         event_types: ['session.output'],
         timeout_ms: 0,
       });
-      assert.ok(out.events[0].summary.text_bytes > 1000);
-      assert.equal(out.events[0].summary.text, undefined);
+      assert.ok(out.events[0].metadata.text_bytes > 1000);
+      assert.equal(out.events[0].metadata.text, undefined);
       assert.equal(out.events[0].payload_truncated, true);
       const many = await call(w, 'bridge_watch_events', { after_seq: 0, limit: 1000, timeout_ms: 0 });
       assert.ok(many.events.length <= 100);
@@ -147,7 +169,7 @@ forEachWarren('turns: the journal, questions, reports', (t) => {
       const snap = await call(w, 'bridge_coordination_status', {});
       assert.equal(snap.reports[0].summary, 'wrote out.md');
       assert.ok(snap.latest_event_seq > 0);
-      assert.ok(snap.events.some((e: { type: string }) => e.type === 'report.written'));
+      assert.ok(snap.events.some((e: { kind: string }) => e.kind === 'report.written'));
     });
   });
 });

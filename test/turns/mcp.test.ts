@@ -97,6 +97,8 @@ describe('coordinator bridge over stdio MCP', () => {
     const spawned = await server.api<Any>('POST', '/v1/syscalls/ipc_spawn', {
       runtime: 'script',
       cwd: work,
+      // Its agent asks a question: the turns group's agent tools.
+      toolGroups: ['turns'],
       config: {
         script: {
           steps: [
@@ -198,7 +200,7 @@ describe('coordinator bridge over stdio MCP', () => {
     const t3 = (await b.call(T('send_prompt'), { session_id: sid, prompt: 'again', allow_mutation: true }))
       .turn;
     const woke = await waiting;
-    assert.ok(woke.events.some((e: Any) => e.summary.turn_id === t3.turn_id || e.summary.turn_id));
+    assert.ok(woke.events.some((e: Any) => e.turn_id === t3.turn_id));
     assert.ok(woke.latest_seq > cursor);
     const r3 = await b.call(T('await_turn'), { turn_id: t3.turn_id, timeout_ms: 20_000 });
     assert.match(r3.turn.final_response.text, /^done: .*again$/);

@@ -24,9 +24,12 @@ forEachWarren('turns: durable turns over the kernel', (t) => {
       );
       assert.match(done.final_response.text, /^done: .*first$/);
 
+      // Seed 004's read_turn: ok, the durable turn with its schema version, the advisory status.
       const read = await call(w, 'bridge_read_turn', { turn_id: turn.turn_id });
+      assert.equal(read.ok, true);
       assert.equal(read.turn.status, 'completed');
-      assert.equal(read.live.advisory, true);
+      assert.equal(read.turn.schema_version, 1);
+      assert.deepEqual(read.advisory_status, { live: true, state: 'idle_or_unknown', activity: null });
     });
 
     it('a second prompt is refused with active_turn_exists; queue waits; force supersedes', async () => {
@@ -37,10 +40,27 @@ forEachWarren('turns: durable turns over the kernel', (t) => {
       const sid = await adopted(w, work, {
         steps: [{ wait: {} }, { sleep: 400 }, { listen: { say: 'done: ${input.text}' } }],
       });
-      const a = (await send(w, sid, 'a')).turn;
+      const sentA = await send(w, sid, 'a');
+      const a = sentA.turn;
+      // Seed 004's answer: its top-level fields, `queued`/`delivered` among them.
+      const { turn: _turn, superseded_turn_id: _sup, ...top } = sentA;
+      assert.deepEqual(top, {
+        ok: true,
+        session_id: sid,
+        turn_id: a.turn_id,
+        active_turn_id: a.turn_id,
+        status: 'active',
+        queued: false,
+        delivered: true,
+      });
       await fails(send(w, sid, 'b'), 'active_turn_exists', /queue: true/);
-      const b = (await send(w, sid, 'b', { queue: true })).turn;
+      const sentB = await send(w, sid, 'b', { queue: true });
+      const b = sentB.turn;
       assert.equal(b.status, 'queued');
+      assert.deepEqual(
+        [sentB.status, sentB.queued, sentB.delivered, sentB.active_turn_id],
+        ['queued', true, false, a.turn_id],
+      );
       const c = await send(w, sid, 'c', { force: true });
       assert.equal(c.superseded_turn_id, a.turn_id);
       const readA = await call(w, 'bridge_read_turn', { turn_id: a.turn_id });

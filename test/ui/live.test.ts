@@ -76,13 +76,13 @@ describe('web UI, live', { timeout: 120_000 }, () => {
     await withPage(async (page) => {
       await page.goto(`${rig.server.url}/sessions/${id}`);
       const turns = page.getByTestId('turns');
-      await turns.getByText(/heard .*\] first$/).waitFor();
+      await turns.getByText(/^heard first$/).waitFor();
       const before = await turns.locator('.turn').count();
       assert.ok(before >= 2, `the spawn and the input are turns of their own (${before})`);
       await rig.server.api('POST', `/v1/sessions/${id}/send`, { text: 'second' });
-      await turns.getByText(/heard .*\] second$/).waitFor();
+      await turns.getByText(/^heard second$/).waitFor();
       assert.equal(await turns.locator('.turn').count(), before + 1, 'the new input opens one turn');
-      assert.equal(await turns.getByText(/heard .*\] first$/).count(), 1);
+      assert.equal(await turns.getByText(/^heard first$/).count(), 1);
     });
   });
 
@@ -96,26 +96,26 @@ describe('web UI, live', { timeout: 120_000 }, () => {
         'GET',
         `/v1/events?session=${id}&type=session.output&limit=1`,
       );
-      if (/\] m59$/.test(r.json.events[0]?.payload.text ?? '')) break;
+      if (/^heard m59$/.test(r.json.events[0]?.payload.text ?? '')) break;
       assert.ok(Date.now() < deadline, 'the session answered every input');
       await new Promise((res) => setTimeout(res, 200));
     }
     await withPage(async (page) => {
       await page.goto(`${rig.server.url}/sessions/${id}`);
       const turns = page.getByTestId('turns');
-      await turns.getByText(/heard .*\] m59$/).waitFor();
-      assert.equal(await turns.getByText(/heard .*\] m0$/).count(), 0, 'the oldest page is not loaded yet');
+      await turns.getByText(/^heard m59$/).waitFor();
+      assert.equal(await turns.getByText(/^heard m0$/).count(), 0, 'the oldest page is not loaded yet');
       const older = page.getByRole('button', { name: 'Load older' });
       for (let i = 0; i < 10 && (await older.count()) > 0; i++) {
         await older.click();
         await page.waitForTimeout(300);
       }
-      await turns.getByText(/heard .*\] m0$/).waitFor();
+      await turns.getByText(/^heard m0$/).waitFor();
       assert.equal(await older.count(), 0, 'no more pages');
       assert.equal(await turns.locator('.turn-text').count(), N, 'every answer once');
       // Live still merges after paging.
       await rig.server.api('POST', `/v1/sessions/${id}/send`, { text: 'late' });
-      await turns.getByText(/heard .*\] late$/).waitFor();
+      await turns.getByText(/^heard late$/).waitFor();
       assert.equal(await turns.locator('.turn-text').count(), N + 1);
     });
   });

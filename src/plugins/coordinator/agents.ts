@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Kernel } from '../../kernel/kernel.ts';
 import { keysetPage } from '../../store/paging.ts';
-import type { WriteTx } from '../../store/writer.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import type { CoordinatorConfig } from './config.ts';
@@ -86,13 +85,6 @@ const limitError = (limit: string, max: number, message: string) =>
   new WarrenError('limit_exceeded', message, { limit, max });
 
 /**
- * The spawn's write unit seen with this plugin's tables: the kernel's `also` hands the
- * writer's own unit (typed with the kernel's tables), the very object `tables.write` hands
- * out, so the agent row commits with the session.
- */
-const spawnUnit = (tx: WriteTx): CoordinatorTx => tx as unknown as CoordinatorTx;
-
-/**
  * Spawn an agent session: a warren session (so `warren ps` shows it) plus its coordinator
  * row, in the kernel's spawn transaction, under the zone's lock (the SQLite writer, the
  * zone row's lock on PostgreSQL): the limits are checked where nothing can slip in between,
@@ -100,6 +92,7 @@ const spawnUnit = (tx: WriteTx): CoordinatorTx => tx as unknown as CoordinatorTx
  */
 export async function spawnAgent(
   kernel: Kernel,
+  tables: CoordinatorTables,
   cfg: CoordinatorConfig,
   caller: Principal,
   i: SpawnAgentInput,
@@ -108,35 +101,36 @@ export async function spawnAgent(
   const hash = requestHash(i);
   const limits = cfg.limits;
   let row: CoordAgentsTable | undefined;
-  const r = await kernel.spawn(
+  // The agent row is written in the spawn's own unit (this plugin's writer): both, or neither.
+  const r = await kernel.spawnWith(
+    tables,
     actingIn(caller, zone),
     {
       runtime: i.runtime ?? 'script',
       config: i.config ?? (i.runtime ? {} : STANDING),
       title: i.title ?? `agent ${i.application_id}`,
+      // Its agents offer services and serve invocations: the coordinator's tools are theirs alone.
+      toolGroups: ['coordinator'],
       ...(i.ttl_seconds !== undefined ? { ttlSeconds: i.ttl_seconds } : {}),
       ...(i.idempotencyKey ? { idempotencyKey: `coord:${i.idempotencyKey}` } : {}),
     },
-    {
-      also: async (kernelTx, spawned) => {
-        const tx = spawnUnit(kernelTx);
-        if (!spawned.created) {
-          row = await tx.db
-            .selectFrom('coordinator_agents')
-            .selectAll()
-            .where('session_id', '=', spawned.session.id)
-            .executeTakeFirst();
-          if (row && row.request_hash !== hash) {
-            throw new WarrenError(
-              'idempotency_mismatch',
-              'this Idempotency-Key was used with a different request body',
-              { idempotencyKey: i.idempotencyKey },
-            );
-          }
-          if (row) return;
+    async (tx, spawned) => {
+      if (!spawned.created) {
+        row = await tx.db
+          .selectFrom('coordinator_agents')
+          .selectAll()
+          .where('session_id', '=', spawned.session.id)
+          .executeTakeFirst();
+        if (row && row.request_hash !== hash) {
+          throw new WarrenError(
+            'idempotency_mismatch',
+            'this Idempotency-Key was used with a different request body',
+            { idempotencyKey: i.idempotencyKey },
+          );
         }
-        row = await checkAndInsert(tx, limits, zone, spawned.session.id, i, hash);
-      },
+        if (row) return;
+      }
+      row = await checkAndInsert(tx, limits, zone, spawned.session.id, i, hash);
     },
   );
   if (!row) throw new WarrenError('internal', 'spawn committed without its agent row');

@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { IdGenerator } from '../../util/ids.ts';
-import type { CoordinatorDb } from './schema.ts';
+import type { CoordinatorTx } from './schema.ts';
 
 /** An event bound for the outside (Redis, NATS, webhooks), written with the change it reports. */
 export interface OutboxEvent {
@@ -12,15 +11,8 @@ export interface OutboxEvent {
   payload: Record<string, unknown>;
 }
 
-/**
- * The unit events are enqueued in: this plugin's (a `CoordinatorTx`), or one of the store's own
- * (the tests and the bench write events straight); at run time both are the writer's unit.
- */
-export interface OutboxUnit {
-  // biome-ignore lint/suspicious/noExplicitAny: a unit over any schema; the insert below is typed by CoordinatorDb
-  readonly db: Kysely<any>;
-  readonly now: number;
-}
+/** The unit events are enqueued in: this plugin's own (`tables.write`), with the change they report. */
+export type OutboxUnit = Pick<CoordinatorTx, 'db' | 'now'>;
 
 /**
  * Write events to the outbox inside the caller's transaction: they exist if and only if
@@ -46,7 +38,6 @@ export async function enqueue(
     created_at: tx.now,
     delivered_at: null,
   }));
-  const db: Kysely<CoordinatorDb> = tx.db;
-  await db.insertInto('coordinator_outbox').values(rows).execute();
+  await tx.db.insertInto('coordinator_outbox').values(rows).execute();
   return rows.map((r) => r.id);
 }

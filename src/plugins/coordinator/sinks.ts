@@ -41,20 +41,32 @@ function redisSink(url: string): Sink {
   let client: Promise<Client> | undefined;
   const connect = async (): Promise<Client> => {
     const { createClient } = await import('redis');
-    const c = createClient({ url, socket: { connectTimeout: 5000, reconnectStrategy: 1000 } });
-    // Errors surface on the publishes that fail; the client reconnects on its own.
+    // No reconnect loop and no offline queue: with them an unreachable server makes connect()
+    // and every command wait for ever, so a row was never counted as failed and never went
+    // dead. Here a publish fails at once; the next one (after its backoff) connects afresh.
+    const c = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 5000, reconnectStrategy: false },
+    });
+    // Errors surface on the publishes that fail.
     c.on('error', () => {});
     await c.connect();
     return c as unknown as Client;
   };
+  const fresh = (): Promise<Client> =>
+    (client = connect().catch((e) => {
+      client = undefined;
+      throw e;
+    }));
   return {
     name: 'redis',
     async publish(row, topic) {
-      client ??= connect().catch((e) => {
-        client = undefined;
-        throw e;
-      });
-      const c = await client;
+      const current = client ?? fresh();
+      let c = await current;
+      // A connection that dropped is not brought back by the client: start anew, once for
+      // all the publishes that found it so.
+      if (!c.isReady) c = await (client === current ? fresh() : (client ?? fresh()));
       const ev = wireEvent(row);
       await c.xAdd(topic, '*', {
         id: ev.id,

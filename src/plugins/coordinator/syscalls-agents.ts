@@ -46,12 +46,22 @@ export const agentSpawn = defineSyscall({
     'Limits (depth, children per agent, agents per zone and per application) are checked in the spawn’s transaction under the zone’s lock; exceeding one is limit_exceeded naming it. With an Idempotency-Key header (idempotencyKey) at most one session is created per key in the zone; a repeat returns the original, a repeat with another body is idempotency_mismatch (422). Without runtime the session is a standing script agent.',
   input: z.object({
     zoneId,
-    application_id: label,
-    session_sid: label.optional(),
+    application_id: label.describe('The application it belongs to'),
+    session_sid: label.optional().describe('Your own label for its session'),
     parent_id: id.optional().describe('The agent it is spawned under'),
-    capabilities: z.array(z.string().min(1).max(200)).max(64).optional(),
-    ttl_seconds: z.coerce.number().int().positive().max(31_536_000).optional(),
-    title: z.string().max(200).optional(),
+    capabilities: z
+      .array(z.string().min(1).max(200))
+      .max(64)
+      .optional()
+      .describe('What it can do (free labels)'),
+    ttl_seconds: z.coerce
+      .number()
+      .int()
+      .positive()
+      .max(31_536_000)
+      .optional()
+      .describe('It is stopped this long after spawn'),
+    title: z.string().max(200).optional().describe('A short name for it'),
     runtime: z.string().min(1).max(64).optional().describe('How warren runs it (default: a standing script)'),
     config: z.record(z.string(), z.unknown()).optional().describe('The runtime’s configuration'),
     idempotencyKey: z.string().min(1).max(255).optional().describe('The Idempotency-Key header'),
@@ -65,7 +75,7 @@ export const agentSpawn = defineSyscall({
   },
   async handler(ctx, i) {
     requireZone(ctx.principal, i.zoneId);
-    return spawnAgent(ctx.kernel, coordinatorOf(ctx).config, ctx.principal, i);
+    return spawnAgent(ctx.kernel, coordinatorOf(ctx).tables, coordinatorOf(ctx).config, ctx.principal, i);
   },
 });
 
@@ -75,9 +85,9 @@ export const agentList = defineSyscall({
   summary: 'List a zone’s agent sessions (cursor pages, by id)',
   input: z.object({
     zoneId,
-    status: z.enum(AGENT_STATUSES).optional(),
-    application_id: label.optional(),
-    limit: z.coerce.number().int().positive().max(1000).optional(),
+    status: z.enum(AGENT_STATUSES).optional().describe('Only these in this status'),
+    application_id: label.optional().describe('The application it belongs to'),
+    limit: z.coerce.number().int().positive().max(1000).optional().describe('Max items'),
     cursor: id.optional().describe('The `next` of the previous page'),
   }),
   output: z.object({ agents: z.array(agent), next: z.string().nullable() }),
@@ -94,10 +104,9 @@ export const agentGet = defineSyscall({
   name: 'agent_get',
   group: 'coordinator',
   summary: 'One agent session of a zone',
-  input: z.object({ zoneId, id }),
+  input: z.object({ zoneId, id: id.describe('The agent id (its session id)') }),
   output: z.object({ agent }),
   callers: ['operator', 'session'],
-  tier: 1,
   http: { method: 'GET', path: '/zones/:zoneId/agents/:id' },
   cli: {
     command: ['agents', 'get'],
@@ -106,6 +115,8 @@ export const agentGet = defineSyscall({
   },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
+    // An agent is a session: a session reads one only where session_show would let it.
+    if (ctx.principal.kind === 'session') await ctx.kernel.requireReadable(ctx.principal, i.id);
     return { agent: agentView(await agentRow(coordinatorOf(ctx).tables.reader, i.zoneId, i.id)) };
   },
 });
@@ -114,7 +125,7 @@ export const agentSuspend = defineSyscall({
   name: 'agent_suspend',
   group: 'coordinator',
   summary: 'Suspend an agent session (SIGSTOP its warren session)',
-  input: z.object({ zoneId, id }),
+  input: z.object({ zoneId, id: id.describe('The agent id (its session id)') }),
   output: z.object({ agent }),
   callers: ['operator'],
   http: { method: 'POST', path: '/zones/:zoneId/agents/:id/suspend' },
@@ -131,7 +142,7 @@ export const agentResume = defineSyscall({
   name: 'agent_resume',
   group: 'coordinator',
   summary: 'Resume a suspended agent session (SIGCONT)',
-  input: z.object({ zoneId, id }),
+  input: z.object({ zoneId, id: id.describe('The agent id (its session id)') }),
   output: z.object({ agent }),
   callers: ['operator'],
   http: { method: 'POST', path: '/zones/:zoneId/agents/:id/resume' },
@@ -148,7 +159,7 @@ export const agentDelete = defineSyscall({
   name: 'agent_delete',
   group: 'coordinator',
   summary: 'Terminate an agent session and its whole subtree (one revoke event each)',
-  input: z.object({ zoneId, id }),
+  input: z.object({ zoneId, id: id.describe('The agent id (its session id)') }),
   output: z.object({ terminated: z.array(z.string()) }),
   callers: ['operator'],
   http: { method: 'DELETE', path: '/zones/:zoneId/agents/:id' },

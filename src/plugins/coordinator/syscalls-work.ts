@@ -56,18 +56,17 @@ export const serviceRegister = defineSyscall({
   summary: 'Register a service endpoint of an agent (unique on zone + application + endpoint)',
   input: z.object({
     zoneId,
-    agentId: id,
-    endpoint_url: z.string().url().max(2000),
-    protocol_versions: list.optional(),
-    framework_name: label.optional(),
-    framework_version: label.optional(),
-    capabilities: list.optional(),
-    metadata: json.optional(),
-    health: z.enum(HEALTH).optional(),
+    agentId: id.describe('The agent (its session id)'),
+    endpoint_url: z.string().url().max(2000).describe('Where the service answers (URL)'),
+    protocol_versions: list.optional().describe('Protocol versions it speaks'),
+    framework_name: label.optional().describe('The agent framework it runs on'),
+    framework_version: label.optional().describe("That framework's version"),
+    capabilities: list.optional().describe('What it can do (free labels)'),
+    metadata: json.optional().describe('Free JSON about it (merged on update)'),
+    health: z.enum(HEALTH).optional().describe('Its health as the agent reports it'),
   }),
   output: z.object({ service }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'POST', path: '/zones/:zoneId/agents/:agentId/services' },
   cli: {
     command: ['services', 'register'],
@@ -86,10 +85,9 @@ export const serviceList = defineSyscall({
   name: 'service_list',
   group: 'coordinator',
   summary: 'List the services of an agent',
-  input: z.object({ zoneId, agentId: id }),
+  input: z.object({ zoneId, agentId: id.describe('The agent (its session id)') }),
   output: z.object({ services: z.array(service) }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'GET', path: '/zones/:zoneId/agents/:agentId/services' },
   cli: {
     command: ['services', 'list'],
@@ -97,6 +95,8 @@ export const serviceList = defineSyscall({
   },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
+    // An agent's services are its session's data: read where session_show would let it.
+    if (ctx.principal.kind === 'session') await ctx.kernel.requireReadable(ctx.principal, i.agentId);
     return { services: await listServices(coordinatorOf(ctx).tables, i.zoneId, i.agentId) };
   },
 });
@@ -107,14 +107,13 @@ export const serviceUpdate = defineSyscall({
   summary: 'Update a service’s metadata (merged) or health',
   input: z.object({
     zoneId,
-    agentId: id,
-    serviceId: id,
-    metadata: json.optional(),
-    health: z.enum(HEALTH).optional(),
+    agentId: id.describe('The agent (its session id)'),
+    serviceId: id.describe('The service id (service_register gave it)'),
+    metadata: json.optional().describe('Free JSON about it (merged on update)'),
+    health: z.enum(HEALTH).optional().describe('Its health as the agent reports it'),
   }),
   output: z.object({ service }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'PATCH', path: '/zones/:zoneId/agents/:agentId/services/:serviceId' },
   cli: {
     command: ['services', 'update'],
@@ -134,10 +133,14 @@ export const serviceHeartbeat = defineSyscall({
   name: 'service_heartbeat',
   group: 'coordinator',
   summary: 'Record a heartbeat of a service (a service silent too long becomes unhealthy by itself)',
-  input: z.object({ zoneId, agentId: id, serviceId: id, health: z.enum(HEALTH).optional() }),
+  input: z.object({
+    zoneId,
+    agentId: id.describe('The agent (its session id)'),
+    serviceId: id.describe('The service id'),
+    health: z.enum(HEALTH).optional().describe('Its health as the agent reports it'),
+  }),
   output: z.object({ service }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'POST', path: '/zones/:zoneId/agents/:agentId/services/:serviceId/heartbeat' },
   cli: {
     command: ['services', 'heartbeat'],
@@ -183,11 +186,17 @@ export const invocationEnqueue = defineSyscall({
     'The target agent receives it as an [INVOCATION] message on its stdin and answers with invocation_complete. timeout_ms sets each attempt’s deadline; retry_policy (max_attempts, initial_backoff_ms, max_backoff_ms, multiplier) retries failed or timed-out attempts with jittered exponential backoff, then the invocation is dead.',
   input: z.object({
     zoneId,
-    service_id: id,
-    idempotency_key: z.string().min(1).max(255),
-    method: z.string().min(1).max(200),
-    params: z.unknown().optional(),
-    timeout_ms: z.coerce.number().int().positive().max(86_400_000).optional(),
+    service_id: id.describe('The service to invoke (service_list)'),
+    idempotency_key: z.string().min(1).max(255).describe('At most one invocation per key'),
+    method: z.string().min(1).max(200).describe('The method to call'),
+    params: z.unknown().optional().describe('Its arguments (any JSON)'),
+    timeout_ms: z.coerce
+      .number()
+      .int()
+      .positive()
+      .max(86_400_000)
+      .optional()
+      .describe("Each attempt's deadline (ms)"),
     retry_policy: z
       .object({
         max_attempts: z.number().int().positive().max(100).optional(),
@@ -195,11 +204,13 @@ export const invocationEnqueue = defineSyscall({
         max_backoff_ms: z.number().int().nonnegative().max(86_400_000).optional(),
         multiplier: z.number().min(1).max(10).optional(),
       })
-      .optional(),
+      .optional()
+      .describe(
+        'Retries with jittered backoff: max_attempts, initial_backoff_ms, max_backoff_ms, multiplier',
+      ),
   }),
   output: z.object({ invocation, created: z.boolean() }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'POST', path: '/zones/:zoneId/invocations' },
   cli: {
     command: ['invocations', 'enqueue'],
@@ -233,10 +244,9 @@ export const invocationGet = defineSyscall({
   name: 'invocation_get',
   group: 'coordinator',
   summary: 'Fetch an invocation’s status',
-  input: z.object({ zoneId, id }),
+  input: z.object({ zoneId, id: id.describe('The invocation id') }),
   output: z.object({ invocation }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'GET', path: '/zones/:zoneId/invocations/:id' },
   cli: { command: ['invocations', 'get'], positional: ['id'] },
   handler: async (ctx, i) => {
@@ -260,13 +270,12 @@ export const invocationList = defineSyscall({
   summary: 'List invocations (a session: those it is the target of)',
   input: z.object({
     zoneId,
-    status: z.enum(INVOCATION_STATUSES).optional(),
-    limit: z.coerce.number().int().positive().max(1000).optional(),
-    cursor: id.optional(),
+    status: z.enum(INVOCATION_STATUSES).optional().describe('Only these in this status'),
+    limit: z.coerce.number().int().positive().max(1000).optional().describe('Max items'),
+    cursor: id.optional().describe('The `next` of the previous page'),
   }),
   output: z.object({ invocations: z.array(invocation), next: z.string().nullable() }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'GET', path: '/zones/:zoneId/invocations' },
   cli: {
     command: ['invocations', 'list'],
@@ -282,10 +291,9 @@ export const invocationCancel = defineSyscall({
   name: 'invocation_cancel',
   group: 'coordinator',
   summary: 'Cancel a pending or running invocation',
-  input: z.object({ zoneId, id }),
+  input: z.object({ zoneId, id: id.describe('The invocation id') }),
   output: z.object({ invocation }),
   callers: ['operator', 'session'],
-  tier: 3,
   http: { method: 'POST', path: '/zones/:zoneId/invocations/:id/cancel' },
   cli: { command: ['invocations', 'cancel'], positional: ['id'] },
   handler: async (ctx, i) => {
@@ -308,14 +316,13 @@ export const invocationComplete = defineSyscall({
     'Answer an [INVOCATION] message: status succeeded with a result, or failed with an error (retried by its retry policy, else failed or dead).',
   input: z.object({
     zoneId,
-    id,
-    status: z.enum(['succeeded', 'failed']),
-    result: z.unknown().optional(),
-    error: z.unknown().optional(),
+    id: id.describe('The invocation id (from its [INVOCATION] message)'),
+    status: z.enum(['succeeded', 'failed']).describe('Only these in this status'),
+    result: z.unknown().optional().describe('The result (any JSON)'),
+    error: z.unknown().optional().describe('Why it failed'),
   }),
   output: z.object({ invocation }),
   callers: ['session'],
-  tier: 3,
   http: { method: 'POST', path: '/zones/:zoneId/invocations/:id/complete' },
   handler: async (ctx, i) => {
     requireZone(ctx.principal, i.zoneId);
@@ -349,9 +356,9 @@ export const outboxList = defineSyscall({
   summary: 'List a zone’s outbox events (dead ones: those that ran out of attempts)',
   input: z.object({
     zoneId,
-    status: z.enum(OUTBOX_STATUSES).optional(),
-    limit: z.coerce.number().int().positive().max(1000).optional(),
-    cursor: id.optional(),
+    status: z.enum(OUTBOX_STATUSES).optional().describe('Only these in this status'),
+    limit: z.coerce.number().int().positive().max(1000).optional().describe('Max items'),
+    cursor: id.optional().describe('The `next` of the previous page'),
   }),
   output: z.object({ events: z.array(outboxRow), next: z.string().nullable() }),
   callers: ['operator'],

@@ -15,7 +15,7 @@ export const sessionEvents = defineSyscall({
   }),
   output: z.object({ events: z.array(s.event) }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/sessions/:id/events' },
   cli: {
     command: ['session', 'events'],
@@ -40,14 +40,15 @@ export const events = defineSyscall({
     stream: z.string().min(1).max(200).optional().describe("Only this stream's events (a stream id)"),
     since: s.isoTime.optional().describe('ISO 8601: at or after'),
     until: s.isoTime.optional().describe('ISO 8601: at or before'),
-    before: s.seq.optional().describe('Only events with a smaller seq (page into history)'),
-    after: s.seq
+    before: s.logPosition.optional().describe('Only events before this seq or event id (page into history)'),
+    after: s.logPosition
       .optional()
-      .describe('Only events with a larger seq, oldest first (resume from the last seq seen)'),
+      .describe('Only events after this seq or event id, oldest first (resume from the last seen)'),
     limit: s.limit,
   }),
   output: z.object({ events: z.array(s.event) }),
   callers: ['operator'],
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/events' },
   cli: {
     command: ['events'],
@@ -57,6 +58,7 @@ export const events = defineSyscall({
       'warren events --session ses_01j… --stream str_01j…',
       'warren events --since 2026-05-01T00:00:00Z --until 2026-05-02T00:00:00Z',
       'warren events --before 500 --limit 50',
+      'warren events --before 01JZ8K3M4N5P6Q7R8S9T0V1W2X',
       'warren events --after 500 --limit 100',
     ],
   },

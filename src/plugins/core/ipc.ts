@@ -1,17 +1,16 @@
 import { z } from 'zod';
+import { SESSION_JOBS } from '../../contract/jobs.ts';
 import * as s from '../../contract/schemas.ts';
 import { defineSyscall } from '../../contract/syscall.ts';
-import { tierOf } from '../../contract/tiers.ts';
 import type { SpawnRequest } from '../../kernel/types.ts';
 import { keysetPage } from '../../store/paging.ts';
-import { forbidden } from '../../vocab/errors.ts';
 import { secretEnv, secretName } from './secrets.ts';
 
 /** Tool rules and spawn grants a spawn (or a persona) asks for: never more than the spawner holds. */
 export const spawnGrantsInput = z
   .object({
-    allow: z.array(z.string()).optional(),
-    deny: z.array(z.string()).optional(),
+    allow: z.array(z.string()).optional().describe('Tool names (globs) the child may call at most'),
+    deny: z.array(z.string()).optional().describe('Tool names (globs) the child may not call'),
     runtimes: z.array(z.string()).max(64).optional().describe('Runtimes the child may spawn'),
     executables: z
       .array(z.string())
@@ -22,9 +21,10 @@ export const spawnGrantsInput = z
       ),
     cwd: z.array(z.string()).max(64).optional().describe('Roots its children may work in'),
     secrets: z.array(secretName).max(256).optional().describe('Secret names it may pass on'),
+    network: z.enum(['full', 'none']).optional().describe('Its network (none: warren only); default yours'),
   })
   .describe(
-    'Tool rules (allow / deny on tool names, `*` wildcards, deny wins) and spawn grants (runtimes, executables, cwd, secrets); never more than you hold',
+    'Tool rules (allow / deny on tool names, `*` wildcards, deny wins) and spawn grants (runtimes, executables, cwd, secrets, network); never more than you hold',
   );
 
 /** The ipc_* group: what an agent uses to spawn, talk and listen. Operators may use them on their own fds. */
@@ -36,18 +36,22 @@ export const spawnInput = z.object({
     .string()
     .optional()
     .describe(
-      "How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp; default: its persona's, else script",
+      "How the agent runs: script (built-in, deterministic), command (any executable), claude-code, codex or acp. Default: its persona's; else script when `script` is given, command when `command` is; else your own runtime, model and config (an operator's: script)",
     ),
-  pipe: s.deliveryMode.default('detach'),
-  title: s.title.optional(),
+  pipe: s.deliveryMode
+    .default('detach')
+    .describe(
+      'Your end of its pipe: sync (you ipc_read), async (pushed to you), detach (read when you like)',
+    ),
+  title: s.title.optional().describe('A short name for it in listings'),
   script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),
   command: z
     .union([z.string(), z.array(z.string())])
     .optional()
     .describe('For runtime=command: the command line'),
   config: z.record(z.string(), z.unknown()).optional().describe('Runtime-specific configuration'),
-  cwd: z.string().optional(),
-  model: z.string().optional(),
+  cwd: z.string().optional().describe('Its working directory (absolute)'),
+  model: z.string().optional().describe('The model it runs (runtimes that take one)'),
   env: z
     .record(z.string(), z.string())
     .optional()
@@ -62,8 +66,8 @@ export const spawnInput = z.object({
     .describe(
       'Start from this persona of your zone (persona_list): its runtime, model, system prompt, tools, grants, limits and environment; what you give here narrows it',
     ),
-  maxTurns: z.coerce.number().int().positive().optional(),
-  ttlSeconds: z.coerce.number().int().positive().optional(),
+  maxTurns: z.coerce.number().int().positive().optional().describe('It stops after this many model turns'),
+  ttlSeconds: z.coerce.number().int().positive().optional().describe('It is stopped this long after spawn'),
   budget: s.budget.optional(),
   parentClose: z
     .enum(['reparent', 'terminate', 'sigterm'])
@@ -74,6 +78,17 @@ export const spawnInput = z.object({
     .enum(['operator', 'any', 'never'])
     .optional()
     .describe('Who wakes it by writing to it while it is suspended (default: operators)'),
+  job: z
+    .enum(SESSION_JOBS)
+    .optional()
+    .describe(
+      "Its default tool set: orchestrator (default; ipc, tasks, knowledge) or worker (lean: reply, read, its task's tools)",
+    ),
+  toolGroups: z
+    .array(z.string())
+    .max(64)
+    .optional()
+    .describe("Tool groups it gets beside its job's (e.g. sessions, schedules); never more than you hold"),
   tools: z.array(z.string()).optional().describe('Allowlist: the child may call at most these tools'),
   grants: spawnGrantsInput.optional(),
 });
@@ -83,11 +98,11 @@ export const ipcSpawn = defineSyscall({
   group: 'ipc',
   summary: 'Spawn a child session, with a pipe to it',
   description:
-    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — read its replies with ipc_read (bounded waits you repeat); 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them before you stop.",
+    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — read its replies with ipc_read (bounded waits you repeat); 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them when you are done with the child (ipc_close; after a kill they read as already closed).",
   input: spawnInput,
   output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/sessions' },
   cli: {
     command: ['spawn'],
@@ -126,20 +141,19 @@ export const ipcWrite = defineSyscall({
   group: 'ipc',
   summary: 'Write a message to a stream through an fd',
   description: 'Write a message to a child (or any stream) through an open fd you hold with w or rw.',
-  input: z.object({ fd: s.fdNumber, message: z.string().max(1_000_000), data: z.unknown().optional() }),
+  input: z.object({
+    fd: s.fdNumber,
+    message: z.string().max(1_000_000).describe('The text to write'),
+    data: z.unknown().optional().describe('Structured data sent along (any JSON)'),
+  }),
   output: z.object({ seq: z.number() }),
   callers: ['session', 'operator'],
-  tier: 3,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/fds/:fd/write' },
   cli: {
     command: ['fds', 'write'],
     positional: ['fd', 'message'],
     examples: ['warren fds write 3 "hello room"'],
-  },
-  // Workers reply: they write to their own pipe (fd 1) and nowhere else.
-  guard: (principal, i) => {
-    if (principal.kind === 'session' && tierOf(principal.depth) === 'worker' && i.fd !== 1)
-      throw forbidden('a worker writes only to its own pipe (fd 1)');
   },
   handler: ({ kernel, principal }, i) => kernel.write(principal, i.fd, i.message, i.data),
 });
@@ -152,13 +166,13 @@ export const ipcRead = defineSyscall({
     'Read the messages past your cursor on an fd and advance it. With wait=true, blocks until a message arrives or a bounded time passes; then timedOut=true means "nothing yet, call again".',
   input: z.object({
     fd: s.fdNumber,
-    wait: s.optionalFlag,
-    waitMs: z.coerce.number().int().nonnegative().optional(),
-    limit: z.coerce.number().int().positive().max(1000).optional(),
+    wait: s.optionalFlag.describe('Block until a message arrives (bounded)'),
+    waitMs: z.coerce.number().int().nonnegative().optional().describe('How long to wait at most (capped)'),
+    limit: z.coerce.number().int().positive().max(1000).optional().describe('Max messages to return'),
   }),
   output: z.object({ messages: z.array(s.message), cursor: z.number(), timedOut: z.boolean() }),
   callers: ['session', 'operator'],
-  tier: 3,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/fds/:fd/read' },
   cli: { command: ['fds', 'read'], positional: ['fd'], examples: ['warren fds read 3 --wait'] },
   handler: ({ kernel, principal, signal }, i) =>
@@ -175,16 +189,20 @@ export const ipcClose = defineSyscall({
   group: 'ipc',
   summary: 'Close an fd',
   description:
-    'Close an fd. Closing the last fd that holds a child reaps it (and the cascade runs down its tree). Refuses while messages are undelivered on the fd unless force=true (logged).',
-  input: z.object({ fd: s.fdNumber, force: s.optionalFlag }),
+    'Close an fd. Closing the last fd that holds a child reaps it (and the cascade runs down its tree). Refuses while messages are undelivered on the fd unless force=true (logged). An fd already closed (a kill of the child closed it) answers alreadyClosed=true.',
+  input: z.object({
+    fd: s.fdNumber,
+    force: s.optionalFlag.describe('Close even with messages undelivered (logged)'),
+  }),
   output: z.object({
     fd: z.number(),
     closed: z.boolean(),
+    alreadyClosed: z.boolean().describe('It was closed before this call (by a kill, or an earlier close)'),
     undelivered: z.number(),
     reaped: z.array(z.string()),
   }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/fds/:fd/close' },
   cli: {
     command: ['fds', 'close'],
@@ -218,7 +236,7 @@ export const ipcWait = defineSyscall({
     timedOut: z.boolean(),
   }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/sessions/wait' },
   cli: {
     command: ['wait'],
@@ -244,7 +262,7 @@ export const ipcListFds = defineSyscall({
   input: z.object({ ...s.pageInput }),
   output: z.object({ fds: z.array(s.fd), next: s.nextCursor }),
   callers: ['session', 'operator'],
-  tier: 3,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/fds' },
   cli: { command: ['fds', 'list'], examples: ['warren fds list'] },
   handler: async ({ kernel, principal }, i) => {
@@ -274,7 +292,7 @@ export const ipcTerminate = defineSyscall({
     deadline: z.number().nullable(),
   }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/fds/:fd/terminate' },
   handler: ({ kernel, principal }, i) => kernel.terminate(principal, i.fd),
 });
@@ -285,10 +303,13 @@ export const ipcListStreams = defineSyscall({
   summary: 'List streams with subscribers and buffer depth',
   description:
     'List active streams with their subscribers and message-buffer depth. A session sees only streams it is in. internal=true includes lifecycle/pipe/stdin plumbing.',
-  input: z.object({ internal: s.optionalFlag, ...s.pageInput }),
+  input: z.object({
+    internal: s.optionalFlag.describe('Also the plumbing: pipe:, lifecycle:, stdin: streams'),
+    ...s.pageInput,
+  }),
   output: z.object({ streams: z.array(s.streamListing), next: s.nextCursor }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/streams' },
   cli: { command: ['streams', 'list'], examples: ['warren streams list', 'warren streams list --internal'] },
   handler: async ({ kernel, principal }, i) => {
@@ -312,10 +333,13 @@ export const ipcCreateStream = defineSyscall({
   summary: 'Create a named stream',
   description:
     'Create a named stream for inter-session traffic and get an rw fd on it. selfEcho=true lets participants see their own messages (the chatroom case).',
-  input: z.object({ name: s.streamName, selfEcho: s.optionalFlag }),
+  input: z.object({
+    name: s.streamName,
+    selfEcho: s.optionalFlag.describe('Writers also receive their own messages (a chat room)'),
+  }),
   output: z.object({ stream: s.stream, fd: z.number() }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['orchestrator', 'operator'],
   handler: ({ kernel, principal }, i) => kernel.createStream(principal, i.name, i.selfEcho ?? false),
 });
 
@@ -333,7 +357,7 @@ export const ipcAttach = defineSyscall({
   }),
   output: z.object({ fd: z.number(), stream: z.string(), target: z.string() }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['orchestrator', 'operator'],
   handler: ({ kernel, principal }, i) =>
     kernel.attach(principal, i.fd, i.targetSessionId, i.permission, i.deliveryMode),
 });
@@ -346,13 +370,13 @@ export const ipcShareStream = defineSyscall({
     'Share a stream you hold with your parent: it gets an fd and a [stream-ref] notice. For sibling-to-sibling, share up to the parent, who can ipc_attach it onward. Reserved streams cannot be shared.',
   input: z.object({
     fd: s.fdNumber.optional(),
-    streamName: z.string().optional(),
+    streamName: z.string().optional().describe('Or the stream by name (one of fd / streamName)'),
     permission: s.permission.optional(),
     deliveryMode: s.deliveryMode.optional(),
   }),
   output: z.object({ parent: z.string(), parentFd: z.number(), stream: z.string() }),
   callers: ['session'],
-  tier: 2,
+  jobs: ['orchestrator'],
   handler: ({ kernel, principal }, i) =>
     kernel.share(
       principal,

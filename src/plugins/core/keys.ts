@@ -43,7 +43,7 @@ export const keyRevoke = defineSyscall({
   name: 'key_revoke',
   group: 'operator',
   summary: 'Revoke an operator key (the last live one is kept)',
-  input: z.object({ id: z.string().min(1).max(100) }),
+  input: z.object({ id: z.string().min(1).max(100).describe('The key id (key_list)') }),
   output: z.object({ id: z.string(), revoked: z.boolean() }),
   callers: ['operator'],
   http: { method: 'DELETE', path: '/v1/keys/:id' },

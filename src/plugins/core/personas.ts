@@ -46,6 +46,11 @@ const personaFields = {
     .optional()
     .describe('Given to the model as its system prompt (capped like a prompt)'),
   tools: nameList.optional().describe('Allowlist: its sessions call at most these tools'),
+  toolGroups: nameList
+    .optional()
+    .describe(
+      "Tool groups its sessions get beside their job's defaults (schedules, sessions …; docs/mcp.md)",
+    ),
   grants: spawnGrantsInput.optional(),
   maxTurns: z.coerce
     .number()
@@ -70,6 +75,7 @@ const persona = z.object({
   name: z.string(),
   ...personaFields,
   tools: z.array(z.string()).optional(),
+  toolGroups: z.array(z.string()).optional(),
   createdBy: z.string(),
   createdAt: z.number(),
   updatedAt: z.number(),
@@ -107,7 +113,7 @@ export const personaList = defineSyscall({
   input: z.object({}),
   output: z.object({ personas: z.array(persona) }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/personas' },
   cli: { command: ['persona', 'list'], examples: ['warren persona list'] },
   handler: async ({ kernel, principal }) => ({ personas: await kernel.personaList(principal) }),
@@ -120,7 +126,7 @@ export const personaShow = defineSyscall({
   input: z.object({ name: s.personaName }),
   output: z.object({ persona }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/personas/:name' },
   cli: { command: ['persona', 'show'], positional: ['name'], examples: ['warren persona show reviewer'] },
   handler: async ({ kernel, principal }, i) => ({ persona: await kernel.personaShow(principal, i.name) }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFlag } from '../../contract/schemas.ts';
 import { defineSyscall } from '../../contract/syscall.ts';
 import { principalId } from '../../vocab/principal.ts';
 import { directoryOf } from './instance.ts';
@@ -28,7 +29,11 @@ export const pluginList = defineSyscall({
   handler: async (ctx) => ({ plugins: await directoryOf(ctx).list() }),
 });
 
-const toggled = listing.extend({ restartRequired: z.boolean(), message: z.string() });
+const toggled = listing.extend({
+  restartRequired: z.boolean(),
+  message: z.string(),
+  alsoDisabled: z.array(z.string()).describe('The dependents disabled with it (withDependents)'),
+});
 const nameInput = z.object({ name: z.string().min(1).max(64).describe('The plugin') });
 
 export const pluginEnable = defineSyscall({
@@ -53,16 +58,21 @@ export const pluginDisable = defineSyscall({
   summary: 'Disable an optional plugin (persisted; takes effect when the server restarts)',
   description:
     "A disabled plugin's tables and rows stay; its tools, routes and commands are gone after the restart (calling one is not_found).",
-  input: nameInput,
+  input: nameInput.extend({
+    withDependents: optionalFlag.describe('Disable the enabled plugins that depend on it too'),
+  }),
   output: toggled,
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/plugins/:name/disable' },
   cli: {
     command: ['plugin', 'disable'],
     positional: ['name'],
-    examples: ['warren plugin disable orchestration'],
+    examples: ['warren plugin disable coordinator', 'warren plugin disable orchestration --with-dependents'],
   },
-  handler: (ctx, i) => directoryOf(ctx).toggle(i.name, false, principalId(ctx.principal)),
+  handler: (ctx, i) =>
+    directoryOf(ctx).toggle(i.name, false, principalId(ctx.principal), {
+      withDependents: i.withDependents === true,
+    }),
 });
 
 export const pluginSyscalls = [pluginList, pluginEnable, pluginDisable];

@@ -30,7 +30,7 @@ export const secretsSet = defineSyscall({
   description:
     'Store or replace a secret of your zone. The value is sealed before it is stored and is never shown again; spawns reference it by name with secretEnv.',
   // No `cli` binding: a value must never be a command-line argument (`warren secrets set` reads stdin).
-  input: z.object({ name: secretName, value: z.string().min(1).max(65_536) }),
+  input: z.object({ name: secretName, value: z.string().min(1).max(65_536).describe('The secret value') }),
   output: z.object({ name: z.string(), created: z.boolean() }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/secrets/:name' },

@@ -10,10 +10,10 @@ export const ps = defineSyscall({
   summary: 'List sessions',
   description:
     'List live sessions in your zone (a session sees its children). all=true includes stopped ones.',
-  input: z.object({ all: s.optionalFlag, ...s.pageInput }),
+  input: z.object({ all: s.optionalFlag.describe('Also stopped sessions'), ...s.pageInput }),
   output: z.object({ sessions: z.array(s.session), next: s.nextCursor }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/sessions' },
   cli: { command: ['ps'], examples: ['warren ps', 'warren ps --all --json'] },
   handler: async ({ kernel, principal }, i) => {
@@ -32,7 +32,8 @@ export const sessionShow = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ session: s.session }),
   callers: ['operator', 'session'],
-  tier: 1,
+  // An orchestrator reads its children's state and last message (the review prompt, warren://sessions/…).
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/sessions/:id' },
   cli: { command: ['session', 'show'], positional: ['id'], examples: ['warren session show ses_01j…'] },
   handler: async ({ kernel, principal }, i) => ({ session: await kernel.session(principal, i.id) }),
@@ -44,14 +45,17 @@ export const kill = defineSyscall({
   summary: 'Stop a session: SIGKILL, or SIGTERM with --graceful',
   description:
     'Without graceful: SIGKILL — the session stops at once, its process is disposed, its fds close and what it owns is torn down (its children are reaped in turn). With graceful: SIGTERM — a [SIGTERM] message asks it to wrap up; past the grace period the kernel sends SIGKILL. A session with no live agent is killed at once.',
-  input: z.object({ id: s.sessionId, graceful: s.optionalFlag }),
+  input: z.object({
+    id: s.sessionId,
+    graceful: s.optionalFlag.describe('SIGTERM (wrap up, then SIGKILL past the grace) instead of SIGKILL'),
+  }),
   output: z.object({
     id: z.string(),
     signal: z.enum(['SIGTERM', 'SIGKILL']),
     deadline: z.number().nullable(),
   }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['operator'],
   http: { method: 'POST', path: '/v1/sessions/:id/kill' },
   cli: {
     command: ['kill'],
@@ -67,10 +71,13 @@ export const send = defineSyscall({
   summary: "Send text to a session's stdin",
   description:
     'Inject input: the text is written to the session’s stdin stream and delivered at its next safe point.',
-  input: z.object({ id: s.sessionId, text: z.string().min(1).max(1_000_000) }),
+  input: z.object({
+    id: s.sessionId,
+    text: z.string().min(1).max(1_000_000).describe('The input to send it'),
+  }),
   output: z.object({ seq: z.number() }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['operator'],
   http: { method: 'POST', path: '/v1/sessions/:id/send' },
   cli: {
     command: ['send'],
@@ -87,7 +94,7 @@ export const suspend = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ signal: z.literal('SIGSTOP'), sessions: z.array(z.string()) }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['operator'],
   http: { method: 'POST', path: '/v1/sessions/:id/suspend' },
   cli: { command: ['suspend'], positional: ['id'], examples: ['warren suspend ses_01j…'] },
   handler: async ({ kernel, principal }, i) => {
@@ -105,7 +112,7 @@ export const resume = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ session: s.session, continued: z.array(z.string()) }),
   callers: ['operator', 'session'],
-  tier: 1,
+  jobs: ['operator'],
   http: { method: 'POST', path: '/v1/sessions/:id/resume' },
   cli: { command: ['resume'], positional: ['id'], examples: ['warren resume ses_01j…'] },
   handler: async ({ kernel, principal }, i) => {
@@ -124,7 +131,10 @@ export const sessionOpen = defineSyscall({
   summary: "Open a session's lifecycle (and pipe); reanimates it if it was suspended or stopped cleanly",
   description:
     'Subscribe to a session: you get an fd on its lifecycle (rw, detach) and, with pipe, on its pipe. Open is reanimate: a session that is suspended (its transport dropped, the server restarted) or that stopped cleanly with resume state comes back from where it stood, with the same working directory, endpoint and model. SIGSTOP needs SIGCONT (resume) instead.',
-  input: z.object({ id: s.sessionId, pipe: s.deliveryMode.optional() }),
+  input: z.object({
+    id: s.sessionId,
+    pipe: s.deliveryMode.optional().describe('Your end of its pipe (default detach)'),
+  }),
   output: z.object({
     session: s.session,
     lifecycleFd: z.number(),
@@ -132,7 +142,6 @@ export const sessionOpen = defineSyscall({
     reanimated: z.boolean(),
   }),
   callers: ['operator', 'session'],
-  tier: 1,
   http: { method: 'POST', path: '/v1/sessions/:id/open' },
   cli: {
     command: ['session', 'open'],
@@ -151,7 +160,6 @@ export const sessionDelete = defineSyscall({
   input: z.object({ id: s.sessionId }),
   output: z.object({ id: z.string(), deleted: z.boolean() }),
   callers: ['operator', 'session'],
-  tier: 1,
   http: { method: 'DELETE', path: '/v1/sessions/:id' },
   cli: { command: ['session', 'delete'], positional: ['id'], examples: ['warren session delete ses_01j…'] },
   handler: ({ kernel, principal }, i) => kernel.deleteSession(principal, i.id),

@@ -31,7 +31,10 @@ const output = z.object({
   }),
   commits: z.object({
     batches: z.number(),
-    failed: z.number(),
+    failed: z.number().describe('Batches the store failed to commit'),
+    refused: z
+      .number()
+      .describe('Requests refused with their own error (bad input, a conflict): not failures'),
     lastAt: z.number().nullable(),
     avgMs: z.number().nullable(),
     maxMs: z.number().nullable(),
@@ -44,6 +47,16 @@ const output = z.object({
     resuming: z.object({ done: z.number(), total: z.number() }),
     /** Live sessions of the caller's zone. */
     sessions: z.array(z.object({ status: z.string(), runtime: z.string(), count: z.number() })),
+  }),
+  /**
+   * How agent processes are confined: `inForce` bwrap, none (the operator's `containment:
+   * none`), or unavailable (`auto` found no bubblewrap: agents that run shells are refused).
+   */
+  containment: z.object({
+    setting: z.string(),
+    inForce: z.enum(['bwrap', 'none', 'unavailable']),
+    network: z.enum(['full', 'none']),
+    reason: z.string().nullable(),
   }),
   plugins: z.array(z.string()),
 });
@@ -66,6 +79,7 @@ export const status = defineSyscall({
   }),
   output,
   callers: ['operator'],
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/status' },
   cli: {
     command: ['status'],
@@ -107,6 +121,7 @@ export const status = defineSyscall({
           .filter((s) => s.zone === principal.zone)
           .map(({ status, runtime, count }) => ({ status, runtime, count })),
       },
+      containment: h.containment,
       plugins: [...directoryOf(ctx).loadedNames],
     };
   },

@@ -11,7 +11,10 @@ export const streamsCreate = defineSyscall({
   summary: 'Create an operator-owned room',
   description:
     'Create a room anchored by the operator (rw, detach): it lives with no agent in it. Names are unique per zone; pipe:, lifecycle: and stdin: are reserved.',
-  input: z.object({ name: s.streamName, selfEcho: s.optionalFlag }),
+  input: z.object({
+    name: s.streamName,
+    selfEcho: s.optionalFlag.describe('Writers also receive their own messages (a chat room)'),
+  }),
   output: z.object({ stream: s.stream, fd: z.number() }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/streams' },
@@ -146,7 +149,10 @@ export const streamsClose = defineSyscall({
   summary: 'Close a room, evicting every subscriber',
   description:
     'Evict every subscriber and remove the room. Refuses while a subscriber has undelivered messages unless force=true. Reserved plumbing cannot be closed this way.',
-  input: z.object({ stream: s.streamRef, force: s.optionalFlag }),
+  input: z.object({
+    stream: s.streamRef,
+    force: s.optionalFlag.describe('Close even with messages undelivered (logged)'),
+  }),
   output: z.object({
     stream: z.string(),
     id: z.string(),
@@ -167,10 +173,14 @@ export const streamsTranscript = defineSyscall({
   name: 'streams_transcript',
   group: 'streams',
   summary: "A stream's durable transcript, most recent first",
-  input: z.object({ stream: s.streamRef, before: s.seq.optional(), limit: s.limit }),
+  input: z.object({
+    stream: s.streamRef,
+    before: s.seq.optional().describe('Only messages with a smaller seq (page back)'),
+    limit: s.limit,
+  }),
   output: z.object({ stream: s.stream, messages: z.array(s.message) }),
   callers: ['operator', 'session'],
-  tier: 2,
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/streams/:stream/transcript' },
   cli: {
     command: ['streams', 'transcript'],

@@ -11,7 +11,11 @@ export const zonesSetLimits = defineSyscall({
   summary: "Set your zone's spawn limits (null clears one back to the server's)",
   description:
     'Limits of the zone you act in (X-Warren-Zone / --zone): deepest spawn, live children per parent, live sessions in the zone. Checked atomically with every spawn. Returns the limits now in force.',
-  input: z.object({ maxDepth: limit, maxChildren: limit, maxSessionsPerZone: limit }),
+  input: z.object({
+    maxDepth: limit.describe('Deepest a session may be'),
+    maxChildren: limit.describe('Live children per session'),
+    maxSessionsPerZone: limit.describe('Live sessions in the zone'),
+  }),
   output: z.object({
     zone: z.string(),
     limits: z.object({ maxDepth: z.number(), maxChildren: z.number(), maxSessionsPerZone: z.number() }),

@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { PluginTables } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
+import { KeyedQueue } from '../../util/keyed-queue.ts';
 import { invalid, WarrenError } from '../../vocab/errors.ts';
 import { operator, type Principal } from '../../vocab/principal.ts';
 import { spawnInput, spawnRequestOf } from '../core/ipc.ts';
-import { KeyedQueue } from './queue.ts';
 import { agentOf, groupIn } from './registry.ts';
 import type { GroupsDb, GroupsTable } from './schema.ts';
 import type { GroupSockets } from './sockets.ts';
+import { moveOldFolder } from './workdir.ts';
 
 /** What a group's agent is spawned with: ipc_spawn's input, less the prompt (each start brings its own). */
 export const agentSpec = spawnInput.omit({ prompt: true, idempotencyKey: true });
@@ -45,6 +46,8 @@ export class GroupAgents {
     private readonly tables: PluginTables<GroupsDb>,
     private readonly sockets: GroupSockets,
     private readonly groupsDir: string,
+    /** Where group agents worked before issue 25 (`<data-dir>/groups`): moved from, lazily. */
+    private readonly oldGroupsDir: string | null = null,
   ) {}
 
   dirOf(folder: string): string {
@@ -107,6 +110,8 @@ export class GroupAgents {
     if (!parsed.success)
       throw invalid(`group ${row.folder}: its agent spec is invalid: ${z.prettifyError(parsed.error)}`);
     const dir = this.dirOf(row.folder);
+    // A fresh start is the moment no agent works in the group's old folder: move it over.
+    if (this.oldGroupsDir) moveOldFolder(join(this.oldGroupsDir, ...row.folder.split('/')), dir);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const socket = this.sockets.pathOf(row.folder);
     const req = spawnRequestOf(parsed.data);

@@ -1,13 +1,14 @@
 import type { PluginTables } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
+import { eachYielding } from '../../util/yielding.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import { principalId } from '../../vocab/principal.ts';
 import type { GroupAgents } from './agents.ts';
-import type { CompiledRoute } from './match.ts';
+import { byOrder, type CompiledRoute } from './match.ts';
 import { RouteIndex } from './route-index.ts';
-import { compileRoutes, zoneRoutes } from './routes.ts';
+import { compileRoute, zoneRoutes } from './routes.ts';
 import type { GroupsDb, GroupUnroutedTable } from './schema.ts';
 
 export interface InboundMessage {
@@ -23,6 +24,9 @@ export interface InboundMessage {
 export type InboundResult =
   | { routed: true; routeId: string; group: string; sessionId: string; how: string }
   | { routed: false; unroutedId: string; reason: string };
+
+/** The most route matching holds the event loop at once (a zone may hold thousands of routes). */
+const MATCH_SLICE_MS = 5;
 
 const ROUTE_EVENTS = new Set(['group.route_added', 'group.routes_set', 'group.route_deleted']);
 
@@ -48,7 +52,12 @@ export class Inbound {
   private compiled(zone: string): Promise<RouteIndex<CompiledRoute>> {
     let r = this.routes.get(zone);
     if (!r) {
-      r = zoneRoutes(this.tables.reader, zone).then((rows) => new RouteIndex(compileRoutes(rows)));
+      r = zoneRoutes(this.tables.reader, zone).then(async (rows) => {
+        // Thousands of routes take tens of ms to parse and compile: in slices, as matching is.
+        const routes: CompiledRoute[] = [];
+        await eachYielding(rows, MATCH_SLICE_MS, (row) => routes.push(compileRoute(row)));
+        return RouteIndex.build(routes.sort(byOrder), MATCH_SLICE_MS);
+      });
       r.catch(() => this.routes.delete(zone));
       this.routes.set(zone, r);
     }
@@ -56,7 +65,7 @@ export class Inbound {
   }
 
   async receive(p: Principal, msg: InboundMessage): Promise<InboundResult> {
-    const route = (await this.compiled(p.zone)).first(msg);
+    const route = await (await this.compiled(p.zone)).firstYielding(msg, MATCH_SLICE_MS);
     const by = principalId(p);
     const summary = {
       platform: msg.platform,

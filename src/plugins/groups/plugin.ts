@@ -14,10 +14,15 @@ import type { GroupsInstance } from './syscalls/common.ts';
 import { groupSyscalls } from './syscalls/index.ts';
 import { GROUP_TOOLS } from './tiers.ts';
 import { toolOf } from './tools.ts';
+import { groupsWorkDir } from './workdir.ts';
 
 const settings = z
   .object({
     dataDir: z.string().min(1).optional(),
+    /** Routes a group may hold targeting its subtree (operators: no cap). */
+    maxRoutesPerGroup: z.number().int().min(1).optional(),
+    /** Where group agents work (`<workDir>/<folder>`); never inside the data dir. */
+    workDir: z.string().min(1).optional(),
     maxDocumentBytes: z
       .number()
       .int()
@@ -28,6 +33,7 @@ const settings = z
   .strict();
 
 const DEFAULT_MAX_DOCUMENT = 20 * 1024 * 1024;
+const DEFAULT_MAX_ROUTES = 100;
 const LIVE_TO = new Set(['pending', 'running', 'idle']);
 
 /**
@@ -53,10 +59,20 @@ export const groupsPlugin = definePlugin<z.output<typeof settings> | undefined, 
       tools ??= new Map(GROUP_TOOLS.map((n) => [n, toolOf(all.get(n)!)]));
       return tools;
     };
-    const sockets = new GroupSockets(join(base, 'ipc'), defs, call, {
-      error: (obj, msg) => log.error(obj, msg),
-    });
-    const agents = new GroupAgents(kernel, tables, sockets, join(base, 'groups'));
+    const sockets = new GroupSockets(
+      join(base, 'ipc'),
+      defs,
+      call,
+      { error: (obj, msg) => log.error(obj, msg) },
+      kernel.config.sockets,
+    );
+    const agents = new GroupAgents(
+      kernel,
+      tables,
+      sockets,
+      groupsWorkDir(base, config?.workDir),
+      join(base, 'groups'),
+    );
     const inbound = new Inbound(kernel, tables, agents);
     const reader = tables.reader;
 
@@ -94,6 +110,7 @@ export const groupsPlugin = definePlugin<z.output<typeof settings> | undefined, 
       inbound,
       tables,
       maxDocumentBytes: config?.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT,
+      maxRoutesPerGroup: config?.maxRoutesPerGroup ?? DEFAULT_MAX_ROUTES,
       phases: [{ name: 'sockets', run: syncAll, scope: 'node' }],
       onCommit: onStatus,
       // Routes may change on any node: every node's compiled routes must follow.

@@ -3,7 +3,7 @@ import type { PluginTx } from '../../contract/plugin.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { type Actor, mustReach, reaches } from './actor.ts';
-import { byOrder, type CompiledRoute, formatMatch, parseMatch } from './match.ts';
+import { type CompiledRoute, formatMatch, parseMatch } from './match.ts';
 import { groupIn } from './registry.ts';
 import type { GroupRoutesTable, GroupsDb } from './schema.ts';
 
@@ -41,6 +41,19 @@ export async function visibleRoutes(db: Kysely<GroupsDb>, a: Actor): Promise<Gro
   return a.tier === 0 && a.folder !== null ? all : all.filter((r) => reaches(a, r.target));
 }
 
+/**
+ * A group holds at most `max` routes targeting its subtree (the attack: a tier-1 socket added
+ * 1,000 routes, and every inbound message pays for each). Operators are not capped.
+ */
+function capRoutes(a: Actor, wanted: number, max: number): void {
+  if (wanted <= max) return;
+  throw new WarrenError(
+    'limit_exceeded',
+    `group ${a.folder} may hold at most ${max} routes (plugins.groups.maxRoutesPerGroup); it would hold ${wanted}`,
+    { limit: 'maxRoutesPerGroup', max },
+  );
+}
+
 /** Parse and check one route for `a`; the canonical row to store. */
 async function checked(
   db: Kysely<GroupsDb>,
@@ -58,8 +71,10 @@ export async function addRoute(
   ids: IdGenerator,
   a: Actor,
   spec: RouteSpec,
+  max = Number.POSITIVE_INFINITY,
 ): Promise<GroupRoutesTable> {
   const row = { ...(await checked(tx.db, a, spec)), id: ids.id('route'), created_at: tx.now };
+  if (a.folder !== null) capRoutes(a, (await visibleRoutes(tx.db, a)).length + 1, max);
   await tx.db.insertInto('groups_routes').values(row).execute();
   tx.append({ zone: a.zone, type: 'group.route_added', actor: a.id, payload: { route: routeView(row) } });
   return row;
@@ -71,7 +86,9 @@ export async function setRoutes(
   ids: IdGenerator,
   a: Actor,
   specs: readonly RouteSpec[],
+  max = Number.POSITIVE_INFINITY,
 ): Promise<GroupRoutesTable[]> {
+  if (a.folder !== null) capRoutes(a, specs.length, max);
   const rows: GroupRoutesTable[] = [];
   for (const s of specs)
     rows.push({ ...(await checked(tx.db, a, s)), id: ids.id('route'), created_at: tx.now });
@@ -114,8 +131,10 @@ export async function deleteRoute(tx: PluginTx<GroupsDb>, a: Actor, id: string):
   return row;
 }
 
-/** Compiled, sorted routes of a zone, as inbound matching walks them. */
-export const compileRoutes = (rows: readonly GroupRoutesTable[]): CompiledRoute[] =>
-  rows
-    .map((r) => ({ id: r.id, seq: Number(r.seq), target: r.target, match: parseMatch(r.match) }))
-    .sort(byOrder);
+/** A stored route as inbound matching uses it. */
+export const compileRoute = (r: GroupRoutesTable): CompiledRoute => ({
+  id: r.id,
+  seq: Number(r.seq),
+  target: r.target,
+  match: parseMatch(r.match),
+});

@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { KeyedQueue } from '../../util/keyed-queue.ts';
+import type { UnixSocketLimits } from '../../util/socket-limits.ts';
 import { UnixMcpListeners } from '../../util/unix-mcp.ts';
 import { invalid } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import type { ErrorLog } from '../../vocab/public-error.ts';
 import { groupPrincipal } from './actor.ts';
 import { checkFolder, depthOf } from './names.ts';
-import { KeyedQueue } from './queue.ts';
 import { rulesOf } from './registry.ts';
 import type { GroupsTable } from './schema.ts';
 import { toolsOf } from './tiers.ts';
@@ -24,7 +25,7 @@ type Call = (p: Principal, name: string, input: unknown) => Promise<unknown>;
  * between invocations opens the sockets of the agents that are live again.
  */
 export class GroupSockets {
-  private readonly listeners = new UnixMcpListeners();
+  private readonly listeners: UnixMcpListeners;
   /** Per folder, the open or close in flight: they must not interleave. */
   private readonly queue = new KeyedQueue();
 
@@ -33,7 +34,10 @@ export class GroupSockets {
     private readonly tools: () => ReadonlyMap<string, Tool>,
     private readonly call: Call,
     private readonly log: ErrorLog,
-  ) {}
+    limits: UnixSocketLimits,
+  ) {
+    this.listeners = new UnixMcpListeners(limits);
+  }
 
   pathOf(folder: string): string {
     checkFolder(folder);

@@ -82,7 +82,7 @@ export async function assemble(
     await findingsOfTasks(tables, task.zone, ancestors, PER_GROUP),
   );
   if (cfg.contextHits > 0) {
-    const hits = await search.search(tables.reader, {
+    const hits = await search.search(tables.heavyReader, {
       zone: task.zone,
       terms: termsOf(`${task.title} ${task.prompt}`),
       match: 'any',

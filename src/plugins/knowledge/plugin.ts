@@ -1,4 +1,5 @@
 import { definePlugin } from '../../contract/plugin.ts';
+import { KeyedQueue } from '../../util/keyed-queue.ts';
 import type { OrchestrationInstance } from '../orchestration/instance.ts';
 import { type KnowledgeConfig, knowledgeConfig } from './config.ts';
 import { assemble } from './context.ts';
@@ -31,6 +32,7 @@ export const knowledgePlugin = definePlugin<KnowledgeConfig, KnowledgeDb>({
       search,
       tables,
       tasks,
+      lanes: new KeyedQueue(),
       startContext: (task) => assemble(tables, tasks, search, config, task),
     };
   },

@@ -2,6 +2,10 @@ import { z } from 'zod';
 import type { PluginInstance } from '../../contract/plugin.ts';
 import * as s from '../../contract/schemas.ts';
 import { defineSyscall, type SyscallContext } from '../../contract/syscall.ts';
+import { ReadTimeoutError } from '../../store/worker-reader.ts';
+import type { KeyedQueue } from '../../util/keyed-queue.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { principalId } from '../../vocab/principal.ts';
 import type { TaskDirectory } from '../orchestration/directory.ts';
 import { taskRef } from '../orchestration/tasks.ts';
 import type { KnowledgeConfig } from './config.ts';
@@ -19,6 +23,8 @@ export interface KnowledgeInstance extends PluginInstance {
   tables: Tables;
   /** Orchestration's answers about tasks (knowledge never reads its tables). */
   tasks: TaskDirectory;
+  /** Searches per caller, one at a time: a caller's burst waits behind itself, not others. */
+  lanes: KeyedQueue;
 }
 
 const knowledge = (ctx: SyscallContext) => ctx.self as KnowledgeInstance;
@@ -68,14 +74,14 @@ export const knowledgePost = defineSyscall({
   description:
     'A finding is kept with the task and session it came from: your own task, unless you name one of your subtree. The sessions of tasks that depend on that task (or lie below it) get it in their start context; knowledge_search finds it.',
   input: z.object({
-    title: s.title.min(1),
+    title: s.title.min(1).describe('A short name for the finding'),
     body: text('What was found (at most maxFindingBytes, 16 KiB by default)'),
     tags: tags.optional().describe('Tags to filter by (at most 16)'),
     task: taskId.optional().describe('The task it belongs to (default: your own task)'),
   }),
   output: z.object({ finding }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/knowledge' },
   cli: {
     command: ['knowledge', 'post'],
@@ -107,7 +113,7 @@ export const knowledgeSearch = defineSyscall({
   }),
   output: z.object({ findings: z.array(hit), terms: z.array(z.string()) }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/knowledge' },
   cli: {
     command: ['knowledge', 'search'],
@@ -117,14 +123,26 @@ export const knowledgeSearch = defineSyscall({
   async handler(ctx, i) {
     const terms = termsOf(i.query ?? '');
     const k = knowledge(ctx);
-    const hits = await k.search.search(k.tables.reader, {
-      zone: ctx.principal.zone,
-      terms,
-      match: i.match ?? 'all',
-      limit: i.limit ?? 10,
-      ...(i.tags ? { tags: i.tags } : {}),
-      ...(i.task ? { task: taskRef(ctx.principal.zone, i.task) } : {}),
-    });
+    // Off the event loop (the heavy reader), one search at a time per caller.
+    const hits = await k.lanes
+      .run(principalId(ctx.principal), () =>
+        k.search.search(k.tables.heavyReader, {
+          zone: ctx.principal.zone,
+          terms,
+          match: i.match ?? 'all',
+          limit: i.limit ?? 10,
+          ...(i.tags ? { tags: i.tags } : {}),
+          ...(i.task ? { task: taskRef(ctx.principal.zone, i.task) } : {}),
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof ReadTimeoutError)) throw error;
+        throw new WarrenError(
+          'limit_exceeded',
+          `the search ran past ${error.ms} ms and was stopped: search for fewer or rarer words`,
+          { limit: 'searchMs', max: error.ms },
+        );
+      });
     return { findings: hits.map(hitInfo), terms };
   },
 });
@@ -136,7 +154,7 @@ export const knowledgeShow = defineSyscall({
   input: z.object({ id: z.string().min(1).max(200).describe('A finding id (fnd_…)') }),
   output: z.object({ finding }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/knowledge/:id' },
   cli: { command: ['knowledge', 'show'], positional: ['id'], examples: ['warren knowledge show fnd_01j…'] },
   async handler(ctx, i) {
@@ -153,7 +171,7 @@ export const workpadRead = defineSyscall({
   input: z.object({ task: taskId }),
   output: z.object({ workpad }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/tasks/:task/workpad' },
   cli: { command: ['workpad', 'show'], positional: ['task'], examples: ['warren workpad show task_01j…'] },
   async handler(ctx, i) {
@@ -175,7 +193,7 @@ export const workpadWrite = defineSyscall({
   }),
   output: z.object({ workpad }),
   callers: ['session', 'operator'],
-  tier: 2,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/tasks/:task/workpad' },
   cli: {
     command: ['workpad', 'write'],

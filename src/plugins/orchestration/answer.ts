@@ -1,11 +1,14 @@
 import type { Kernel } from '../../kernel/kernel.ts';
 import { forbidden, notFound, WarrenError } from '../../vocab/errors.ts';
 import { type Principal, principalId } from '../../vocab/principal.ts';
+import { release } from './escalations.ts';
 import type { EscalationsTable, Tables, TasksTable, Tx } from './schema.ts';
 
 /**
  * Where an answer went:
  * - `input`: to the task's live session (or the asking session's), as input framed `[ANSWER]`;
+ *   a session of a task that still runs (or waits) which has stopped cleanly is reanimated
+ *   (resumed) for it;
  * - `retry`: the task's session is gone, so the task is retried with the answer in its prompt;
  * - `prompt`: the task has not been dispatched yet; the answer joins its prompt;
  * - `none`: the task is complete or cancelled (or gone); the answer is recorded only.
@@ -59,12 +62,19 @@ export async function answerEscalation(
       .executeTakeFirst();
     // Another answer committed between the read and the update (PostgreSQL re-checks the row).
     if (Number(marked.numUpdatedRows) === 0) throw closed({ ...esc, status: 'answered' });
-    const task = await db
+    const found = await db
       .selectFrom('orchestration_tasks')
       .selectAll()
       .where('id', '=', esc.task_id)
       .executeTakeFirst();
-    const target = await liveTarget(tx, kernel, task?.session_id ?? esc.session_id);
+    // The escalation held its task: with none left open, it runs again.
+    const task = found ? await release(tx, found, by) : undefined;
+    const asked = task?.session_id ?? esc.session_id;
+    let target = await liveTarget(tx, kernel, asked);
+    // Its session ended while the task waited (its turn over, the agent gone): bring it back.
+    if (target === null && asked && task && HELD.has(task.status)) {
+      if (await kernel.reviveIn(tx, asked, by, `escalation ${id} answered`)) target = asked;
+    }
     const delivered = deliveryFor(task, target);
     tx.append({
       zone: esc.zone,
@@ -80,6 +90,9 @@ export async function answerEscalation(
     return { escalation: id, task: esc.task_id, delivered, session: delivered === 'input' ? target : null };
   });
 }
+
+/** Task statuses whose session an answer may reanimate: the task still needs it. */
+const HELD: ReadonlySet<string> = new Set(['running', 'waiting', 'review']);
 
 function closed(esc: EscalationsTable): WarrenError {
   if (esc.status === 'answered') {

@@ -6,6 +6,7 @@ import { parseJson } from '../../util/json.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { isOperatorId, type Principal } from '../../vocab/principal.ts';
 import { ACTOR, finish } from './follow.ts';
+import { REPORTER } from './report.ts';
 import type { Tables, TasksTable, Tx } from './schema.ts';
 import { taskById, transition } from './tasks.ts';
 import type { SpawnTemplate } from './template.ts';
@@ -15,7 +16,7 @@ import { spawnRequestOf } from './template.ts';
  * Dispatch: a pending task whose dependencies are all complete, which is not held, whose
  * parent task has started and whose environment is connected becomes `ready`; a ready task
  * gets a session through the one spawn path, spawned by its parent task's live session (a
- * pipe joins them; the kernel's SIGCHLD wakes the parent), or by the plugin as an operator
+ * pipe joins them; its outcomes wake the parent as `[TASK]` lines), or by the plugin as an operator
  * (a child of init) when the parent is the root or has no live session.
  */
 
@@ -46,7 +47,10 @@ export async function gate(tx: Tx, kernel: Kernel, t: TasksTable): Promise<Tasks
     .execute();
   const failed = deps.find((d) => d.status === 'failed' || d.status === 'cancelled');
   if (failed) return wait(`waiting on ${failed.status} task ${failed.id}`);
-  const open = deps.filter((d) => d.status !== 'complete').map((d) => d.id);
+  // A dependency held by an open escalation says so: the operator is what it waits for.
+  const open = deps
+    .filter((d) => d.status !== 'complete')
+    .map((d) => (d.status === 'waiting' ? `${d.id} (waiting on the operator)` : d.id));
   if (open.length > 0) {
     return wait(
       `waiting on ${open.slice(0, 5).join(', ')}${open.length > 5 ? ` and ${open.length - 5} more` : ''}`,
@@ -85,12 +89,17 @@ export async function spawnFor(
       await startContext({ zone: t.zone, id: t.id, title: t.title, prompt: t.prompt, attempt }),
     );
     const req: SpawnRequest = {
+      // A task a session made is its worker; one the operator made leads (it may make its own
+      // DAG below it). The template's job, if any, overrides either.
+      job: spawner.kind === 'operator' ? 'orchestrator' : 'worker',
       ...spawnRequestOf(parseJson<SpawnTemplate>(t.spawn, {})),
       title: t.title,
       prompt: t.prompt,
       runner: t.environment,
       pipe,
       idempotencyKey: `task:${t.id}:${attempt}`,
+      // Its lead hears it as the task ([TASK], report.ts), not as SIGCHLDs of its session.
+      reportedBy: REPORTER,
       ...(t.persona_id ? { personaId: t.persona_id } : {}),
       ...(t.budget ? { budget: parseJson<Budget>(t.budget, {}) } : {}),
       ...(context ? { context } : {}),

@@ -50,7 +50,7 @@ export class Engine implements PluginInstance {
     const rows = await this.tables.reader
       .selectFrom('orchestration_tasks')
       .select(['session_id'])
-      .where('status', 'in', ['ready', 'running', 'review'])
+      .where('status', 'in', ['ready', 'running', 'waiting', 'review'])
       .where('parent_id', 'is not', null)
       .execute();
     for (const r of rows) if (r.session_id) this.taskSessions.add(r.session_id);
@@ -100,6 +100,10 @@ export class Engine implements PluginInstance {
             queued = true;
           } else if (p.to === 'pending') {
             this.tasks.add(String(p.task));
+            queued = true;
+          } else if (p.to === 'waiting' || p.from === 'waiting') {
+            // Its dependents say what they wait on: the operator, while it waits.
+            this.dependentsOf.add(String(p.task));
             queued = true;
           }
           break;
@@ -238,14 +242,16 @@ export class Engine implements PluginInstance {
     if (!pre?.parent_id) return; // gone, or the root
     let pending = false;
     if (pre.status === 'running' && pre.session_id) {
+      // Whatever its status reads now: it may be idle by the time the unit below reads it, and
+      // input written before that (an answer to a resumed session) must still count as due.
       const s = await this.kernel.sessionState(pre.session_id);
-      if (s?.status === 'idle') pending = await this.kernel.hasPendingInput(pre.session_id);
+      if (s && s.status !== 'stopped') pending = await this.kernel.hasPendingInput(pre.session_id);
     }
     const ready = await this.tables.write(async (tx) => {
       const t = await taskById(tx.db, id);
       if (!t?.parent_id) return null;
       if (t.status === 'pending' || t.status === 'ready') return gate(tx, this.kernel, t);
-      if (t.status === 'running' || t.status === 'review') {
+      if (t.status === 'running' || t.status === 'review' || t.status === 'waiting') {
         await follow(tx, this.kernel, t, pending);
         return null;
       }

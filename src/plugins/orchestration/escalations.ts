@@ -2,7 +2,9 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import type { IdGenerator } from '../../util/ids.ts';
 import { forbidden, WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
-import type { Tables, Tx } from './schema.ts';
+import { reportTask } from './report.ts';
+import type { Tables, TasksTable, Tx } from './schema.ts';
+import { isDone, transition } from './tasks.ts';
 
 export interface NewEscalation {
   zone: string;
@@ -45,9 +47,15 @@ export async function openEscalation(tx: Tx, ids: IdGenerator, e: NewEscalation)
   return id;
 }
 
+/** How much of a question a waiting task's `reason` shows (the inbox has all of it). */
+const REASON_CHARS = 300;
+
 /**
  * `task_escalate`: a session asks a human on behalf of its task (the task whose latest
- * session it is). The escalation and its `task.escalated` event commit together.
+ * session it is). The task waits (`waiting`, the question its reason) until the operator
+ * answers, whatever its session does meanwhile — ends its turn, even stops — and its lead is
+ * told (`[TASK] … waiting: <question>`). The escalation, the task's move and the notice
+ * commit together. A task that is done, or not started, has nothing to hold.
  */
 export async function escalate(
   kernel: Kernel,
@@ -60,7 +68,7 @@ export async function escalate(
   return tables.write(async (tx) => {
     const task = await tx.db
       .selectFrom('orchestration_tasks')
-      .select('id')
+      .selectAll()
       .where('session_id', '=', p.sessionId)
       .where('zone', '=', p.zone)
       .executeTakeFirst();
@@ -71,6 +79,16 @@ export async function escalate(
         { what: 'task', session: p.sessionId },
       );
     }
+    if (isDone(task.status) || task.status === 'pending' || task.status === 'ready') {
+      throw new WarrenError(
+        'conflict',
+        `task ${task.id} is ${task.status}: there is nothing to hold for an answer`,
+        {
+          task: task.id,
+          status: task.status,
+        },
+      );
+    }
     const escalation = await openEscalation(tx, kernel.ids, {
       zone: p.zone,
       taskId: task.id,
@@ -79,8 +97,40 @@ export async function escalate(
       context,
       actor: p.sessionId,
     });
+    await hold(tx, kernel, task, question, p.sessionId);
     return { escalation, task: task.id };
   });
+}
+
+/** The task waits on the operator, visibly, and its lead hears the question. */
+async function hold(tx: Tx, kernel: Kernel, task: TasksTable, question: string, actor: string) {
+  const oneLine = question.replace(/\s+/g, ' ').trim();
+  const reason = `waiting on the operator: ${oneLine.length > REASON_CHARS ? `${oneLine.slice(0, REASON_CHARS)}…` : oneLine}`;
+  const next =
+    task.status === 'waiting' ? task : await transition(tx, task, { to: 'waiting', reason, actor });
+  if (task.status === 'waiting') {
+    await tx.db
+      .updateTable('orchestration_tasks')
+      .set({ reason, updated_at: tx.now })
+      .where('id', '=', task.id)
+      .execute();
+  }
+  await reportTask(tx, kernel, next, 'waiting', question, actor);
+}
+
+/**
+ * The operator answered a task's escalation: with no other one open, a waiting task runs again.
+ */
+export async function release(tx: Tx, task: TasksTable, by: string): Promise<TasksTable> {
+  if (task.status !== 'waiting') return task;
+  const still = await tx.db
+    .selectFrom('orchestration_escalations')
+    .select('id')
+    .where('task_id', '=', task.id)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  if (still) return task;
+  return transition(tx, task, { to: 'running', reason: null, actor: by });
 }
 
 /**

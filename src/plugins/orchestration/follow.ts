@@ -2,6 +2,7 @@ import type { Kernel } from '../../kernel/kernel.ts';
 import type { SessionState } from '../../kernel/session-state.ts';
 import { adoptChildren } from './adopt.ts';
 import { openEscalation, withdrawEscalations } from './escalations.ts';
+import { reportTask } from './report.ts';
 import type { TaskStatus, TasksTable, Tx } from './schema.ts';
 import { isDone, openChildren, transition } from './tasks.ts';
 
@@ -23,8 +24,12 @@ export async function sessionOf(
   return id ? kernel.sessionStateIn(tx, id) : undefined;
 }
 
-/** Move a running or in-review task along with its session. `pending`: the idle session has input due. */
+/**
+ * Move a running or in-review task along with its session. `pending`: the idle session has
+ * input due. A waiting task (an open escalation) holds: nothing its session does moves it.
+ */
 export async function follow(tx: Tx, kernel: Kernel, t: TasksTable, pending: boolean): Promise<void> {
+  if (t.status === 'waiting') return;
   const s = await sessionOf(tx, kernel, t.session_id);
   if (!s) {
     // Retention removed it (its task was never told), or the row was edited by hand.
@@ -62,10 +67,12 @@ export async function follow(tx: Tx, kernel: Kernel, t: TasksTable, pending: boo
 }
 
 /**
- * A task reaches review or a final status. Complete and failed hand their open children up;
- * every final status ends the task's session (SIGTERM, the kernel's grace, then SIGKILL),
- * so nothing idles forever; a failure the task escalates opens an escalation, all in one
- * transaction.
+ * A task reaches review or a final status, and its lead hears it (`[TASK]`, report.ts).
+ * Complete and failed hand their open children up; every final status ends the task's
+ * session so nothing idles forever — complete and failed without a word to its agent (it
+ * has nothing left to do: no `[SIGTERM]` turn), cancelled with SIGTERM (it may be mid-work);
+ * the kernel's grace, then SIGKILL, bound both. A failure the task escalates opens an
+ * escalation. All in one transaction.
  */
 export async function finish(
   tx: Tx,
@@ -84,13 +91,15 @@ export async function finish(
         : {}),
     ...(how.result !== undefined ? { result: how.result } : {}),
   });
+  if (to === 'review') await reportTask(tx, kernel, next, 'review', next.result, how.actor);
   if (!isDone(to)) return next;
   if (to !== 'failed') await withdrawEscalations(tx, t, how.actor, `the task is ${to}`);
   if (to !== 'cancelled') await adoptChildren(tx, kernel, next, how.actor);
-  if (next.session_id) await kernel.stopIn(tx, next.session_id, how.actor, true);
+  if (next.session_id) await stopSession(tx, kernel, next, how.actor);
+  let escalation: string | null = null;
   if (to === 'failed' && t.on_failure === 'escalate') {
     const s = how.session ?? (await sessionOf(tx, kernel, t.session_id));
-    await openEscalation(tx, kernel.ids, {
+    escalation = await openEscalation(tx, kernel.ids, {
       zone: t.zone,
       taskId: t.id,
       sessionId: null,
@@ -106,11 +115,23 @@ export async function finish(
       actor: 'kernel',
     });
   }
+  const text =
+    to === 'complete'
+      ? next.result
+      : `${next.reason ?? 'no reason given'}${escalation ? ` (escalated to the operator: ${escalation})` : ''}`;
+  await reportTask(tx, kernel, next, to as 'complete' | 'failed' | 'cancelled', text, how.actor);
   return next;
+}
+
+/** A done task's session ends: quietly once its work is over, with SIGTERM when cancelled. */
+async function stopSession(tx: Tx, kernel: Kernel, t: TasksTable, actor: string): Promise<void> {
+  if (!t.session_id) return;
+  if (t.status === 'cancelled') await kernel.stopIn(tx, t.session_id, actor, true);
+  else await kernel.stopIn(tx, t.session_id, actor, true, { quiet: true, reason: `its task is ${t.status}` });
 }
 
 /** A task that is done: its session ended, its open children handed up (the backstop's repairs). */
 export async function settleDone(tx: Tx, kernel: Kernel, t: TasksTable): Promise<void> {
   if (t.status !== 'cancelled') await adoptChildren(tx, kernel, t, ACTOR);
-  if (t.session_id) await kernel.stopIn(tx, t.session_id, ACTOR, true);
+  await stopSession(tx, kernel, t, ACTOR);
 }

@@ -51,11 +51,11 @@ export const taskEscalate = defineSyscall({
   group: 'tasks',
   summary: 'Ask a human: open an escalation of your task in the operator inbox',
   description:
-    'For the session of a task. The question (and optional context) appears in the operator inbox; the answer arrives later as input framed [ANSWER]. Do not wait in a loop: end your turn, or carry on with other work.',
+    'For the session of a task. The question (and optional context) appears in the operator inbox and your task waits (status waiting) until an operator answers: ending your turn, or even your session, does not complete it, and your dependents wait too. The answer arrives as input framed [ANSWER] (your session is resumed for it if it ended). Do not wait in a loop: end your turn, or carry on with other work.',
   input: z.object({ question, context }),
   output: z.object({ escalation: z.string(), task: z.string(), message: z.string() }),
   callers: ['session'],
-  tier: 2,
+  jobs: ['worker', 'orchestrator'],
   http: { method: 'POST', path: '/v1/inbox' },
   handler: async (ctx, i) => ({
     ...(await escalate(ctx.kernel, tables(ctx), ctx.principal, i.question, i.context ?? {})),
@@ -71,6 +71,7 @@ export const inboxList = defineSyscall({
   input: z.object({ all: s.optionalFlag.describe('Answered ones too'), ...s.pageInput }),
   output: z.object({ escalations: z.array(item), next: s.nextCursor }),
   callers: ['operator'],
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/inbox' },
   cli: { command: ['inbox'], examples: ['warren inbox', 'warren inbox --all --limit 20'] },
   handler: (ctx, i) => listInbox(ctx.kernel, tables(ctx), ctx.principal, i),
@@ -90,6 +91,7 @@ export const inboxShow = defineSyscall({
     }),
   }),
   callers: ['operator'],
+  jobs: ['operator'],
   http: { method: 'GET', path: '/v1/inbox/:id' },
   cli: { command: ['inbox', 'show'], positional: ['id'], examples: ['warren inbox show esc_01j…'] },
   handler: async (ctx, i) => ({
@@ -102,7 +104,7 @@ export const inboxAnswer = defineSyscall({
   group: 'inbox',
   summary: "Answer an escalation: delivered to the task's live session, or the task is retried with it",
   description:
-    'Marks it answered and logs escalation.answered. A live session of the task gets the answer as input ([ANSWER] with the question); when its session is gone the task is retried with the answer added to its prompt; a task not dispatched yet gets it in its prompt; a complete or cancelled task only has it recorded. Answering twice is already_answered.',
+    'Marks it answered and logs escalation.answered; a task waiting on it runs again. A live session of the task gets the answer as input ([ANSWER] with the question), one that stopped cleanly is resumed for it; when its session cannot come back the task is retried with the answer added to its prompt; a task not dispatched yet gets it in its prompt; a complete or cancelled task only has it recorded. Answering twice is already_answered.',
   input: z.object({ id: escalationId, text: z.string().min(1).describe('The answer') }),
   output: z.object({
     escalation: z.string(),
@@ -111,6 +113,7 @@ export const inboxAnswer = defineSyscall({
     session: z.string().nullable(),
   }),
   callers: ['operator'],
+  jobs: ['operator'],
   http: { method: 'POST', path: '/v1/inbox/:id/answer' },
   cli: {
     command: ['inbox', 'answer'],

@@ -8,7 +8,7 @@ import { withdrawEscalations } from './escalations.ts';
 import { finish } from './follow.ts';
 import { TASK_DONE, type Tables, type TasksTable, type Tx } from './schema.ts';
 import { depsOf, ensureRoot, isDone, isRootId, rootIdOf, taskById, taskInZone, transition } from './tasks.ts';
-import { MAX_TEMPLATE_BYTES, type SpawnTemplate } from './template.ts';
+import { MAX_TEMPLATE_BYTES, type SpawnTemplate, spawnRequestOf } from './template.ts';
 
 /** What operators and orchestrator sessions do to tasks: create, depend, start, complete, cancel, delete. */
 
@@ -66,6 +66,19 @@ export async function createTask(
     'local';
   // An environment that does not exist is an error now; one that is offline is waited for.
   kernel.checkEnvironment(environment);
+  // A spawn that cannot start is refused now, not first at dispatch: a session's task runs
+  // its own runtime unless it names one. An operator's task with no template at all is
+  // checked at dispatch (a held placeholder often gets its spawn later), and so is one for
+  // another environment (its runtimes are the runner's, known once it is connected).
+  if (
+    environment === 'local' &&
+    (p.kind === 'session' || n.spawn !== undefined || n.personaId !== undefined)
+  ) {
+    await kernel.checkSpawn(p, {
+      ...spawnRequestOf(n.spawn ?? {}),
+      ...(n.personaId !== undefined ? { personaId: n.personaId } : {}),
+    });
+  }
   return tables.write(async (tx) => {
     await ensureRoot(tx, p.zone);
     const actor = principalId(p);
@@ -236,8 +249,17 @@ export async function completeTask(
     notRoot(t, 'completed');
     // Its own session may complete it too (it is in its own subtree).
     await requireActOn(tx.db, p, t, 'complete');
-    if (t.status !== 'running' && t.status !== 'review') {
-      throw conflict(`task ${t.id} is ${t.status}: only a running task or one in review can be completed`);
+    // Its own session cannot end the wait its escalation holds it in: only an answer does (or
+    // an operator or its lead deciding to complete it anyway).
+    if (t.status === 'waiting' && p.kind === 'session' && p.sessionId === t.session_id) {
+      throw conflict(
+        `task ${t.id} is waiting on the operator's answer to its escalation: it completes after that answer`,
+      );
+    }
+    if (t.status !== 'running' && t.status !== 'review' && t.status !== 'waiting') {
+      throw conflict(
+        `task ${t.id} is ${t.status}: only a running task, one waiting on the operator or one in review can be completed`,
+      );
     }
     let value = result;
     if (value === undefined) {
@@ -310,7 +332,7 @@ export async function deleteTask(tables: Tables, p: Principal, ref: string): Pro
         },
       );
     }
-    if (t.status === 'running' || t.status === 'review') {
+    if (t.status === 'running' || t.status === 'review' || t.status === 'waiting') {
       throw conflict(`task ${t.id} is ${t.status}: cancel or complete it first`);
     }
     const waiting = await tx.db

@@ -5,6 +5,8 @@ export const TASK_STATUSES = [
   'pending',
   'ready',
   'running',
+  /** An escalation of it is open: it waits for the operator's answer, whatever its session does. */
+  'waiting',
   'review',
   'complete',
   'failed',

@@ -54,7 +54,7 @@ export const taskCreate = defineSyscall({
   description:
     "A task gets a session (spawned by its parent task's session, joined by a pipe) once every task in dependsOn is complete. Without parent it goes under your own task (a session's) or the root. review: its result waits for task_complete. onFailure 'escalate' opens an operator escalation when it fails. hold: created held; task_start releases it.",
   input: z.object({
-    title: s.title.min(1),
+    title: s.title.min(1).describe('A short name for the task'),
     prompt: z.string().describe('What the task is: the prompt of its sessions'),
     parent: taskId.optional().describe('Parent task (default: your own task, else the root)'),
     dependsOn: depList.optional().describe('Tasks that must complete first'),
@@ -70,7 +70,9 @@ export const taskCreate = defineSyscall({
     spawn: spawnTemplate
       .optional()
       .describe('What its sessions are spawned with (runtime, script, config, model, tools, grants …)'),
-    budget: s.budget.optional().describe("Limits for its sessions' subtree"),
+    budget: s.budget
+      .optional()
+      .describe("Limits for its sessions' subtree: inputTokens, outputTokens, costUsd, turns, wallMs"),
     review: s.optionalFlag.describe('Its result waits in review for task_complete'),
     onFailure: z
       .enum(['fail', 'escalate'])
@@ -80,7 +82,7 @@ export const taskCreate = defineSyscall({
   }),
   output: z.object({ task: detail, dependsOn: z.array(z.string()) }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/tasks' },
   cli: {
     command: ['task', 'create'],
@@ -101,10 +103,10 @@ export const taskDepend = defineSyscall({
   name: 'task_depend',
   group: 'tasks',
   summary: 'Add dependencies to a task that has not started (a cycle is refused)',
-  input: z.object({ id: taskId, dependsOn: depList.min(1) }),
+  input: z.object({ id: taskId, dependsOn: depList.min(1).describe('Tasks that must complete first') }),
   output: z.object({ task: detail, dependsOn: z.array(z.string()) }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/tasks/:id/depend' },
   cli: {
     command: ['task', 'depend'],
@@ -122,13 +124,17 @@ export const taskList = defineSyscall({
   name: 'task_list',
   group: 'tasks',
   summary: 'List tasks with their dependencies (operators: the zone; sessions: their own subtree)',
-  input: z.object({ status: status.optional(), parent: taskId.optional(), ...s.pageInput }),
+  input: z.object({
+    status: status.optional().describe('Only tasks in this status'),
+    parent: taskId.optional().describe('Only the children of this task'),
+    ...s.pageInput,
+  }),
   output: z.object({
     tasks: z.array(info.extend({ dependsOn: z.array(z.string()).describe('The tasks this one waits for') })),
     next: s.nextCursor,
   }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/tasks' },
   cli: {
     command: ['task', 'list'],
@@ -149,7 +155,7 @@ export const taskShow = defineSyscall({
     session: s.session.nullable(),
   }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/tasks/:id' },
   cli: { command: ['task', 'show'], positional: ['id'], examples: ['warren task show task_01j…'] },
   handler: (ctx, i) => showTask(ctx.kernel, tables(ctx), ctx.principal, i.id),
@@ -168,7 +174,7 @@ export const taskTreeCall = defineSyscall({
   input: z.object({ id: taskId.optional() }),
   output: z.object({ tree: node, truncated: z.boolean() }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'GET', path: '/v1/tasks/tree' },
   cli: {
     command: ['task', 'tree'],
@@ -185,7 +191,7 @@ export const taskStart = defineSyscall({
   input: z.object({ id: taskId }),
   output: z.object({ task: info }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/tasks/:id/start' },
   cli: { command: ['task', 'start'], positional: ['id'], examples: ['warren task start task_01j…'] },
   async handler(ctx, i) {
@@ -199,10 +205,13 @@ export const taskCancel = defineSyscall({
   name: 'task_cancel',
   group: 'tasks',
   summary: 'Cancel a task and the open tasks below it (their sessions get SIGTERM)',
-  input: z.object({ id: taskId, reason: z.string().max(2000).optional() }),
+  input: z.object({
+    id: taskId,
+    reason: z.string().max(2000).optional().describe('Why (shown to its lead)'),
+  }),
   output: z.object({ task: info, cancelled: z.array(z.string()) }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/tasks/:id/cancel' },
   cli: { command: ['task', 'cancel'], positional: ['id'], examples: ['warren task cancel task_01j…'] },
   async handler(ctx, i) {
@@ -222,11 +231,12 @@ export const taskComplete = defineSyscall({
     result: z
       .string()
       .max(256 * 1024)
-      .optional(),
+      .optional()
+      .describe("The task's result (default: its session's last message)"),
   }),
   output: z.object({ task: info }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['worker', 'orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/tasks/:id/complete' },
   cli: {
     command: ['task', 'complete'],
@@ -245,7 +255,7 @@ export const taskDelete = defineSyscall({
   input: z.object({ id: taskId }),
   output: z.object({ id: z.string() }),
   callers: ['session', 'operator'],
-  tier: 1,
+  jobs: ['orchestrator', 'operator'],
   http: { method: 'DELETE', path: '/v1/tasks/:id' },
   cli: { command: ['task', 'delete'], positional: ['id'], examples: ['warren task delete task_01j…'] },
   handler: (ctx, i) => deleteTask(tables(ctx), ctx.principal, i.id),

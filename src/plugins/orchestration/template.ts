@@ -5,7 +5,9 @@ import { spawnRequestOf as fromSpawnInput, spawnInput } from '../core/ipc.ts';
 /**
  * What a task's sessions are spawned with: the pieces of `ipc_spawn` that describe the agent
  * (taken from its schema, not copied). The task supplies title, prompt, persona, budget,
- * environment (the runner) and the pipe; without a runtime, the persona's (else `script`).
+ * environment (the runner) and the pipe; without a runtime, the persona's, else what `script`
+ * or `command` imply, else the spawning session's own (an operator's: `script`); without a
+ * job, `worker` (its task's tools; name `toolGroups` or `job` for more).
  */
 export const spawnTemplate = spawnInput
   .pick({
@@ -20,6 +22,8 @@ export const spawnTemplate = spawnInput
     ttlSeconds: true,
     parentClose: true,
     wakeOnInput: true,
+    job: true,
+    toolGroups: true,
     tools: true,
     grants: true,
   })
@@ -29,7 +33,9 @@ export const spawnTemplate = spawnInput
       .min(1)
       .max(64)
       .optional()
-      .describe("How the agent runs (default: the persona's, else script)"),
+      .describe(
+        "How the agent runs (default: the persona's; else what `script` or `command` imply; else the creating session's own runtime, model and config; an operator's: script)",
+      ),
   })
   .strict();
 

@@ -117,6 +117,7 @@ export class RunnerHub implements EnvironmentProvider {
       token: ctx.token,
       tools: ctx.tools,
       resumeState: ctx.resumeState,
+      resuming: ctx.resuming,
       ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
     };
     try {

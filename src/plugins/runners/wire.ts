@@ -32,6 +32,8 @@ export interface StartContext {
   token: string;
   tools: readonly string[];
   resumeState: Record<string, unknown> | null;
+  /** Absent from servers before it: then a resume is known only by its saved state. */
+  resuming?: boolean;
   traceparent?: string;
 }
 

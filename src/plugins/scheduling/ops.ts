@@ -15,6 +15,7 @@ import type {
   SchedulesTable,
   SchedulingDb,
 } from './schema.ts';
+import { checkScheduleLimits, defaultScheduleLimits, type ScheduleLimits } from './standing.ts';
 import { checkTimeZone, checkTiming, nextAfter, type Timing } from './timing.ts';
 
 /** What operators and sessions do to schedules: create, edit, pause, resume, delete, run now. */
@@ -148,12 +149,14 @@ export async function createSchedule(
   tables: Tables,
   p: Principal,
   spec: ScheduleSpec,
+  limits: ScheduleLimits = defaultScheduleLimits,
 ): Promise<SchedulesTable> {
   const now = kernel.clock.now();
   const timing = timingFrom(spec, now);
   const action = actionFrom(spec);
   await checkAction(kernel, p, action);
   return tables.write(async (tx) => {
+    await checkScheduleLimits(tx.db, p, timing, limits, now);
     const id = kernel.ids.id('sched');
     const row: SchedulesTable = {
       id,
@@ -203,6 +206,7 @@ export async function updateSchedule(
   p: Principal,
   id: string,
   spec: ScheduleSpec,
+  limits: ScheduleLimits = defaultScheduleLimits,
 ): Promise<SchedulesTable> {
   const now = kernel.clock.now();
   const retimed = spec.cron !== undefined || spec.intervalMs !== undefined || spec.at !== undefined;
@@ -213,6 +217,7 @@ export async function updateSchedule(
   if (action) await checkAction(kernel, p, action);
   return tables.write(async (tx) => {
     const row = await scheduleOf(tx.db, p, id);
+    await checkScheduleLimits(tx.db, p, timing, limits, now, row.id);
     const patch: Partial<SchedulesTable> = { updated_at: tx.now };
     if (spec.name !== undefined) patch.name = spec.name;
     if (timing) {
@@ -262,6 +267,29 @@ export async function setEnabled(tables: Tables, p: Principal, id: string, enabl
       type: enabled ? 'schedule.resumed' : 'schedule.paused',
       actor: principalId(p),
       payload: { scheduleId: row.id },
+    });
+    return { ...row, ...patch };
+  });
+}
+
+/**
+ * An operator takes a schedule over (one whose creator was killed, or any): from now on its
+ * fires act as that operator. Left as it was, enabled or not: `schedule_resume` restarts it.
+ */
+export async function adoptSchedule(tables: Tables, p: Principal, id: string) {
+  return tables.write(async (tx) => {
+    const row = await scheduleOf(tx.db, p, id);
+    const patch: Partial<SchedulesTable> = {
+      owner: JSON.stringify(ownerOf(p)),
+      created_by: principalId(p),
+      updated_at: tx.now,
+    };
+    await tx.db.updateTable('scheduling_schedules').set(patch).where('id', '=', row.id).execute();
+    tx.append({
+      zone: p.zone,
+      type: 'schedule.adopted',
+      actor: principalId(p),
+      payload: { scheduleId: row.id, from: row.created_by },
     });
     return { ...row, ...patch };
   });

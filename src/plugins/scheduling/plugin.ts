@@ -4,6 +4,7 @@ import type { LogEvent } from '../../store/events.ts';
 import { defaultSchedulerOptions, Scheduler } from './engine.ts';
 import { schedulingMigrations } from './migrations.ts';
 import type { SchedulingDb } from './schema.ts';
+import { defaultScheduleLimits, followEnds, type ScheduleLimits } from './standing.ts';
 import { type SchedulingInstance, scheduleSyscalls } from './syscalls.ts';
 
 const settings = z
@@ -13,6 +14,10 @@ const settings = z
     maxSleepMs: z.number().int().min(10).optional(),
     leaseMs: z.number().int().min(1000).optional(),
     concurrency: z.number().int().min(1).max(256).optional(),
+    /** Schedules one session may hold (src/plugins/scheduling/standing.ts). */
+    maxPerSession: z.number().int().min(1).optional(),
+    /** The shortest period of a session's schedule. */
+    minIntervalMs: z.number().int().min(0).optional(),
   })
   .strict();
 
@@ -31,14 +36,26 @@ export const schedulingPlugin = definePlugin<z.output<typeof settings> | undefin
   syscalls: scheduleSyscalls,
   config: settings.optional(),
   async start({ kernel, tables, call, log, config }): Promise<SchedulingInstance> {
-    const scheduler = new Scheduler(kernel, tables, call, log, { ...defaultSchedulerOptions, ...config });
+    const { maxPerSession, minIntervalMs, ...engine } = config ?? {};
+    const scheduler = new Scheduler(kernel, tables, call, log, { ...defaultSchedulerOptions, ...engine });
+    const limits: ScheduleLimits = {
+      maxPerSession: maxPerSession ?? defaultScheduleLimits.maxPerSession,
+      minIntervalMs: minIntervalMs ?? defaultScheduleLimits.minIntervalMs,
+    };
     await scheduler.start();
     return {
       phases: scheduler.phases,
-      onCommit: (events: readonly LogEvent[]) => scheduler.onCommit(events),
+      onCommit: (events: readonly LogEvent[]) => {
+        scheduler.onCommit(events);
+        // A creator's end disables its schedules or hands them to its parent.
+        void followEnds(kernel, tables, events).catch((err: unknown) =>
+          log.error({ err }, 'scheduling: following a creator’s end failed'),
+        );
+      },
       onAnyCommit: (events: readonly LogEvent[]) => scheduler.onAnyCommit(events),
       scheduler,
       tables,
+      limits,
       stop: () => scheduler.stop(),
     };
   },

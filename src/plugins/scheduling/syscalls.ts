@@ -5,6 +5,7 @@ import { defineSyscall, type Syscall, type SyscallContext } from '../../contract
 import { spawnTemplate, streamMessage, taskTemplate } from './action.ts';
 import type { Scheduler } from './engine.ts';
 import {
+  adoptSchedule,
   createSchedule,
   deleteSchedule,
   listSchedules,
@@ -23,6 +24,7 @@ import {
   type SchedulesTable,
   type SchedulingDb,
 } from './schema.ts';
+import type { ScheduleLimits } from './standing.ts';
 
 /** The schedule syscalls: operators (CLI, REST) and orchestrator sessions (MCP tools) call the same ones. */
 
@@ -30,6 +32,8 @@ import {
 export interface SchedulingInstance extends PluginInstance {
   scheduler: Scheduler;
   tables: PluginTables<SchedulingDb>;
+  /** Caps on a session's schedules (src/plugins/scheduling/standing.ts). */
+  limits: ScheduleLimits;
 }
 
 const self = (ctx: SyscallContext) => ctx.self as SchedulingInstance;
@@ -130,10 +134,15 @@ const timingFields = {
   nowIfPast: s.optionalFlag.describe('A one-shot time in the past fires now instead of being refused'),
 };
 const actionFields = {
-  task: taskTemplate.optional().describe('Action: create a task from this template (task_create input)'),
-  spawn: spawnTemplate
-    .optional()
-    .describe('Action: spawn a session (ipc_spawn input: a personaId and a prompt, typically)'),
+  task: s
+    .inputOf(taskTemplate, "Action: create a task: task_create's input ({ title, prompt, spawn … })")
+    .optional(),
+  spawn: s
+    .inputOf(
+      spawnTemplate,
+      "Action: spawn a session: ipc_spawn's input (a personaId and a prompt, typically)",
+    )
+    .optional(),
   stream: streamMessage.optional().describe('Action: write a message to a stream you hold with w'),
 };
 const policyFields = {
@@ -172,7 +181,6 @@ export const scheduleCreate = defineSyscall({
   }),
   output: z.object({ schedule: scheduleView }),
   callers: ['session', 'operator'],
-  tier: 1,
   http: { method: 'POST', path: '/v1/schedules' },
   cli: {
     command: ['schedule', 'create'],
@@ -184,7 +192,7 @@ export const scheduleCreate = defineSyscall({
     ],
   },
   async handler(ctx, i) {
-    const row = await createSchedule(ctx.kernel, tables(ctx), ctx.principal, i);
+    const row = await createSchedule(ctx.kernel, tables(ctx), ctx.principal, i, self(ctx).limits);
     scheduler(ctx).poke();
     return { schedule: view(row) };
   },
@@ -196,15 +204,14 @@ export const scheduleUpdate = defineSyscall({
   summary: 'Change a schedule: its name, timing, action, policies, or paused',
   input: z.object({
     id: scheduleId,
-    name: s.title.min(1).optional(),
+    name: s.title.min(1).optional().describe('A new name'),
     ...timingFields,
     ...actionFields,
     ...policyFields,
-    paused: s.optionalFlag,
+    paused: s.optionalFlag.describe('Pause (true) or resume (false) it'),
   }),
   output: z.object({ schedule: scheduleView }),
   callers: ['session', 'operator'],
-  tier: 1,
   http: { method: 'POST', path: '/v1/schedules/:id' },
   cli: {
     command: ['schedule', 'update'],
@@ -213,7 +220,7 @@ export const scheduleUpdate = defineSyscall({
   },
   async handler(ctx, i) {
     const { id, ...spec } = i;
-    const row = await updateSchedule(ctx.kernel, tables(ctx), ctx.principal, id, spec);
+    const row = await updateSchedule(ctx.kernel, tables(ctx), ctx.principal, id, spec, self(ctx).limits);
     scheduler(ctx).poke();
     return { schedule: view(row) };
   },
@@ -229,7 +236,6 @@ export const scheduleList = defineSyscall({
   }),
   output: z.object({ schedules: z.array(scheduleView), next: s.nextCursor }),
   callers: ['session', 'operator'],
-  tier: 1,
   http: { method: 'GET', path: '/v1/schedules' },
   cli: {
     command: ['schedule', 'list'],
@@ -251,7 +257,6 @@ export const scheduleShow = defineSyscall({
   }),
   output: z.object({ schedule: scheduleView, fires: z.array(fireView) }),
   callers: ['session', 'operator'],
-  tier: 1,
   http: { method: 'GET', path: '/v1/schedules/:id' },
   cli: { command: ['schedule', 'show'], positional: ['id'], examples: ['warren schedule show sched_01j…'] },
   async handler(ctx, i) {
@@ -270,7 +275,6 @@ const toggle = (name: 'schedule_pause' | 'schedule_resume', enabled: boolean) =>
     input: z.object({ id: scheduleId }),
     output: z.object({ schedule: scheduleView }),
     callers: ['session', 'operator'],
-    tier: 1,
     http: { method: 'POST', path: `/v1/schedules/:id/${enabled ? 'resume' : 'pause'}` },
     cli: {
       command: ['schedule', enabled ? 'resume' : 'pause'],
@@ -286,6 +290,20 @@ const toggle = (name: 'schedule_pause' | 'schedule_resume', enabled: boolean) =>
 export const schedulePause = toggle('schedule_pause', false);
 export const scheduleResume = toggle('schedule_resume', true);
 
+export const scheduleAdopt = defineSyscall({
+  name: 'schedule_adopt',
+  group: 'schedules',
+  summary: 'Take a schedule over: its fires act as you from now on (a killed creator’s, disabled, for one)',
+  input: z.object({ id: scheduleId }),
+  output: z.object({ schedule: scheduleView }),
+  callers: ['operator'],
+  http: { method: 'POST', path: '/v1/schedules/:id/adopt' },
+  cli: { command: ['schedule', 'adopt'], positional: ['id'], examples: ['warren schedule adopt sched_01j…'] },
+  async handler(ctx, i) {
+    return { schedule: view(await adoptSchedule(tables(ctx), ctx.principal, i.id)) };
+  },
+});
+
 export const scheduleDelete = defineSyscall({
   name: 'schedule_delete',
   group: 'schedules',
@@ -293,7 +311,6 @@ export const scheduleDelete = defineSyscall({
   input: z.object({ id: scheduleId }),
   output: z.object({ deleted: z.string() }),
   callers: ['session', 'operator'],
-  tier: 1,
   http: { method: 'DELETE', path: '/v1/schedules/:id' },
   cli: {
     command: ['schedule', 'delete'],
@@ -313,7 +330,6 @@ export const scheduleRunNow = defineSyscall({
   input: z.object({ id: scheduleId }),
   output: z.object({ fire: fireView }),
   callers: ['session', 'operator'],
-  tier: 1,
   http: { method: 'POST', path: '/v1/schedules/:id/run' },
   cli: {
     command: ['schedule', 'run-now'],
@@ -328,17 +344,21 @@ export const scheduleRunNow = defineSyscall({
 });
 
 /**
- * arizuko's scheduler tools, by its names and at its tier (1), for agents written against
- * it: the same syscalls under a second name (same input, handler and gating), MCP only —
- * the CLI and REST have warren's names.
+ * arizuko's scheduler tools, by its names, for group sockets (seed 002's contract): the same
+ * syscalls under a second name (same input and handler). A group socket acts as an operator
+ * principal, so that is their one caller; they are in no MCP tool list but a group socket's
+ * (beside warren's `task_*` they would read as tasks, and act on schedules), and the CLI and
+ * REST have warren's names.
  */
 const alias = (base: Syscall, name: string, summary: string): Syscall => {
-  const { http: _http, cli: _cli, ...rest } = base;
+  const { http: _http, cli: _cli, jobs: _jobs, ...rest } = base;
   return {
     ...rest,
     name,
     summary,
     description: `arizuko's name for ${base.name}. ${base.description ?? base.summary}`,
+    callers: ['operator'],
+    listed: false,
   };
 };
 
@@ -348,6 +368,7 @@ export const scheduleSyscalls: readonly Syscall[] = [
   scheduleList,
   scheduleShow,
   schedulePause,
+  scheduleAdopt,
   scheduleResume,
   scheduleDelete,
   scheduleRunNow,

@@ -58,6 +58,7 @@ const finalResponse = z
   .nullable();
 
 export const turnOut = z.object({
+  schema_version: z.literal(1),
   turn_id: z.string(),
   session_id: z.string(),
   status: z.string(),

@@ -90,7 +90,7 @@ export async function sendPrompt(
   p: Principal,
   ns: Namespace,
   i: SendInput,
-): Promise<{ turn: TurnsTable; superseded: string | null }> {
+): Promise<{ turn: TurnsTable; superseded: string | null; activeTurnId: string | null }> {
   return tables.write(async (tx) => {
     const s = await bridgeSession(tx.db, p.zone, ns, i.session_id);
     const active = await activeTurn(tx.db, s.session_id);
@@ -140,7 +140,8 @@ export async function sendPrompt(
       turnEvent(p, row, row.status, { prompt_bytes: Buffer.byteLength(i.prompt), workflow: row.workflow }),
     );
     if (startNow) await deliver(tx, kernel, p, s, i.prompt);
-    return { turn: row, superseded };
+    // The session's active turn after this prompt: this one, or the one it queued behind.
+    return { turn: row, superseded, activeTurnId: startNow ? id : (active?.id ?? null) };
   });
 }
 

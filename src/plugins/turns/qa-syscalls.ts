@@ -46,7 +46,6 @@ export const bridgeAskQuestion = defineSyscall({
   }),
   output: z.object({ question: questionOut }),
   callers: ['session'],
-  tier: 1,
   handler: async (ctx, i) => {
     const { kernel, principal } = ctx;
     const sid = principal.kind === 'session' ? principal.sessionId : '';
@@ -114,8 +113,8 @@ export const bridgeListQuestions = defineSyscall({
   summary: 'Questions of coordinator sessions (open ones by default), oldest first',
   input: z.object({
     session_id: sessionId.optional(),
-    status: z.enum(['open', 'answered', 'all']).optional(),
-    limit: z.coerce.number().int().min(1).max(100).optional(),
+    status: z.enum(['open', 'answered', 'all']).optional().describe('Only these in this status'),
+    limit: z.coerce.number().int().min(1).max(100).optional().describe('Max items'),
     ...namespace,
   }),
   output: z.object({ questions: z.array(questionOut) }),
@@ -214,16 +213,15 @@ export const bridgeReportStatus = defineSyscall({
   input: z.object({
     session_id: sessionId,
     turn_id: turnId.optional(),
-    status: z.enum(REPORT_STATUSES),
+    status: z.enum(REPORT_STATUSES).describe('Only these in this status'),
     summary: text('What happened'),
-    blocker: z.string().max(4096).optional(),
+    blocker: z.string().max(4096).optional().describe('What blocks it (with status blocked or failed)'),
     evidence: evidencePaths.optional().describe('Paths (under the working directory) that show it'),
     allow_mutation: allowMutation,
     ...namespace,
   }),
   output: z.object({ report: reportOut, turn_ended: z.boolean() }),
   callers: ['operator', 'session'],
-  tier: 1,
   http: { method: 'POST', path: '/v1/bridge/sessions/:session_id/reports' },
   handler: async (ctx, i) => {
     const { kernel, principal } = ctx;

@@ -24,7 +24,10 @@ export const bridgeListSessions = defineSyscall({
   name: 'bridge_list_sessions',
   group: 'turns',
   summary: "The coordinator sessions of a namespace (never every namespace's)",
-  input: z.object({ limit: z.coerce.number().int().min(1).max(500).optional(), ...namespace }),
+  input: z.object({
+    limit: z.coerce.number().int().min(1).max(500).optional().describe('Max items'),
+    ...namespace,
+  }),
   output: z.object({ sessions: z.array(sessionOut) }),
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/bridge/sessions' },
@@ -53,7 +56,7 @@ export const bridgeReadTail = defineSyscall({
   summary: "A session's recent output, bounded and advisory (never a turn's outcome)",
   input: z.object({
     session_id: sessionId,
-    lines: z.coerce.number().int().min(1).max(500).optional(),
+    lines: z.coerce.number().int().min(1).max(500).optional().describe('How many lines, from the end'),
     ...namespace,
   }),
   output: z.object({
@@ -108,7 +111,7 @@ export const bridgeListArtifacts = defineSyscall({
   input: z.object({
     session_id: sessionId,
     path: z.string().max(1024).optional().describe('Relative to the working directory (default: its top)'),
-    limit: z.coerce.number().int().min(1).max(1000).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).optional().describe('Max items'),
     ...namespace,
   }),
   output: z.object({
@@ -136,7 +139,7 @@ export const bridgeReadArtifact = defineSyscall({
     'The path is relative to the session’s working directory; absolute paths, `..` and symlinks that resolve outside it are refused. At most the bridge’s artifact byte cap is returned (truncated: true); a binary file returns no content (binary: true).',
   input: z.object({
     session_id: sessionId,
-    path: z.string().min(1).max(1024),
+    path: z.string().min(1).max(1024).describe('The file, relative to the working directory'),
     max_bytes: z.coerce.number().int().min(1).optional().describe('At most the bridge’s cap'),
     ...namespace,
   }),
@@ -167,7 +170,10 @@ export const bridgeCoordinationStatus = defineSyscall({
   group: 'turns',
   summary:
     'A snapshot for polling: sessions, their states, turns, open questions, reports, recent events, latest_event_seq',
-  input: z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), ...namespace }),
+  input: z.object({
+    limit: z.coerce.number().int().min(1).max(100).optional().describe('Max items'),
+    ...namespace,
+  }),
   output: z.object({
     sessions: z.array(sessionOut),
     session_states: z.record(z.string(), z.string()),

@@ -3,6 +3,8 @@ import type { BridgeSessionsTable, QuestionsTable, ReportsTable, TurnsTable } fr
 /** Rows as the syscalls answer them (snake_case, as the seed's contract reads). */
 
 export const turnRecord = (t: TurnsTable) => ({
+  /** Seed 004's turn record version. */
+  schema_version: 1 as const,
   turn_id: t.id,
   session_id: t.session_id,
   status: t.status,

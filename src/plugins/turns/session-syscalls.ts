@@ -76,7 +76,11 @@ export const bridgeRegisterSession = defineSyscall({
   input: z
     .object({
       session_id: sessionId.optional(),
-      tmux_target: z.string().regex(TMUX_TARGET, 'not a tmux target').optional(),
+      tmux_target: z
+        .string()
+        .regex(TMUX_TARGET, 'not a tmux target')
+        .optional()
+        .describe('A live tmux pane (name:window.pane or %N)'),
       allow_mutation: allowMutation,
       ...namespace,
     })
@@ -163,14 +167,14 @@ async function addWorktree(
 }
 
 export const startInput = {
-  kind: z.enum(AGENT_KINDS),
-  cwd: z.string().min(1).max(4096),
-  title: z.string().max(200).optional(),
+  kind: z.enum(AGENT_KINDS).describe('The agent to start'),
+  cwd: z.string().min(1).max(4096).describe('Its working directory (inside the allowed roots)'),
+  title: z.string().max(200).optional().describe('A short name for it'),
   config: z
     .record(z.string(), z.unknown())
     .optional()
     .describe("The runtime's configuration (command line, model …)"),
-  model: z.string().max(200).optional(),
+  model: z.string().max(200).optional().describe('The model it runs'),
   worktree: z
     .union([z.literal(true), z.string().regex(/^[A-Za-z0-9._-]{1,64}$/)])
     .optional()
@@ -259,6 +263,8 @@ export async function startSession(
   const spawned = await kernel.spawn(principal, {
     runtime: i.kind,
     cwd,
+    // A bridge session asks its coordinator and reports to it (bridge_ask_question, …).
+    toolGroups: ['turns'],
     ...(i.title !== undefined ? { title: i.title } : {}),
     ...(i.prompt !== undefined ? { prompt: i.prompt } : {}),
     ...(config !== undefined ? { config } : {}),

@@ -24,13 +24,25 @@ export const bridgeSendPrompt = defineSyscall({
     prompt: z
       .string()
       .min(1)
-      .refine((t) => Buffer.byteLength(t) <= MAX_PROMPT_BYTES, `at most ${MAX_PROMPT_BYTES} bytes`),
+      .refine((t) => Buffer.byteLength(t) <= MAX_PROMPT_BYTES, `at most ${MAX_PROMPT_BYTES} bytes`)
+      .describe('The prompt of the turn'),
     queue: z.boolean().optional().describe('Queue behind the active turn instead of refusing'),
     force: z.boolean().optional().describe('Supersede the active turn'),
     allow_mutation: allowMutation,
     ...namespace,
   }),
-  output: z.object({ turn: turnOut, superseded_turn_id: z.string().nullable() }),
+  // Seed 004's top-level fields (`queued`/`delivered` kept for its older callers), and the turn.
+  output: z.object({
+    ok: z.literal(true),
+    session_id: z.string(),
+    turn_id: z.string(),
+    active_turn_id: z.string().nullable(),
+    status: z.string(),
+    queued: z.boolean(),
+    delivered: z.boolean(),
+    turn: turnOut,
+    superseded_turn_id: z.string().nullable(),
+  }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/bridge/sessions/:session_id/turns' },
   handler: async (ctx, i) => {
@@ -40,37 +52,55 @@ export const bridgeSendPrompt = defineSyscall({
     const r = await sendPrompt(ctx.kernel, t.tables, ctx.principal, nsOf(ctx, i), i);
     if (r.superseded) t.engine.forget(r.superseded);
     if (r.turn.status === 'active') t.engine.watch(r.turn.id, r.turn.zone, r.turn.session_id);
-    return { turn: turnRecord(r.turn), superseded_turn_id: r.superseded };
+    return {
+      ok: true as const,
+      session_id: r.turn.session_id,
+      turn_id: r.turn.id,
+      active_turn_id: r.activeTurnId,
+      status: r.turn.status,
+      queued: r.turn.status === 'queued',
+      delivered: r.turn.status === 'active',
+      turn: turnRecord(r.turn),
+      superseded_turn_id: r.superseded,
+    };
   },
 });
 
-/** Advisory: what the session is doing now (the turn's status is the authority). */
-async function liveStatus(ctx: SyscallContext, sessionIdValue: string) {
+/**
+ * Advisory, seed 004's `advisory_status`: whether the session's process is there and what it
+ * seems to be doing (the turn's status is the authority). `state` is `running` (taking a
+ * turn), `idle_or_unknown` (idle, or a tmux pane whose activity cannot be known),
+ * `suspended`, or `gone`; `activity` is warren's detail where it has one.
+ */
+async function advisoryStatus(ctx: SyscallContext, sessionIdValue: string) {
   const s = await turnsOf(ctx)
     .tables.reader.selectFrom('turns_sessions')
     .selectAll()
     .where('session_id', '=', sessionIdValue)
     .executeTakeFirst();
+  const gone = { live: false, state: 'gone', activity: null };
   if (s?.mode === 'tmux') {
     const alive = s.tmux_target ? await paneAlive(s.tmux_target) : false;
-    return { status: alive ? 'alive' : 'gone', activity: null, advisory: true as const };
+    return alive ? { live: true, state: 'idle_or_unknown', activity: null } : gone;
   }
   try {
     const info = await ctx.kernel.session(ctx.principal, sessionIdValue);
-    return { status: info.status, activity: info.activity, advisory: true as const };
+    if (info.status === 'stopped') return gone;
+    const state = info.status === 'idle' ? 'idle_or_unknown' : info.status;
+    return { live: true, state, activity: info.activity };
   } catch {
-    return { status: 'gone', activity: null, advisory: true as const };
+    return gone;
   }
 }
 
-const live = z.object({ status: z.string(), activity: z.string().nullable(), advisory: z.literal(true) });
+const advisory = z.object({ live: z.boolean(), state: z.string(), activity: z.string().nullable() });
 
 export const bridgeReadTurn = defineSyscall({
   name: 'bridge_read_turn',
   group: 'turns',
   summary: 'A turn: its authoritative record and the advisory live status of its session',
   input: z.object({ turn_id: turnId, session_id: sessionId.optional(), ...namespace }),
-  output: z.object({ turn: turnOut, live }),
+  output: z.object({ ok: z.literal(true), turn: turnOut, advisory_status: advisory }),
   callers: ['operator'],
   http: { method: 'GET', path: '/v1/bridge/turns/:turn_id' },
   cli: {
@@ -86,7 +116,11 @@ export const bridgeReadTurn = defineSyscall({
       i.turn_id,
       i.session_id,
     );
-    return { turn: turnRecord(t), live: await liveStatus(ctx, t.session_id) };
+    return {
+      ok: true as const,
+      turn: turnRecord(t),
+      advisory_status: await advisoryStatus(ctx, t.session_id),
+    };
   },
 });
 
@@ -140,7 +174,7 @@ export const bridgeReadStatus = defineSyscall({
   input: z.object({ session_id: sessionId, ...namespace }),
   output: z.object({
     session: z.record(z.string(), z.unknown()),
-    live,
+    advisory_status: advisory,
     active_turn: turnOut.nullable(),
     queued_turns: z.number(),
     open_questions: z.number(),
@@ -172,7 +206,7 @@ export const bridgeReadStatus = defineSyscall({
     const active = turns.find((t) => t.status === 'active');
     return {
       session: { ...s, created_at: Number(s.created_at) },
-      live: await liveStatus(ctx, s.session_id),
+      advisory_status: await advisoryStatus(ctx, s.session_id),
       active_turn: active ? turnRecord(active) : null,
       queued_turns: turns.filter((t) => t.status === 'queued').length,
       open_questions: Number(open?.n ?? 0),
@@ -180,4 +214,4 @@ export const bridgeReadStatus = defineSyscall({
   },
 });
 
-export { liveStatus };
+export { advisoryStatus };

@@ -11,49 +11,74 @@ export const MAX_WATCH_EVENTS = 100;
 /** Bytes of an event's payload a summary carries; beyond it, a pointer to the event. */
 const SUMMARY_PAYLOAD_BYTES = 512;
 
+/** Characters of the one-line `summary`. */
+const SUMMARY_CHARS = 160;
+
+/** Seed 004's journal record (`schema_version` 1), plus warren's `actor` and `payload_truncated`. */
 export const summaryOut = z.object({
+  schema_version: z.literal(1),
   seq: z.number(),
-  ts: z.number(),
-  type: z.string(),
+  id: z.string(),
+  timestamp: z.string(),
+  kind: z.string(),
   session_id: z.string().nullable(),
+  turn_id: z.string().nullable(),
+  question_id: z.string().nullable(),
+  report_id: z.string().nullable(),
+  summary: z.string(),
+  payload_ref: z.string(),
+  metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   actor: z.string(),
-  summary: z.record(z.string(), z.unknown()),
   payload_truncated: z.boolean(),
-  ref: z.string(),
 });
 
+const idIn = (payload: Record<string, unknown>, key: string): string | null =>
+  typeof payload[key] === 'string' ? (payload[key] as string) : null;
+
 /**
- * A bounded summary of an event: small fields kept, long text replaced by its size; the
- * `ref` names where the whole thing is (a turn, question, report, or the event by seq).
+ * A bounded record of an event: its ids, a one-line summary, and bounded scalar metadata
+ * (long text replaced by its size, objects left out); `payload_ref` names where the whole
+ * thing is (a turn, question, report, or the event by seq).
  */
 export function eventSummary(e: LogEvent): z.infer<typeof summaryOut> {
-  const summary: Record<string, unknown> = {};
+  const payload = (e.payload ?? {}) as Record<string, unknown>;
+  const metadata: Record<string, string | number | boolean | null> = {};
   let truncated = false;
   let used = 0;
-  for (const [k, v] of Object.entries(e.payload ?? {})) {
-    const json = JSON.stringify(v) ?? '';
+  for (const [k, v] of Object.entries(payload)) {
     if (typeof v === 'string' && Buffer.byteLength(v) > 120) {
-      summary[`${k}_bytes`] = Buffer.byteLength(v);
+      metadata[`${k}_bytes`] = Buffer.byteLength(v);
       truncated = true;
       continue;
     }
-    if (used + json.length > SUMMARY_PAYLOAD_BYTES) {
+    const scalar = v === null || ['string', 'number', 'boolean'].includes(typeof v);
+    const json = JSON.stringify(v) ?? '';
+    if (!scalar || used + json.length > SUMMARY_PAYLOAD_BYTES) {
       truncated = true;
       continue;
     }
     used += json.length;
-    summary[k] = v;
+    metadata[k] = v as string | number | boolean | null;
   }
-  const ref = typeof e.payload?.ref === 'string' ? e.payload.ref : `event:${e.seq}`;
+  const said = ['summary', 'text', 'status', 'reason']
+    .map((k) => payload[k])
+    .find((v) => typeof v === 'string');
+  const line = [e.type, idIn(payload, 'turn_id') ?? e.session_id, said].filter(Boolean).join(' ');
   return {
+    schema_version: 1,
     seq: e.seq,
-    ts: e.ts,
-    type: e.type,
+    id: e.id,
+    timestamp: new Date(e.ts).toISOString(),
+    kind: e.type,
     session_id: e.session_id,
+    turn_id: idIn(payload, 'turn_id'),
+    question_id: idIn(payload, 'question_id'),
+    report_id: idIn(payload, 'report_id'),
+    summary: line.length > SUMMARY_CHARS ? `${line.slice(0, SUMMARY_CHARS - 1)}…` : line,
+    payload_ref: typeof payload.ref === 'string' ? payload.ref : `event:${e.seq}`,
+    metadata,
     actor: e.actor,
-    summary,
     payload_truncated: truncated,
-    ref,
   };
 }
 

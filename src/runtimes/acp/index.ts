@@ -1,5 +1,6 @@
 import { basename, resolve as resolvePath } from 'node:path';
 import { readCommand } from '../command/config.ts';
+import { confineOptions } from '../containment.ts';
 import { agentEnv } from '../env.ts';
 import { requireExecutable, spawnGroup } from '../process.ts';
 import { trackGroup } from '../tracked.ts';
@@ -17,6 +18,7 @@ import { readConfig } from './config.ts';
  */
 export class AcpRuntime implements Runtime {
   readonly name = 'acp';
+  readonly confines = true;
 
   validate(spec: AgentSpec): void {
     const [cmd] = readCommand(spec, this.name);
@@ -31,7 +33,13 @@ export class AcpRuntime implements Runtime {
     // The ACP SDK loads with the first ACP agent, not with every server.
     const { AcpAgent } = await import('./agent.ts');
     const cwd = resolvePath(ctx.spec.cwd ?? process.cwd());
-    const child = spawnGroup(exe, args, { cwd, env: agentEnv(ctx), run: ctx.run });
+    const confine = confineOptions(ctx, cwd);
+    const child = spawnGroup(exe, args, {
+      cwd,
+      env: agentEnv(ctx),
+      run: ctx.run,
+      ...(confine ? { confine } : {}),
+    });
     trackGroup(child, ctx.sink);
     const agent = new AcpAgent(ctx, config, child, cwd, basename(cmd));
     await agent.open();

@@ -22,7 +22,7 @@ const schema = z.looseObject({
   claudePath: z.string({ error: 'must be a string' }).min(1).optional(),
   /** More tools allowed without asking, besides warren's granted ones. */
   allowedTools: stringList.default([]),
-  /** The CLI's built-in tool set (`--tools`). */
+  /** The CLI's built-in tool set (`--tools`; unset: builtin-tools.ts's WORK_TOOLS, `default`: the CLI's whole set). */
   tools: stringList.transform((v) => v.join(',')).optional(),
   permissionMode: z.string({ error: 'must be a string' }).optional(),
   /** warren's note appended to the system prompt; false leaves it out. */

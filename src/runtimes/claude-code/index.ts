@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { WarrenError } from '../../vocab/errors.ts';
+import { confineOptions } from '../containment.ts';
 import { agentEnv } from '../env.ts';
 import { ExecutableLookup } from '../executable.ts';
 import { spawnGroup } from '../process.ts';
@@ -9,6 +10,7 @@ import { agentTempDir } from '../rundir.ts';
 import { trackGroup } from '../tracked.ts';
 import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts';
 import { ClaudeAgent } from './agent.ts';
+import { builtinTools } from './builtin-tools.ts';
 import { type ClaudeConfig, readConfig } from './config.ts';
 import { MCP_PREFIX, readState, type SavedState } from './protocol.ts';
 
@@ -17,6 +19,7 @@ import { MCP_PREFIX, readState, type SavedState } from './protocol.ts';
  *
  *   claude -p --input-format stream-json --output-format stream-json --verbose
  *     --mcp-config <file> --strict-mcp-config --allowedTools mcp__warren__<tool>,…
+ *     --tools <built-in tools: config.tools, else builtin-tools.ts's WORK_TOOLS>
  *     [--model <model>] [--append-system-prompt <text>] [--resume <claude session id>]
  *
  * warren is its only MCP server (Streamable HTTP, the session's bearer token), and it may
@@ -25,6 +28,14 @@ import { MCP_PREFIX, readState, type SavedState } from './protocol.ts';
  */
 export class ClaudeCodeRuntime implements Runtime {
   readonly name = 'claude-code';
+  readonly confines = true;
+
+  /** Claude Code has `Bash` unless its built-in tools are listed without it. */
+  runsShell(spec: AgentSpec): boolean {
+    return builtinTools(readConfig(spec))
+      .split(',')
+      .some((t) => t.trim() === 'Bash' || t.trim() === 'default');
+  }
   private readonly claude = new ExecutableLookup({
     runtime: 'claude-code',
     bin: 'claude',
@@ -65,7 +76,16 @@ export class ClaudeCodeRuntime implements Runtime {
     const args = cliArgs(ctx, config, mcpConfig, saved);
     let child: ChildProcess;
     try {
-      child = spawnGroup(exe, args, { cwd, env: claudeEnv(ctx), run: ctx.run });
+      const confine = confineOptions(ctx, cwd, {
+        readable: [dir],
+        sockets: Object.values(config.mcpSockets),
+      });
+      child = spawnGroup(exe, args, {
+        cwd,
+        env: claudeEnv(ctx),
+        run: ctx.run,
+        ...(confine ? { confine } : {}),
+      });
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -142,7 +162,8 @@ function cliArgs(ctx: AgentContext, config: ClaudeConfig, mcpConfig: string, sav
     mcpConfig,
     '--strict-mcp-config',
     ...(allowed.length > 0 ? ['--allowedTools', allowed.join(',')] : []),
-    ...(config.tools !== undefined ? ['--tools', config.tools] : []),
+    '--tools',
+    builtinTools(config),
     ...(config.permissionMode ? ['--permission-mode', config.permissionMode] : []),
     ...(ctx.spec.model ? ['--model', ctx.spec.model] : []),
     ...appendedPrompt(ctx, config),

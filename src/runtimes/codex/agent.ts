@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { confineOptions } from '../containment.ts';
 import { agentEnv } from '../env.ts';
 import { exitedText } from '../errors.ts';
 import { killGroup, onLines, spawnGroup, Tail } from '../process.ts';
@@ -132,8 +133,12 @@ export class CodexAgent implements AgentHandle {
       mcp: ctx.mcpUrl ? { url: ctx.mcpUrl, tokenEnv: TOKEN_ENV, tools: ctx.tools } : null,
     };
     const apiKeyEnv = this.opts.settings.apiKeyEnv;
+    const confine = confineOptions(ctx, resolve(ctx.spec.cwd ?? process.cwd()), {
+      writable: [this.state.home],
+    });
     const child = spawnGroup(this.opts.bin, execArgs(plan), {
       ...(ctx.spec.cwd ? { cwd: resolve(ctx.spec.cwd) } : {}),
+      ...(confine ? { confine } : {}),
       env: agentEnv(ctx, {
         inherit: apiKeyEnv ? [...CODEX_INHERIT, apiKeyEnv] : CODEX_INHERIT,
         settings: this.opts.env,

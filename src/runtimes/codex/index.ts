@@ -30,6 +30,7 @@ export interface CodexRuntimeOptions extends CodexSettings {
 
 export class CodexRuntime implements Runtime {
   readonly name = 'codex';
+  readonly confines = true;
   private readonly codex = new ExecutableLookup({
     runtime: 'codex',
     bin: 'codex',

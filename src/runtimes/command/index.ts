@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { confineOptions } from '../containment.ts';
 import { agentEnv } from '../env.ts';
 import { requireExecutable, spawnGroup } from '../process.ts';
 import { trackGroup } from '../tracked.ts';
@@ -15,6 +16,7 @@ import { readCommand } from './config.ts';
  */
 export class CommandRuntime implements Runtime {
   readonly name = 'command';
+  readonly confines = true;
 
   validate(spec: AgentSpec): void {
     const [cmd] = readCommand(spec);
@@ -24,13 +26,16 @@ export class CommandRuntime implements Runtime {
   async start(ctx: AgentContext): Promise<AgentHandle> {
     const [cmd, ...args] = readCommand(ctx.spec);
     const exe = requireExecutable(cmd, this.name);
+    const confine = confineOptions(ctx, ctx.spec.cwd ?? process.cwd());
     const child = spawnGroup(exe, args, {
       ...(ctx.spec.cwd ? { cwd: ctx.spec.cwd } : {}),
+      ...(confine ? { confine } : {}),
       env: agentEnv(ctx, {
         warren: {
           ...(ctx.spec.prompt ? { WARREN_PROMPT: ctx.spec.prompt } : {}),
           ...(ctx.spec.systemPrompt ? { WARREN_SYSTEM_PROMPT: ctx.spec.systemPrompt } : {}),
-          ...(ctx.resumeState ? { WARREN_RESUME: '1' } : {}),
+          // Every resume, saved state or not: the program decides what resuming means to it.
+          ...(ctx.resuming ? { WARREN_RESUME: '1' } : {}),
         },
       }),
       run: ctx.run,

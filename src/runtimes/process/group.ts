@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { FORWARDER, openBridge } from './bridge.ts';
 import { makeCgroup, removeCgroup, signalCgroup } from './cgroup.ts';
+import { bwrapOptions, type Confinement, SANDBOX_SOCKET } from './confine.ts';
 import { bootId, type ProcessRecord, processStartTime } from './identity.ts';
 import { lifelineArgv, SHELL } from './lifeline.ts';
 import { MARK_VAR, newMark, signalMarked } from './marks.ts';
@@ -14,6 +16,22 @@ export interface AgentGroup {
   readonly lifeline: Socket | null;
   readonly startTime: string | null;
   readonly bootId: string | null;
+  /** The socket that carries a network-less sandbox's way to warren (closed with the group). */
+  readonly bridge: Server | null;
+}
+
+/** Run the agent inside a bubblewrap sandbox (confine.ts). */
+export interface ConfineOptions {
+  /** The bwrap executable. */
+  bwrap: string;
+  sandbox: Confinement;
+  /** The agent's home inside the sandbox (writable, its HOME). */
+  home: string;
+  /**
+   * Network `none`: warren's HTTP address on the host, reached from the sandbox's
+   * 127.0.0.1:`port` through `sandbox.socket` (bridge.ts).
+   */
+  endpoint?: { host: string; port: number };
 }
 
 export interface SpawnGroupOptions {
@@ -24,6 +42,8 @@ export interface SpawnGroupOptions {
    * by it later (`killRun`). Default: one per server process.
    */
   run?: string;
+  /** Confine the agent (bubblewrap); absent: it runs as the server's user, unconfined. */
+  confine?: ConfineOptions;
 }
 
 const GROUP = Symbol('warren.agentGroup');
@@ -42,12 +62,19 @@ const CGROUP_WAIT_MS = 300;
 export function spawnGroup(cmd: string, args: string[], opts: SpawnGroupOptions): ChildProcess {
   const mark = newMark(opts.run ?? `pid${process.pid}`);
   const cgroup = makeCgroup(mark);
-  const child = spawn(SHELL, lifelineArgv(cgroup, cmd, args), {
+  const confined = opts.confine ? confinedArgv(opts.confine, cmd, args) : null;
+  const child = spawn(SHELL, lifelineArgv(cgroup, confined?.cmd ?? cmd, confined?.args ?? args), {
     cwd: opts.cwd,
-    env: { ...opts.env, [MARK_VAR]: mark },
+    env: { ...opts.env, ...confined?.env, [MARK_VAR]: mark },
     detached: true,
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    stdio: confined ? ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
   });
+  // bwrap reads its arguments from fd 4, so they are not on its command line for the agent to read.
+  if (confined) {
+    const argsPipe = child.stdio[4] as Socket | null;
+    argsPipe?.on('error', () => {});
+    argsPipe?.end(confined.argv);
+  }
   const lifeline = (child.stdio[3] as Socket | null) ?? null;
   lifeline?.on('error', () => {}); // it only ever closes
   lifeline?.unref(); // the agent's own pipes keep the server up, not the lifeline
@@ -57,12 +84,33 @@ export function spawnGroup(cmd: string, args: string[], opts: SpawnGroupOptions)
     lifeline,
     startTime: child.pid !== undefined ? processStartTime(child.pid) : null,
     bootId: bootId(),
+    bridge: confined?.bridge ?? null,
   };
   Object.defineProperty(child, GROUP, { value: group });
   // No pid: it never started (a bad cwd); 'error' tells the caller, we only tidy up.
   if (child.pid === undefined) void release(child, group);
   else child.once('exit', () => void endLeftovers(child, group));
   return child;
+}
+
+/**
+ * The lifeline shell execs bwrap, which keeps the pid and the group; the agent runs inside.
+ * A network-less agent runs under FORWARDER (node), which gives it warren on its loopback.
+ */
+function confinedArgv(c: ConfineOptions, cmd: string, args: string[]) {
+  const bridge = c.endpoint && c.sandbox.socket ? openBridge(c.sandbox.socket, c.endpoint) : null;
+  const inner: [string, string[]] =
+    bridge && c.endpoint
+      ? [process.execPath, ['-e', FORWARDER, String(c.endpoint.port), SANDBOX_SOCKET, cmd, ...args]]
+      : [cmd, args];
+  const sandbox = { ...c.sandbox, writable: [...c.sandbox.writable, c.home] };
+  return {
+    cmd: c.bwrap,
+    args: ['--args', '4', '--', inner[0], ...inner[1]],
+    argv: `${bwrapOptions(sandbox).join('\0')}\0`,
+    env: { HOME: c.home, TMPDIR: '/tmp' },
+    bridge,
+  };
 }
 
 /** The group of a child started by spawnGroup, if it was. */
@@ -138,6 +186,7 @@ async function endLeftovers(child: ChildProcess, group: AgentGroup): Promise<voi
 /** Close the lifeline, let the pipes drain briefly then destroy them, remove the cgroup. */
 async function release(child: ChildProcess, group: AgentGroup | undefined): Promise<void> {
   group?.lifeline?.destroy();
+  group?.bridge?.close();
   await drained(child, STDIO_DRAIN_MS);
   for (const s of [child.stdin, child.stdout, child.stderr]) s?.destroy();
   if (group?.cgroup && !(await removeCgroup(group.cgroup, CGROUP_WAIT_MS))) {

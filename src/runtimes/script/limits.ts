@@ -13,6 +13,11 @@ export interface ScriptLimits {
   maxMatchInput: number;
   /** A `wait.match` test that runs longer than this counts as no match. */
   matchTimeoutMs: number;
+  /**
+   * The most one turn of the event loop spends running script steps (all agents' together,
+   * taking turns) before it polls for I/O again (step-gate.ts).
+   */
+  stepSliceMs: number;
 }
 
 export const DEFAULT_LIMITS: Omit<ScriptLimits, 'roots'> = {
@@ -22,6 +27,7 @@ export const DEFAULT_LIMITS: Omit<ScriptLimits, 'roots'> = {
   maxPatternLength: 1024,
   maxMatchInput: 64 * 1024,
   matchTimeoutMs: 100,
+  stepSliceMs: 10,
 };
 
 export function scriptLimits(opts: Partial<ScriptLimits> = {}): ScriptLimits {

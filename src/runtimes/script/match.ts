@@ -1,34 +1,146 @@
-import { type Context, createContext, Script } from 'node:vm';
-
-const TEST = new Script('new RegExp(pattern).test(input)');
+import { Worker } from 'node:worker_threads';
 
 /**
- * Runs `wait.match` patterns, which come from the request, under a time bound: in a vm
- * context (made once per agent) with a timeout, so a backtracking pattern such as `(a+)+$`
- * is cut off instead of freezing the server. Inputs are matched on their first
- * `maxInput` characters. The context is made on the first match: a V8 context costs ~150 KiB,
- * and most agents never match (10,000 idle agents would hold 1.5 GiB of them).
+ * The worker: a vm context made once, each pattern tested in it under the vm's timeout, so a
+ * backtracking pattern is cut off inside the worker (which then goes on). Inline (an eval
+ * worker) so it runs the same from TypeScript sources and from the bundled build.
  */
-export class BoundedMatcher {
-  private context: Context | undefined;
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const vm = require('node:vm');
+const context = vm.createContext({ pattern: '', input: '' });
+const test = new vm.Script('new RegExp(pattern).test(input)');
+parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
+  context.pattern = pattern;
+  context.input = input;
+  let result;
+  try {
+    result = test.runInContext(context, { timeout: timeoutMs }) === true;
+  } catch (e) {
+    result = e && e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' ? 'timeout' : false;
+  }
+  context.input = '';
+  parentPort.postMessage({ id, result });
+});
+`;
+
+/** Past the vm's own timeout, how long the pool waits before it ends the worker itself. */
+const HARD_GRACE_MS = 2000;
+
+export type MatchResult = boolean | 'timeout';
+
+interface Job {
+  pattern: string;
+  input: string;
+  done: (r: MatchResult) => void;
+}
+
+/**
+ * Runs `wait.match` patterns, which come from the request, off the event loop: in one worker
+ * thread, a pattern at a time, each under `timeoutMs` (a pattern that runs out of time, such
+ * as `(a+)+$` on `aaa…a!`, counts as no match). The server's thread only waits for the answer,
+ * so 50 agents backtracking at once delay each other, never the server. A worker that does
+ * not answer within the timeout plus a grace is ended and a new one started for the next
+ * pattern. Each agent waits for its match before it asks for another, so the queue holds at
+ * most one pattern per agent, first come first served: every agent's turn comes within one
+ * round of the others' (the per-caller budget is one pattern and `timeoutMs` a turn).
+ * Inputs are matched on their first `maxInput` characters. The worker starts with the first
+ * match (most servers never match) and keeps no process alive while idle; `close` ends it.
+ */
+export class MatchPool {
+  private worker: Worker | undefined;
+  private readonly queue: Job[] = [];
+  private running: { id: number; job: Job; hard: NodeJS.Timeout } | undefined;
+  private nextId = 0;
 
   constructor(
     private readonly timeoutMs: number,
     private readonly maxInput: number,
   ) {}
 
-  /** Whether `input` matches; 'timeout' when the pattern ran out of time (no match). */
-  test(pattern: string, input: string): boolean | 'timeout' {
-    this.context ??= createContext({ pattern: '', input: '' });
-    this.context.pattern = pattern;
-    this.context.input = input.length > this.maxInput ? input.slice(0, this.maxInput) : input;
-    try {
-      return TEST.runInContext(this.context, { timeout: this.timeoutMs }) === true;
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return 'timeout';
-      throw error;
-    } finally {
-      if (this.context) this.context.input = ''; // do not keep the last input alive
+  /**
+   * Whether `input` matches `pattern`; 'timeout' when the pattern ran out of time (no match).
+   * `signal`: the agent is gone; a pattern still waiting its turn is dropped (counts as no match).
+   */
+  test(pattern: string, input: string, signal?: AbortSignal): Promise<MatchResult> {
+    const text = input.length > this.maxInput ? input.slice(0, this.maxInput) : input;
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((done) => {
+      const job: Job = { pattern, input: text, done };
+      this.queue.push(job);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const at = this.queue.indexOf(job);
+          if (at < 0) return;
+          this.queue.splice(at, 1);
+          done(false);
+        },
+        { once: true },
+      );
+      this.pump();
+    });
+  }
+
+  /** End the worker; patterns waiting count as timed out. A later `test` starts a new one. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    const waiting = [...(this.running ? [this.running.job] : []), ...this.queue.splice(0)];
+    if (this.running) clearTimeout(this.running.hard);
+    this.running = undefined;
+    for (const job of waiting) job.done('timeout');
+    await worker?.terminate();
+  }
+
+  private pump(): void {
+    if (this.running) return;
+    const job = this.queue.shift();
+    if (!job) {
+      this.worker?.unref();
+      return;
     }
+    const worker = this.started();
+    // Awaited by an agent: keeps the process alive until it answers.
+    worker.ref();
+    const id = this.nextId++;
+    const hard = setTimeout(() => this.restart(id), this.timeoutMs + HARD_GRACE_MS);
+    this.running = { id, job, hard };
+    worker.postMessage({ id, pattern: job.pattern, input: job.input, timeoutMs: this.timeoutMs });
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
+    worker.on('message', (m: { id: number; result: MatchResult }) => this.answered(m.id, m.result));
+    // A worker that failed or exited answers nobody: the pattern in hand counts as timed out.
+    worker.on('error', () => this.lost(worker));
+    worker.on('exit', () => this.lost(worker));
+    this.worker = worker;
+    return worker;
+  }
+
+  private answered(id: number, result: MatchResult): void {
+    if (this.running?.id !== id) return;
+    clearTimeout(this.running.hard);
+    const { job } = this.running;
+    this.running = undefined;
+    job.done(result);
+    this.pump();
+  }
+
+  /** The worker did not answer in time: end it, count the pattern as timed out, go on with a new one. */
+  private restart(id: number): void {
+    if (this.running?.id !== id || !this.worker) return;
+    const worker = this.worker;
+    this.worker = undefined;
+    void worker.terminate();
+    this.answered(id, 'timeout');
+  }
+
+  private lost(worker: Worker): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    if (this.running) this.answered(this.running.id, 'timeout');
   }
 }

@@ -1,34 +1,55 @@
 import type { AgentContext, AgentHandle, AgentInput, Runtime } from '../types.ts';
 import { loadScript, type Script, type Step } from './format.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
-import { BoundedMatcher } from './match.ts';
+import { MatchPool } from './match.ts';
+import { StepGate } from './step-gate.ts';
 import { interpolate } from './vars.ts';
 
 /**
  * A built-in deterministic agent: it plays a script of syscalls as its session. Needs no
  * API key; the demo and the tests run on it. Its position is saved after every step, so a
- * resumed script continues where it stood (a step cut off by a crash runs again).
+ * resumed script continues where it stood (a step cut off by a crash runs again). Scripts run
+ * in the server, so they share it: steps take turns on the event loop (step-gate.ts) and
+ * `wait.match` patterns run in a worker thread (match.ts), both held here, one per runtime.
  */
 export class ScriptRuntime implements Runtime {
   readonly name = 'script';
+  readonly inProcess = true;
   private readonly limits: ScriptLimits;
+  private readonly matcher: MatchPool;
+  private readonly gate: StepGate;
+  /** The last few inline scripts parsed, by their text: a spawn's check and its start parse once. */
+  private readonly parsed = new Map<string, Script>();
 
   /** `roots`: where `config.file` may point (default: the server's working directory); caps in limits.ts. */
   constructor(limits: Partial<ScriptLimits> = {}) {
     this.limits = scriptLimits(limits);
+    this.matcher = new MatchPool(this.limits.matchTimeoutMs, this.limits.maxMatchInput);
+    this.gate = new StepGate(this.limits.stepSliceMs);
+  }
+
+  private load(config: Record<string, unknown>): Script {
+    const script = loadScript(config, this.limits, this.parsed);
+    // At most 16 kept (each at most maxScriptBytes of text).
+    for (const key of this.parsed.keys()) {
+      if (this.parsed.size <= 16) break;
+      this.parsed.delete(key);
+    }
+    return script;
+  }
+
+  /** The kernel is shutting down (its agents stopped): end the match worker. */
+  close(): Promise<void> {
+    return this.matcher.close();
   }
 
   validate(spec: AgentContext['spec']): void {
-    loadScript(spec.config, this.limits);
+    this.load(spec.config);
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const script = loadScript(ctx.spec.config, this.limits);
-    const agent = new ScriptAgent(
-      ctx,
-      script,
-      new BoundedMatcher(this.limits.matchTimeoutMs, this.limits.maxMatchInput),
-    );
+    const script = this.load(ctx.spec.config);
+    const agent = new ScriptAgent(ctx, script, this.matcher, this.gate);
     void agent.run();
     return agent;
   }
@@ -38,13 +59,16 @@ class ScriptAgent implements AgentHandle {
   private pc: number;
   private vars: Record<string, unknown>;
   private stopped = false;
+  /** Aborted at stop: a `wait.match` still queued for the match worker is dropped. */
+  private readonly gone = new AbortController();
   private inbox: ((input: AgentInput) => void) | undefined;
   private wake: (() => void) | undefined;
 
   constructor(
     private readonly ctx: AgentContext,
     private readonly script: Script,
-    private readonly matcher: BoundedMatcher,
+    private readonly matcher: MatchPool,
+    private readonly gate: StepGate,
   ) {
     const saved = ctx.resumeState as { pc?: number; vars?: Record<string, unknown> } | null;
     this.pc = saved?.pc ?? 0;
@@ -70,6 +94,7 @@ class ScriptAgent implements AgentHandle {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.gone.abort();
     this.wake?.();
   }
 
@@ -77,6 +102,8 @@ class ScriptAgent implements AgentHandle {
     const { sink } = this.ctx;
     try {
       while (!this.stopped && this.pc < this.script.steps.length) {
+        await this.gate.turn();
+        if (this.stopped) return;
         const step = this.script.steps[this.pc]!;
         const done = await this.exec(step);
         if (this.stopped) return;
@@ -110,9 +137,14 @@ class ScriptAgent implements AgentHandle {
     } else if ('wait' in step) {
       let input: AgentInput | undefined;
       do input = await this.waitForInput();
-      while (input && step.wait.match && !(await this.matches(step.wait.match, input.text)));
+      while (
+        // Matched on the input as rendered, envelope and all: a script may wait for a sender or a stream.
+        input &&
+        step.wait.match &&
+        !(await this.matches(step.wait.match, input.text))
+      );
       if (!input) return true;
-      if (step.wait.as) this.vars[step.wait.as] = input;
+      if (step.wait.as) this.vars[step.wait.as] = scriptInput(input);
     } else if ('close' in step)
       await call('ipc_close', { fd: this.fd(step.close.fd), force: step.close.force ?? false });
     else if ('create_stream' in step) {
@@ -150,7 +182,7 @@ class ScriptAgent implements AgentHandle {
         const input = await next;
         if (!input) return true;
         said = step.listen.say
-          ? sink.output(interpolate(step.listen.say, { ...this.vars, input }))
+          ? sink.output(interpolate(step.listen.say, { ...this.vars, input: scriptInput(input) }))
           : undefined;
       }
     } else if ('call' in step) {
@@ -165,7 +197,8 @@ class ScriptAgent implements AgentHandle {
 
   /** A pattern that runs out of time counts as no match; the log says so. */
   private async matches(pattern: string, text: string): Promise<boolean> {
-    const res = this.matcher.test(pattern, text);
+    const res = await this.matcher.test(pattern, text, this.gone.signal);
+    if (this.stopped) return false;
     if (res === 'timeout') await this.ctx.sink.event('match_timeout', { pattern, inputLength: text.length });
     return res === true;
   }
@@ -225,3 +258,13 @@ class ScriptAgent implements AgentHandle {
     return JSON.parse(JSON.stringify(rest));
   }
 }
+
+/** What was sent: the messages' own text, one per line, without the delivery envelope. */
+const sent = (input: AgentInput): string => input.messages.map((m) => m.text).join('\n');
+
+/**
+ * An input as a script sees it: `${input.text}` is what was sent, `${input.rendered}` the
+ * batch as a text agent is handed it (`[message fd=… seq=…] …` lines), `${input.messages}`
+ * each message with its fd, stream, sender and seq.
+ */
+const scriptInput = (input: AgentInput) => ({ ...input, text: sent(input), rendered: input.text });

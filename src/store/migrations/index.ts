@@ -13,6 +13,7 @@ import { budgets } from './010_budgets.ts';
 import { sessionListing } from './011_session_listing.ts';
 import { uiSessions } from './012_ui_sessions.ts';
 import { clusterNodes } from './013_cluster_nodes.ts';
+import { sessionReporter } from './014_session_reporter.ts';
 
 /** Versioned migrations, in order. Append; never edit one that has shipped. */
 export function migrations(kind: DialectKind): MigrationProvider {
@@ -32,6 +33,7 @@ export function migrations(kind: DialectKind): MigrationProvider {
         '010_budgets': budgets(kind),
         '012_ui_sessions': uiSessions(kind),
         '013_cluster_nodes': clusterNodes(kind),
+        '014_session_reporter': sessionReporter,
       };
     },
   };

@@ -37,7 +37,12 @@ export function parseCommandArgs(cmd: SyscallCommand, args: string[], cwd: strin
       options[name] = { type: spec.field.kind === 'boolean' ? 'boolean' : 'string' };
     }
   }
-  const { values, positionals } = runParseArgs(cmd, args, options);
+  const booleans = new Set(
+    cmd.flags.filter((f) => f.field.kind === 'boolean').flatMap((f) => [f.flag, ...f.aliases]),
+  );
+  const { args: plain, explicit } = booleanValues(args, booleans);
+  const { values, positionals } = runParseArgs(cmd, plain, options);
+  for (const [name, v] of explicit) values[name] = v;
   const globals = pickGlobals(values);
   const input: Record<string, unknown> = {};
   cmd.positional.forEach((field, i) => {
@@ -65,6 +70,39 @@ export function parseCommandArgs(cmd: SyscallCommand, args: string[], cwd: strin
       typeof raw === 'boolean' ? raw : convert(spec.field, raw, `--${spec.flag}`, cwd, cmd);
   }
   return { input, globals };
+}
+
+/**
+ * `--flag true|false` and `--flag=true|false` for a boolean flag, as a person writes them
+ * (parseArgs takes only the bare `--flag`): the value is taken out of the arguments and
+ * given back as the flag's value. A bare `--flag` stays true.
+ */
+function booleanValues(
+  args: readonly string[],
+  booleans: ReadonlySet<string>,
+): { args: string[]; explicit: Map<string, boolean> } {
+  const out: string[] = [];
+  const explicit = new Map<string, boolean>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const inline = /^--([^=]+)=(true|false)$/.exec(a);
+    if (inline && booleans.has(inline[1]!)) {
+      explicit.set(inline[1]!, inline[2] === 'true');
+      continue;
+    }
+    const next = args[i + 1];
+    if (a.startsWith('--') && booleans.has(a.slice(2)) && (next === 'true' || next === 'false')) {
+      explicit.set(a.slice(2), next === 'true');
+      i++;
+      continue;
+    }
+    out.push(a);
+  }
+  return { args: out, explicit };
 }
 
 function runParseArgs(cmd: SyscallCommand, args: string[], options: Record<string, OptionConfig>) {

@@ -1,3 +1,4 @@
+import { CONFIG_KEYS } from '../../config/keys.ts';
 import type { ShownConfig, ShownSetting } from '../../config/show.ts';
 import { configFlagsHelp, parseConfigArgs } from './config-args.ts';
 import { loadOrReport } from './config-load.ts';
@@ -58,10 +59,11 @@ function renderShown(shown: ShownConfig): string {
 function display(key: string, s: ShownSetting): string {
   const v = s.value;
   if (v === null) {
-    if (key === 'grants.allow') return '(every tool)';
-    if (key === 'grants.deny') return '(nothing)';
-    if (key === 'defaultTtlSeconds') return 'none';
-    return 'never';
+    const k = CONFIG_KEYS.find((c) => c.path === key);
+    if (k?.unset) return k.unset;
+    if (k?.kind === 'days') return 'never';
+    if (k?.kind === 'seconds') return 'none';
+    return '(not set)';
   }
   if (Array.isArray(v)) return v.length ? v.join(', ') : '(none)';
   if (typeof v === 'object') {

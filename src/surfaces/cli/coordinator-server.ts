@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import { toolInputSchema } from '../../contract/tool-schema.ts';
 import type { Policy } from '../../plugins/turns/config.ts';
 import { allowedWorkdir, requireMutation } from '../../plugins/turns/policy.ts';
 import { type AdapterEnv, COORDINATOR_PRESET, SERVER_NAME } from '../../plugins/turns/preset.ts';
@@ -17,16 +17,12 @@ function tools(): Tool[] {
   return COORDINATOR_PRESET.map((t) => {
     const s = allSyscalls.find((x) => x.name === t.syscall);
     if (!s) throw new Error(`preset names ${t.syscall}, which this build does not have`);
-    const schema = z.toJSONSchema(s.input, { io: 'input', unrepresentable: 'any' }) as {
-      properties?: Record<string, unknown>;
-      required?: string[];
-    } & Record<string, unknown>;
-    delete schema.$schema;
+    const schema = toolInputSchema(s) as { properties?: Record<string, unknown> } & Record<string, unknown>;
     for (const f of ADAPTER_FIELDS) delete schema.properties?.[f];
     return {
       name: t.name,
       description: `${s.description ?? s.summary} (warren: ${s.name}${t.mutation ? `; mutates: ${t.mutation}, needs allow_mutation: true` : ''})`,
-      inputSchema: { type: 'object', ...schema } as Tool['inputSchema'],
+      inputSchema: schema as Tool['inputSchema'],
     };
   });
 }

@@ -12,10 +12,32 @@ import type { OutputStream } from './types.ts';
  *   the daemon would refuse them.
  * - When stdin ends, requests already sent are answered before the relay closes (bounded
  *   by DRAIN_LIMIT_MS): a client that writes and hangs up still gets its answers.
+ * - However it stops — end of input, SIGINT, SIGTERM (Claude Code sends SIGINT, then SIGTERM
+ *   100 ms later, then SIGKILL at 500 ms), or a closed stdout — it ends its session on the
+ *   daemon (`DELETE /mcp`) before it exits, waiting at most END_LIMIT_MS for a daemon that
+ *   does not answer. A session left behind would hold one of the caller's capped slots until
+ *   it idled out.
  */
 
 /** Long enough for a blocking read to return on its own (the daemon bounds them well below this). */
 const DRAIN_LIMIT_MS = 60_000;
+/** The longest a stopping relay waits to learn its session id, and then for the DELETE. */
+const END_LIMIT_MS = 2_000;
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** `work`, or undefined once `ms` have passed. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 type Id = string | number;
 const requestId = (m: JSONRPCMessage): Id | undefined =>
@@ -87,24 +109,50 @@ export async function bridge(endpoint: URL, headers: Record<string, string>, std
   };
   upstream.onerror = (error) => stderr.write(`warren mcp: ${error.message}\n`);
 
-  const stdinEnded = new Promise<void>((resolve) => process.stdin.once('end', resolve));
-  await upstream.start();
-  await downstream.start();
-  await stdinEnded;
-
-  // Drain: what was asked before stdin closed is answered, never aborted.
-  while (pumping) await pumping;
-  if (outstanding.size > 0) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, DRAIN_LIMIT_MS);
-      answered = () => {
-        clearTimeout(timer);
-        resolve();
+  // What stops the relay: end of input (drain first), or a signal or a closed stdout (no one
+  // is left to answer: end the session at once). Every signal joins the first stop.
+  let stop: (how: 'eof' | 'now') => void = () => {};
+  const stopped = new Promise<'eof' | 'now'>((resolve) => {
+    stop = resolve;
+  });
+  const onEnd = () => stop('eof');
+  const onSignal = () => stop('now');
+  const onStdoutError = () => stop('now');
+  process.stdin.once('end', onEnd);
+  process.stdout.on('error', onStdoutError);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  try {
+    await upstream.start();
+    await downstream.start();
+    if ((await stopped) === 'eof') {
+      // Drain: what was asked before stdin closed is answered, never aborted; a server that
+      // does not answer is waited for DRAIN_LIMIT_MS in all.
+      const drain = async () => {
+        while (pumping) await pumping;
+        if (outstanding.size > 0)
+          await new Promise<void>((resolve) => {
+            answered = resolve;
+          });
       };
-    });
+      await within(drain(), DRAIN_LIMIT_MS);
+    } else {
+      // An initialize still on its way holds the session id the DELETE needs.
+      await within(pumping ?? Promise.resolve(), END_LIMIT_MS);
+    }
+    await within(
+      upstream.terminateSession().catch(() => {}),
+      END_LIMIT_MS,
+    );
+  } finally {
+    // Closing aborts what is still in flight: that is the point, not an error worth printing.
+    upstream.onerror = () => {};
+    await upstream.close();
+    await downstream.close();
+    process.stdin.off('end', onEnd);
+    process.stdout.off('error', onStdoutError);
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+    // Nothing more is read: a parent that keeps our stdin open must not keep us alive.
+    process.stdin.destroy();
   }
-  await upstream.terminateSession().catch(() => {});
-  await upstream.close();
-  await downstream.close();
   return 0;
 }

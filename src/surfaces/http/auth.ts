@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, bearerOf } from '../../auth/authenticate.ts';
+import type { BrowserSessions } from '../../auth/browser-sessions.ts';
 import type { Warren } from '../../syscalls/warren.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { DEFAULT_ZONE, type Principal } from '../../vocab/principal.ts';
-import { type CookieSessions, cookieOf, SESSION_COOKIE } from './cookie-sessions.ts';
+import { cookieOf, SESSION_COOKIE } from './cookie.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,7 +24,7 @@ const ZONE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  * gets its whole principal in an `onRequest` hook, before its body is read or validated, so
  * a caller without credentials learns nothing but 401.
  */
-export function registerAuth(app: FastifyInstance, warren: Warren, cookies: CookieSessions): void {
+export function registerAuth(app: FastifyInstance, warren: Warren, cookies: BrowserSessions): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config?.public) return;
@@ -50,7 +51,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 async function cookiePrincipal(
   warren: Warren,
-  cookies: CookieSessions,
+  cookies: BrowserSessions,
   req: FastifyRequest,
   cookie: string,
   zone: string | undefined,
@@ -64,13 +65,7 @@ async function cookiePrincipal(
   const name = await cookies.operatorOf(cookie);
   if (!name) throw new WarrenError('unauthenticated', 'the browser session has ended: log in again');
   // A revoked key ends its browser sessions too: the name must still hold a live key.
-  const key = await warren.store.reader
-    .selectFrom('operator_keys')
-    .select('id')
-    .where('name', '=', name)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (!key) {
+  if (!(await warren.kernel.operatorHoldsKey(name))) {
     await cookies.close(cookie);
     throw new WarrenError('unauthenticated', `operator ${name} holds no key any more: log in again`);
   }

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MCP_SESSION_DEFAULTS } from '../../config/defaults.ts';
 import type { Warren } from '../../syscalls/warren.ts';
 import { principalId } from '../../vocab/principal.ts';
 import type { ErrorLog } from '../../vocab/public-error.ts';
 import type { ToolCatalog } from '../mcp/catalog.ts';
+import { parseGroups } from '../mcp/tool-groups.ts';
 import { principalOf } from './auth.ts';
+import { McpSessions } from './mcp-sessions.ts';
 
 /** A JSON-RPC `initialize` request (the SDK's transport checks the rest of it). */
 const isInitialize = (body: unknown): boolean => {
@@ -18,18 +21,12 @@ const isInitialize = (body: unknown): boolean => {
 export interface McpHttpOptions {
   /** Host names accepted in Host and Origin besides loopback (for a server bound elsewhere). */
   allowedHosts?: readonly string[];
-  /** Sessions idle this long are closed (default 10 minutes). */
+  /** Sessions with no request open this long are closed (default 60 s; config `mcp.idleMs`). */
   idleMs?: number;
-  /** Open MCP sessions one credential may hold at once (default 32). */
+  /** Open MCP sessions one credential may hold at once (default 32; config `mcp.maxSessionsPerCaller`). */
   maxSessionsPerCaller?: number;
   /** How often long calls report progress. */
   progressEveryMs?: number;
-}
-
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  owner: string;
-  lastSeen: number;
 }
 
 /** Distinct allowed Host headers remembered (a port each, say); past it they are parsed each time. */
@@ -59,8 +56,19 @@ const rpcError = (
     id: null,
   });
 
-export const DEFAULT_MCP_IDLE_MS = 10 * 60_000;
-export const DEFAULT_MCP_SESSIONS_PER_CALLER = 32;
+/** The tool groups a `/mcp?tools=a,b` asks for (query only: a header would need a client that can send one). */
+function toolsOption(req: FastifyRequest): string[] | undefined {
+  const v = (req.query as Record<string, unknown> | undefined)?.tools;
+  if (typeof v !== 'string' || v === '') return undefined;
+  return v
+    .split(',')
+    .map((g) => g.trim())
+    .filter(Boolean)
+    .slice(0, 64);
+}
+
+export const DEFAULT_MCP_IDLE_MS = MCP_SESSION_DEFAULTS.idleMs;
+export const DEFAULT_MCP_SESSIONS_PER_CALLER = MCP_SESSION_DEFAULTS.maxSessionsPerCaller;
 
 /**
  * MCP over Streamable HTTP at `/mcp`. Every request is authenticated; a session belongs to
@@ -74,32 +82,14 @@ export function registerMcpHttp(
   log: ErrorLog,
   opts: McpHttpOptions = {},
 ): void {
-  const sessions = new Map<string, Session>();
-  // Initializations under way per owner: they count against the cap before they have an id.
-  const opening = new Map<string, number>();
-  const allowed = new Set([...LOOPBACK, ...(opts.allowedHosts ?? [])]);
   const idleMs = opts.idleMs ?? DEFAULT_MCP_IDLE_MS;
   const cap = opts.maxSessionsPerCaller ?? DEFAULT_MCP_SESSIONS_PER_CALLER;
-
-  const expire = () => {
-    const cutoff = Date.now() - idleMs;
-    for (const [id, s] of sessions) {
-      if (s.lastSeen >= cutoff) continue;
-      sessions.delete(id);
-      void s.transport.close().catch(() => {});
-    }
-  };
-  const held = (owner: string) => {
-    let n = opening.get(owner) ?? 0;
-    for (const s of sessions.values()) if (s.owner === owner) n++;
-    return n;
-  };
-  const sweep = setInterval(expire, Math.max(1000, Math.min(60_000, idleMs / 2)));
-  sweep.unref();
+  const sessions = new McpSessions(idleMs);
+  const allowed = new Set([...LOOPBACK, ...(opts.allowedHosts ?? [])]);
+  const unwatch = warren.metrics?.watchMcpSessions(() => sessions.size);
   app.addHook('preClose', async () => {
-    clearInterval(sweep);
-    await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
-    sessions.clear();
+    unwatch?.();
+    await sessions.closeAll();
   });
 
   // Host headers already found allowed, as sent: a client sends the same one every call, and
@@ -139,18 +129,28 @@ export function registerMcpHttp(
       if (req.method !== 'POST' || !isInitialize(req.body)) {
         return rpcError(reply, 400, -32000, 'Bad Request: no valid session id; start with initialize');
       }
-      expire();
-      if (held(owner) >= cap) {
+      // An operator's list may start with more groups on: `/mcp?tools=schedules,groups` or `all`.
+      const toolGroups = toolsOption(req);
+      if (toolGroups) {
+        try {
+          if (principal.kind !== 'operator') throw new Error("a session's tools were fixed at spawn");
+          parseGroups(warren.gate, toolGroups);
+        } catch (error) {
+          return rpcError(reply, 400, -32602, `tools: ${(error as Error).message}`);
+        }
+      }
+      const held = sessions.held(owner);
+      if (held >= cap) {
         return rpcError(
           reply,
           429,
           -32000,
-          `too many open MCP sessions for this caller (cap ${cap}): close one (DELETE /mcp) or let one idle out (${Math.round(idleMs / 1000)} s)`,
-          { code: 'limit_exceeded', cap },
+          `too many open MCP sessions for this caller (cap ${cap}): close one (DELETE /mcp) or let one idle out (${Math.round(idleMs / 1000)} s without a request or an open stream)`,
+          { code: 'limit_exceeded', cap, held },
         );
       }
       // Counted before the first await, so concurrent initializes cannot all pass the check.
-      opening.set(owner, (opening.get(owner) ?? 0) + 1);
+      const release = sessions.reserve(owner);
       let transport: StreamableHTTPServerTransport | undefined;
       try {
         // The MCP SDK loads with the first session, not with the server: serving starts sooner.
@@ -161,27 +161,29 @@ export function registerMcpHttp(
         const opened: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
           onsessioninitialized: (id) => {
-            sessions.set(id, { transport: opened, owner, lastSeen: Date.now() });
+            release();
+            sessions.add(id, { transport: opened, owner }, reply.raw);
           },
         });
         transport = opened;
         opened.onclose = () => {
-          if (opened.sessionId) sessions.delete(opened.sessionId);
+          if (opened.sessionId) sessions.remove(opened.sessionId);
         };
-        await createMcpServer(warren, catalog, principal, { log }).connect(opened);
+        await createMcpServer(warren, catalog, principal, {
+          log,
+          ...(toolGroups ? { toolGroups } : {}),
+        }).connect(opened);
         reply.hijack();
         await transport.handleRequest(req.raw, reply.raw, req.body);
       } finally {
-        const n = (opening.get(owner) ?? 1) - 1;
-        if (n > 0) opening.set(owner, n);
-        else opening.delete(owner);
+        release();
         // An initialize that did not make a session leaves nothing behind.
-        if (transport && (!transport.sessionId || !sessions.has(transport.sessionId)))
+        if (transport && (!transport.sessionId || sessions.get(transport.sessionId)?.transport !== transport))
           void transport.close().catch(() => {});
       }
       return;
     }
-    session.lastSeen = Date.now();
+    sessions.touch(sid as string, reply.raw);
     reply.hijack();
     await session.transport.handleRequest(req.raw, reply.raw, req.body);
   };

@@ -12,13 +12,12 @@ import { WarrenError } from '../../vocab/errors.ts';
 import { type ErrorLog, stderrLog } from '../../vocab/public-error.ts';
 import { ToolCatalog } from '../mcp/catalog.ts';
 import { principalOf, registerAuth } from './auth.ts';
-import { CookieSessions } from './cookie-sessions.ts';
 import { errorHandler, MAX_PATH_PARAM, requestIdOf } from './errors.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
 import { type McpHttpOptions, registerMcpHttp } from './mcp.ts';
 import { QuietRequestLogs, registerMetrics } from './metrics.ts';
 import { streamEvents } from './sse.ts';
-import { loginOperator, registerUi, webRoot } from './ui.ts';
+import { registerUi, webRoot } from './ui.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -84,13 +83,13 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     reply.header('x-request-id', req.id);
     done(null, payload);
   });
-  const cookies = new CookieSessions(warren.store, warren.kernel.clock, warren.kernel.ids);
+  const cookies = warren.browserSessions;
   registerAuth(app, warren, cookies);
   registerJsonParser(app, opts.maxJsonDepth ?? MAX_JSON_DEPTH);
   registerMetrics(app, warren, opts.metricsPublic === true);
   registerUi(app, warren, cookies, opts.webRoot === undefined ? webRoot() : opts.webRoot);
   app.decorate('uiLoginUrl', async (base: string) => {
-    const name = await loginOperator(warren);
+    const name = await warren.kernel.firstOperator();
     return name ? `${base}/login#token=${cookies.mintLoginToken(name)}` : null;
   });
 

@@ -3,12 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { verifyOperatorKey } from '../../kernel/operator-keys.ts';
+import type { BrowserSessions } from '../../auth/browser-sessions.ts';
 import type { Warren } from '../../syscalls/warren.ts';
 import { packageRoot } from '../../util/package-root.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { principalOf, sameOrigin } from './auth.ts';
-import { type CookieSessions, cookieOf, SESSION_COOKIE } from './cookie-sessions.ts';
+import { cookieOf, SESSION_COOKIE } from './cookie.ts';
 
 /** The pages of the single-page app: each answers index.html, the app routes in the browser. */
 const PAGES = ['/', '/login', '/coordination', '/sessions', '/tasks', '/inbox', '/log', '/chat'];
@@ -58,7 +58,7 @@ const LoginBody = z.union([
 export function registerUi(
   app: FastifyInstance,
   warren: Warren,
-  cookies: CookieSessions,
+  cookies: BrowserSessions,
   root: string | null,
 ) {
   const page = async (_req: FastifyRequest, reply: FastifyReply) => {
@@ -109,8 +109,7 @@ export function registerUi(
     if (!parsed.success)
       throw new WarrenError('invalid_input', 'send { "key": "wk_…" } or { "token": "wlt_…" }');
     const body = parsed.data;
-    const operator =
-      'key' in body ? await verifyOperatorKey(warren.store, body.key) : cookies.redeem(body.token);
+    const operator = 'key' in body ? await warren.kernel.operatorOfKey(body.key) : cookies.redeem(body.token);
     if (!operator) {
       throw new WarrenError(
         'unauthenticated',
@@ -139,15 +138,4 @@ export function registerUi(
       ? { operator: p.name, zone: p.zone }
       : { session: p.sessionId, zone: p.zone };
   });
-}
-
-/** The operator a printed login link logs in as: the first live key's name. */
-export async function loginOperator(warren: Warren): Promise<string | null> {
-  const row = await warren.store.reader
-    .selectFrom('operator_keys')
-    .select('name')
-    .where('revoked_at', 'is', null)
-    .orderBy('created_at')
-    .executeTakeFirst();
-  return row?.name ?? null;
 }

@@ -10,6 +10,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { inputError } from '../../syscalls/dispatch.ts';
 import type { CallExtra, Warren } from '../../syscalls/warren.ts';
 import type { Principal } from '../../vocab/principal.ts';
 import { type ErrorLog, publicError, stderrLog } from '../../vocab/public-error.ts';
@@ -18,6 +19,7 @@ import { registerCompletion } from './completion.ts';
 import { registerPrompts } from './prompts.ts';
 import { registerResources } from './resources.ts';
 import { registerSubscriptions } from './subscriptions.ts';
+import { enableInput, groupsOf, parseGroups, TOOLS_ENABLE, TOOLS_GROUPS, union } from './tool-groups.ts';
 
 type ToolCallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -31,12 +33,21 @@ export function createMcpServer(
   warren: Warren,
   catalog: ToolCatalog,
   principal: Principal,
-  opts: { log?: ErrorLog } = {},
+  opts: {
+    log?: ErrorLog;
+    /** Tool groups on from the start (an operator's `?tools=`; checked by the caller). */
+    toolGroups?: readonly string[];
+  } = {},
 ): Server {
   const log = opts.log ?? stderrLog;
+  // An operator's list grows on request (tool-groups.ts); a session's was fixed at spawn.
+  const growable = principal.kind === 'operator';
+  let enabled: ReadonlySet<string> | 'all' = opts.toolGroups
+    ? parseGroups(warren.gate, opts.toolGroups)
+    : new Set();
   const server = new Server(SERVER_INFO, {
     capabilities: {
-      tools: { listChanged: false },
+      tools: { listChanged: growable },
       logging: {},
       resources: { subscribe: true, listChanged: false },
       prompts: { listChanged: false },
@@ -47,7 +58,18 @@ export function createMcpServer(
       'Spawn children with ipc_spawn, talk with ipc_write / ipc_read, wait with ipc_wait, and close the fds you own before you stop.',
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: catalog.visible(principal) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: catalog.listed(principal, enabled),
+  }));
+  /** tools_groups / tools_enable: the connection's own, answered here (not syscalls). */
+  const connectionCall = (name: string, args: unknown): Record<string, unknown> => {
+    if (name === TOOLS_GROUPS) return groupsOf(warren.gate, principal, enabled, (s) => catalog.tokensOf(s));
+    const parsed = enableInput.safeParse(args ?? {});
+    if (!parsed.success) throw inputError(name, parsed.error);
+    enabled = union(enabled, parseGroups(warren.gate, parsed.data.groups));
+    void server.sendToolListChanged().catch(() => {});
+    return { listed: catalog.listed(principal, enabled).map((t) => t.name) };
+  };
   registerResources(server, warren, principal);
   registerPrompts(server, warren, principal);
   registerCompletion(server, warren, principal);
@@ -58,7 +80,8 @@ export function createMcpServer(
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
-    if (!warren.table.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const own = growable && (name === TOOLS_GROUPS || name === TOOLS_ENABLE);
+    if (!own && !warren.table.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     // Over HTTP, a client's W3C traceparent makes the call's span join its trace.
     const traceparent = extra.requestInfo?.headers.traceparent;
     const callExtra: CallExtra = { signal: extra.signal };
@@ -67,7 +90,9 @@ export function createMcpServer(
     const token = request.params._meta?.progressToken;
     const timer = token === undefined ? undefined : progressOf(extra, token, name, callExtra);
     try {
-      const out = (await warren.call(principal, name, args ?? {}, callExtra)) as Record<string, unknown>;
+      const out = own
+        ? connectionCall(name, args)
+        : ((await warren.call(principal, name, args ?? {}, callExtra)) as Record<string, unknown>);
       warren.metrics?.mcpCall(name, 'ok');
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {

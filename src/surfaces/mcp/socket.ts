@@ -16,14 +16,16 @@ export const socketPath = (dir: string, zone: string) => join(dir, `${zone}.sock
  * identity come from the socket: whoever can open it is that zone's local operator.
  */
 export class ZoneSockets {
-  private readonly listeners = new UnixMcpListeners();
+  private readonly listeners: UnixMcpListeners;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
     private readonly warren: Warren,
     private readonly catalog: ToolCatalog,
     private readonly dir: string,
-  ) {}
+  ) {
+    this.listeners = new UnixMcpListeners(warren.kernel.config.sockets);
+  }
 
   /** A socket for every zone, now and as zones are created. */
   async start(): Promise<void> {

@@ -13,6 +13,8 @@ export interface GroupsInstance extends PluginInstance {
   inbound: Inbound;
   tables: PluginTables<GroupsDb>;
   maxDocumentBytes: number;
+  /** Routes a group (not an operator) may hold targeting its subtree. */
+  maxRoutesPerGroup: number;
 }
 
 export const groups = (ctx: SyscallContext) => ctx.self as GroupsInstance;

@@ -31,7 +31,7 @@ export const registerGroup = defineSyscall({
   summary: 'Register a group: a folder under an existing one (operators: a root group too)',
   input: z.object({
     folder,
-    name: z.string().min(1).max(200).optional(),
+    name: z.string().min(1).max(200).optional().describe('A display name (default the folder)'),
     agent: agent.optional(),
     rules: rules.optional(),
     ...actingGroup,
@@ -103,7 +103,7 @@ export const spawnGroup = defineSyscall({
   summary: "Start a group's agent now (registering the group first if it is new)",
   input: z.object({
     folder,
-    name: z.string().min(1).max(200).optional(),
+    name: z.string().min(1).max(200).optional().describe('A display name (default the folder)'),
     agent: agent.optional(),
     prompt: z
       .string()

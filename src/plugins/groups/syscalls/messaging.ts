@@ -131,7 +131,7 @@ export const sendDocument = defineSyscall({
       .max(300)
       .optional()
       .describe('The chat (default: the one you last heard from)'),
-    caption: z.string().max(4000).optional(),
+    caption: z.string().max(4000).optional().describe('Text shown with the document'),
     ...actingGroup,
   }),
   output: sent.extend({ path: z.string(), bytes: z.number(), sha256: z.string(), chat_jid: z.string() }),

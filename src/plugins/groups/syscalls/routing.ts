@@ -48,7 +48,9 @@ export const addRouteSyscall = defineSyscall({
   },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const row = await groups(ctx).tables.write((tx) => addRoute(tx, ctx.kernel.ids, a, i));
+    const row = await groups(ctx).tables.write((tx) =>
+      addRoute(tx, ctx.kernel.ids, a, i, groups(ctx).maxRoutesPerGroup),
+    );
     return { route: viewRoute(row) };
   },
 });
@@ -57,7 +59,10 @@ export const setRoutesSyscall = defineSyscall({
   name: 'set_routes',
   group: 'groups',
   summary: 'Replace every route targeting your group or one under it with these',
-  input: z.object({ routes: z.array(spec).max(10_000), ...actingGroup }),
+  input: z.object({
+    routes: z.array(spec).max(10_000).describe('The routes that replace them: { seq, match, target }'),
+    ...actingGroup,
+  }),
   output: z.object({ routes: z.array(routeView) }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/routes/set' },
@@ -69,7 +74,9 @@ export const setRoutesSyscall = defineSyscall({
   },
   async handler(ctx, i) {
     const a = actorOf(ctx.principal, i.group);
-    const rows = await groups(ctx).tables.write((tx) => setRoutes(tx, ctx.kernel.ids, a, i.routes));
+    const rows = await groups(ctx).tables.write((tx) =>
+      setRoutes(tx, ctx.kernel.ids, a, i.routes, groups(ctx).maxRoutesPerGroup),
+    );
     return { routes: rows.map(viewRoute) };
   },
 });
@@ -78,7 +85,7 @@ export const deleteRouteSyscall = defineSyscall({
   name: 'delete_route',
   group: 'groups',
   summary: 'Delete a route (one targeting your group or one under it)',
-  input: z.object({ id: z.string().min(1).max(200), ...actingGroup }),
+  input: z.object({ id: z.string().min(1).max(200).describe('The route id (list_routes)'), ...actingGroup }),
   output: z.object({ deleted: z.string() }),
   callers: ['operator'],
   http: { method: 'DELETE', path: '/v1/routes/:id' },

@@ -96,6 +96,7 @@ export class RunnerAgents {
       tools: sc.tools,
       run: this.run,
       resumeState: sc.resumeState,
+      resuming: sc.resuming ?? sc.resumeState !== null,
       sink: this.sinkOf(id),
       call: (name, input) => this.wire.request({ t: 'call', session: id, name, input }),
       clock: systemClock,

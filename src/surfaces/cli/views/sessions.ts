@@ -50,6 +50,9 @@ export const sessionDetails = (s: Session, width?: number): string =>
       ['max turns', text(s.maxTurns)],
       ['tools', s.tools ? s.tools.join(', ') : "(its tier's)"],
       ['runner', s.runner],
+      ...(s.containment !== undefined
+        ? [['containment', containmentText(s.containment)] as [string, string]]
+        : []),
       ['parent close', s.parentClose],
       ['turns', String(s.turns)],
       ['usage', compactJson(s.usage)],
@@ -114,3 +117,9 @@ export const sessionViews: Record<string, View> = {
   suspend,
   resume,
 };
+
+/** `bwrap (network none)`, `none`, … ; `-` for a session from before it was recorded. */
+function containmentText(c: Session['containment']): string {
+  if (!c) return '-';
+  return c.network ? `${c.mode} (network ${c.network})` : c.mode;
+}

@@ -8,7 +8,7 @@ interface Status {
   problems: string[];
   node: { id: string; uptimeMs: number };
   store: { kind: string; head: number; readMs: number };
-  commits: { batches: number; failed: number; avgMs: number | null; maxMs: number | null };
+  commits: { batches: number; failed: number; refused: number; avgMs: number | null; maxMs: number | null };
   delivery: { backlog: number; oldestMs: number | null };
   reconcile: { intervalMs: number; lastTick: { at: number; ms: number; errors: unknown[] } | null };
   agents: {
@@ -17,6 +17,7 @@ interface Status {
     resuming: { done: number; total: number };
     sessions: Array<{ status: string; runtime: string; count: number }>;
   };
+  containment?: { setting: string; inForce: string; network: string; reason: string | null };
   plugins: string[];
 }
 
@@ -40,7 +41,7 @@ const render = view<Status>((out, ctx) => {
       'commits',
       out.commits.avgMs === null
         ? 'none yet'
-        : `${out.commits.batches} batches, ${out.commits.failed} failed; last 64: avg ${out.commits.avgMs} ms, max ${out.commits.maxMs} ms`,
+        : `${out.commits.batches} batches, ${out.commits.failed} failed, ${out.commits.refused} refused; last 64: avg ${out.commits.avgMs} ms, max ${out.commits.maxMs} ms`,
     ],
     [
       'delivery',
@@ -59,10 +60,18 @@ const render = view<Status>((out, ctx) => {
       `${out.agents.alive} alive, ${out.agents.starting} starting${resuming.total > 0 && resuming.done < resuming.total ? `; resuming: ${resuming.done} of ${resuming.total}` : ''}`,
     ],
     ['sessions', [...byStatus].map(([s, n]) => `${n} ${s}`).join(', ') || 'none live'],
+    ...(out.containment ? [['containment', containmentLine(out.containment)] as [string, string]] : []),
     ['plugins', out.plugins.join(', ')],
   ];
   const problems = out.problems.length ? `problems:\n${out.problems.map((p) => `  - ${p}\n`).join('')}` : '';
   return head + renderKeyValues(rows, ctx) + problems;
 });
+
+/** `bwrap, network full` / `none (containment: none)` / `unavailable: … (agents that run shells are refused)`. */
+function containmentLine(c: NonNullable<Status['containment']>): string {
+  if (c.inForce === 'bwrap') return `bwrap, network ${c.network}`;
+  if (c.inForce === 'none') return 'none: agents run unconfined (containment: none)';
+  return `unavailable: ${c.reason ?? 'no bubblewrap'}; agents that can run shell commands are refused`;
+}
 
 export const statusViews: Record<string, View> = { status: render };

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Store } from '../../store/store.ts';
-import type { Clock } from '../../util/clock.ts';
-import type { IdGenerator } from '../../util/ids.ts';
-
-/** The browser's session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site sends it). */
-export const SESSION_COOKIE = 'warren_session';
+import type { Store } from '../store/store.ts';
+import type { Clock } from '../util/clock.ts';
+import type { IdGenerator } from '../util/ids.ts';
 
 const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 const LOGIN_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -20,14 +17,14 @@ interface Entry {
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /**
- * Browser logins of one HTTP server: cookie token -> operator name, and one-time login tokens
+ * Browser logins of one warren: cookie token -> operator name, and one-time login tokens
  * (the URL `warren serve` prints). Nothing here decides what a caller may do: a cookie only
  * names an operator, and the request then runs as that operator principal, the same one its
  * key would give. Cookie sessions live in the database (`ui_sessions`, by a hash of the token),
  * so a restart or another node on the same PostgreSQL keeps them; login tokens live in the
  * memory of the process that printed them.
  */
-export class CookieSessions {
+export class BrowserSessions {
   private readonly loginTokens = new Map<string, Entry>();
 
   constructor(
@@ -95,15 +92,4 @@ export class CookieSessions {
       map.delete(first);
     }
   }
-}
-
-/** One cookie's value from a Cookie header, or undefined. */
-export function cookieOf(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }

@@ -1,0 +1,427 @@
+/**
+ * stall: untrusted work must never hold the event loop (issue 25). One real `warren serve`
+ * (the build, a child process). A prober process of its own asks `/healthz` 100 times a
+ * second, open loop (a stall shows as every request it held, not as one slow sample): with the
+ * server idle after the attack's setup, then while the attack runs. Row: the p99 during the
+ * attack, its idle p99 beside it (same run, same server), the ratio; goal: ≤ 50 ms during.
+ * Table: attack (row name) | during p99 (value) | idle p99 (baseline) | ratio | goal.
+ *
+ * - stallWaitMatch: 50 script agents wait on `wait.match: (a+)+$`; each is sent 10 inputs on
+ *   which the pattern backtracks (`aaa…a!`, 100 ms each before it is cut off): 50 s of
+ *   matching; the window is its first 15 s.
+ * - stallScriptSteps: ten agents that waited for a word run 999 steps each (`say`, `usage`, a
+ *   `call` of `ps`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
+ *   measured apart (in the note).
+ * - stallKnowledgeSearch: 3,000 findings of ~12 KiB, every one holding every query word; two
+ *   callers loop `knowledge_search` with a 25-word query (any word) for 8 s.
+ * - stallRouteGlobs: 3,000 routes (30 groups × the 100-route cap) of worst-case globs
+ *   (`*a…ab` on every key); two callers loop `groups_inbound` with 300-character fields that
+ *   make every glob work (four keys match, the fifth fails) for 8 s. Rows `routeMatchAtCap`
+ *   and `routeMatch3000`: the matching itself per message, in this process, over 100 such
+ *   routes (one group at its cap) and over 3,000.
+ * - stallSocketLines: 100 connections to the zone's MCP unix socket at once, each writing
+ *   10 MiB with no newline, until written or closed by the server; the server's peak RSS after.
+ *
+ * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some.
+ */
+import { spawn as spawnChild } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { byOrder, parseMatch } from '../src/plugins/groups/match.ts';
+import { RouteIndex } from '../src/plugins/groups/route-index.ts';
+import { type ServerProcess, startServer } from '../test/helpers/server.ts';
+import { round, type Summary, summary } from './lib/stats.ts';
+import { tempDir } from './lib/tempdir.ts';
+import type { BenchRow } from './store.ts';
+
+const GOAL_MS = 50;
+const PROBE_EVERY_MS = 10;
+const IDLE_MS = 2_000;
+
+/**
+ * The prober: a process of its own, so that what the bench does to attack (writing 100 MiB
+ * into sockets, reading answers) never delays a probe or its timing. It asks `/healthz` every
+ * 10 ms without waiting for answers until told to stop (a line on stdin) or `maxMs` passes,
+ * then prints the latencies.
+ */
+const PROBER = `
+const [url, every, maxMs] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
+const samples = [];
+const start = performance.now();
+let stop = false;
+process.stdin.on('data', () => { stop = true; });
+(async () => {
+  for (let i = 0; !stop && performance.now() - start < maxMs; i++) {
+    const wait = start + i * every - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t = performance.now();
+    samples.push(fetch(url + '/healthz', { signal: AbortSignal.timeout(60000) })
+      .then((r) => r.arrayBuffer()).then(() => performance.now() - t, () => performance.now() - t));
+  }
+  process.stdout.write(JSON.stringify(await Promise.all(samples)));
+  process.exit(0);
+})();
+`;
+
+/** `/healthz` latencies, asked every 10 ms (never waiting for an answer) until `done` settles or `maxMs` passes. */
+async function probe(url: string, done: Promise<unknown>, maxMs: number): Promise<Summary> {
+  const child = spawnChild(process.execPath, ['-e', PROBER, url, String(PROBE_EVERY_MS), String(maxMs)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  try {
+    await Promise.race([done.catch(() => {}), exited]);
+    child.stdin!.end('stop\n');
+    await exited;
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  return summary(JSON.parse(out) as number[]);
+}
+
+const idle = (url: string) => probe(url, sleep(IDLE_MS), IDLE_MS);
+
+// biome-ignore lint/suspicious/noExplicitAny: REST answers are checked by the server's own schemas
+type Any = any;
+
+async function ok(server: ServerProcess, method: string, path: string, body?: unknown): Promise<Any> {
+  const res = await server.api<Any>(method, path, body);
+  if (res.status >= 300)
+    throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+  return res.json;
+}
+
+/** Run `fn` over `items`, `width` at a time. */
+async function pool<T>(items: readonly T[], width: number, fn: (x: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+async function ended(server: ServerProcess, ids: readonly string[], maxMs: number): Promise<void> {
+  const until = performance.now() + maxMs;
+  const want = new Set(ids);
+  while (performance.now() < until) {
+    const res = await ok(server, 'GET', '/v1/sessions?limit=200');
+    if (!(res.sessions as Array<{ id: string }>).some((s) => want.has(s.id))) return;
+    await sleep(250);
+  }
+  throw new Error(`not every session ended within ${maxMs} ms`);
+}
+
+const spawn = async (server: ServerProcess, script: unknown): Promise<string> =>
+  (await ok(server, 'POST', '/v1/sessions', { runtime: 'script', script, pipe: 'detach' })).session.id;
+
+interface Attack {
+  name: string;
+  what: string;
+  /** Before the idle measurement. */
+  setup(server: ServerProcess): Promise<void>;
+  /** The attack; the during-figure covers it until it settles (or maxMs). */
+  run(server: ServerProcess): Promise<string | undefined>;
+  /** After the figures: what must not weigh on the next attack. */
+  teardown?(server: ServerProcess): Promise<void>;
+  maxMs: number;
+}
+
+const waitMatch = (): Attack => {
+  const agents: string[] = [];
+  return {
+    name: 'stallWaitMatch',
+    what: '50 agents × 10 backtracking wait.match inputs',
+    maxMs: 15_000,
+    async setup(server) {
+      const script = { steps: [{ wait: { match: '(a+)+$' } }, { say: 'matched' }] };
+      for (let i = 0; i < 50; i++) agents.push(await spawn(server, script));
+    },
+    async run(server) {
+      const evil = `${'a'.repeat(40)}!`;
+      const until = performance.now() + 15_000;
+      await pool(agents, 10, async (id) => {
+        for (let m = 0; m < 10; m++) await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: evil });
+      });
+      // Each pattern may take 100 ms: 500 of them are ~50 s of matching, one at a time. The
+      // window is the first 15 s of it (or all of it, had it been shorter).
+      const timeouts = async () =>
+        (await ok(server, 'GET', '/v1/events?type=session.match_timeout&limit=1000')).events.length as number;
+      while (performance.now() < until && (await timeouts()) < 500) await sleep(500);
+      return `${await timeouts()} of 500 patterns timed out (no match) in the window`;
+    },
+    async teardown(server) {
+      await pool(agents, 10, (id) => ok(server, 'POST', `/v1/sessions/${id}/kill`, {}));
+    },
+  };
+};
+
+const longScript = {
+  steps: Array.from({ length: 1000 }, (_, i) =>
+    i % 3 === 0
+      ? { say: `step ${i}` }
+      : i % 3 === 1
+        ? { usage: { inputTokens: 1 } }
+        : { call: { syscall: 'ps' } },
+  ),
+};
+
+/**
+ * The steps, not the spawn: ten agents wait for a word, then run 999 more steps each. Spawning
+ * ten 40 KB scripts at once costs the loop what any ten 40 KB requests do (noted apart).
+ */
+const scriptSteps = (): Attack => {
+  const ids: string[] = [];
+  let spawnGap = '';
+  return {
+    name: 'stallScriptSteps',
+    what: 'ten 1,000-step scripts at once',
+    maxMs: 60_000,
+    async setup(server) {
+      // A run first: the server's code is warm, as it is for an attacker of a running server.
+      await ended(server, [await spawn(server, longScript)], 60_000);
+      const script = { steps: [{ wait: {} }, ...longScript.steps.slice(1)] };
+      const spawning = Promise.all(Array.from({ length: 10 }, () => spawn(server, script)));
+      const during = await probe(server.url, spawning, 60_000);
+      ids.push(...(await spawning));
+      spawnGap = `spawning the ten at once: /healthz p99 ${round(during.p99, 0)} ms`;
+    },
+    async run(server) {
+      await Promise.all(ids.map((id) => ok(server, 'POST', `/v1/sessions/${id}/send`, { text: 'go' })));
+      await ended(server, ids, 60_000);
+      return spawnGap;
+    },
+  };
+};
+
+/** 200 made-up words; every finding holds nearly all of them, so each query word is in every finding. */
+const WORDS = Array.from({ length: 200 }, (_, i) => `w${(i * 7919).toString(36)}x`);
+
+const knowledgeSearch = (): Attack => ({
+  name: 'stallKnowledgeSearch',
+  what: '25-word search over 3,000 findings, 2 callers',
+  maxMs: 8_000,
+  async setup(server) {
+    const body = (n: number) =>
+      Array.from({ length: 1500 }, (_, i) => WORDS[(n * 31 + i * 17) % WORDS.length]).join(' ');
+    await pool(
+      Array.from({ length: 3000 }, (_, n) => n),
+      8,
+      (n) => ok(server, 'POST', '/v1/knowledge', { title: `finding ${n} ${WORDS[n % 200]}`, body: body(n) }),
+    );
+  },
+  async run(server) {
+    const query = encodeURIComponent(WORDS.slice(0, 25).join(' '));
+    const until = performance.now() + 8_000;
+    let n = 0;
+    const ms: number[] = [];
+    await Promise.all(
+      [0, 1].map(async () => {
+        while (performance.now() < until) {
+          const t = performance.now();
+          await ok(server, 'GET', `/v1/knowledge?query=${query}&match=any`);
+          ms.push(performance.now() - t);
+          n++;
+        }
+      }),
+    );
+    const s = summary(ms);
+    return `${n} searches, each p50 ${round(s.p50, 0)} ms`;
+  },
+});
+
+/**
+ * Globs that make a backtracking matcher work hardest on 300-character fields (the most
+ * inbound allows): `*a…ab` retried from each of ~150 starts, ~150 characters each. The
+ * first four keys match after that work, the fifth fails after it: every key is paid for.
+ */
+const HARD = `*${'a'.repeat(150)}b`;
+const FIELD = `${'a'.repeat(299)}b`;
+const MATCH_KEYS = ['platform', 'room', 'chat_jid', 'sender', 'verb'];
+const worstMatch = MATCH_KEYS.map((k, i) => `${k}=${i < 4 ? HARD : HARD.replace(/b$/, 'c')}`).join(' ');
+const nearMiss = Object.fromEntries(MATCH_KEYS.map((k) => [k, FIELD]));
+
+const routeGlobs = (): Attack => ({
+  name: 'stallRouteGlobs',
+  what: '3,000 worst-case route globs, inbound from 2 callers',
+  maxMs: 8_000,
+  async setup(server) {
+    for (let g = 0; g < 30; g++) {
+      await ok(server, 'POST', '/v1/groups', { folder: `g${g}` });
+      const routes = Array.from({ length: 100 }, (_, r) => ({
+        seq: g * 100 + r,
+        match: worstMatch,
+        target: `g${g}`,
+      }));
+      await ok(server, 'POST', '/v1/routes/set', { routes, group: `g${g}` });
+    }
+  },
+  async run(server) {
+    const until = performance.now() + 8_000;
+    const ms: number[] = [];
+    const msg = nearMiss;
+    await Promise.all(
+      [0, 1].map(async () => {
+        while (performance.now() < until) {
+          const t = performance.now();
+          await ok(server, 'POST', '/v1/inbound', { ...msg, text: 'hi' });
+          ms.push(performance.now() - t);
+        }
+      }),
+    );
+    const s = summary(ms);
+    return `${ms.length} messages, each p50 ${round(s.p50, 0)} ms`;
+  },
+});
+
+/** Matching alone, in this process: per message over 100 worst-case routes (a group at its cap) and over 3,000. */
+function routeMatchAtCap(): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const msg = nearMiss;
+  const literal = { platform: 'telegram', room: '-100', chat_jid: '', sender: 'alice', verb: 'message' };
+  for (const n of [100, 3000]) {
+    const routes = Array.from({ length: n }, (_, i) => ({
+      id: `r${i}`,
+      seq: i,
+      target: 'g',
+      match: parseMatch(worstMatch),
+    })).sort(byOrder);
+    const plain = Array.from({ length: n }, (_, i) => ({
+      id: `r${i}`,
+      seq: i,
+      target: 'g',
+      match: parseMatch(`platform=telegram room=-${i}`),
+    })).sort(byOrder);
+    const time = (index: RouteIndex<(typeof routes)[number]>, m: typeof msg) => {
+      const ms: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const t = performance.now();
+        index.first(m);
+        ms.push(performance.now() - t);
+      }
+      return summary(ms).p50;
+    };
+    const worst = time(new RouteIndex(routes), msg);
+    const base = time(new RouteIndex(plain), literal);
+    rows.push({
+      name: `routeMatch${n === 100 ? 'AtCap' : '3000'}`,
+      value: round(worst, 3),
+      unit: 'ms/msg',
+      baseline: round(base, 3),
+      ratio: round(worst / base, 1),
+      ...(n === 100 ? { max: 1 } : {}),
+      note: `${n} routes of ${HARD.length}-char globs on every key, 300-char near-miss fields; baseline: ${n} literal routes, no match`,
+    });
+  }
+  return rows;
+}
+
+const socketLines = (): Attack => ({
+  name: 'stallSocketLines',
+  what: '100 connections × 10 MiB unterminated line on the MCP socket',
+  maxMs: 60_000,
+  async setup() {},
+  async run(server) {
+    const path = join(dataDirOf(server), 'mcp', 'default.sock');
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    let refused = 0;
+    let closed = 0;
+    const one = () =>
+      new Promise<void>((resolve) => {
+        const s: Socket = connect(path);
+        let written = 0;
+        let answer = '';
+        const finish = () => {
+          s.destroy();
+          resolve();
+        };
+        s.setEncoding('utf8');
+        s.on('data', (d: string) => {
+          answer += d;
+        });
+        s.on('error', finish);
+        s.on('close', () => {
+          if (written < 10 * 1024 * 1024) answer.includes('connections') ? refused++ : closed++;
+          resolve();
+        });
+        const pump = () => {
+          while (written < 10 * 1024 * 1024 && !s.destroyed) {
+            written += chunk.length;
+            if (!s.write(chunk)) return void s.once('drain', pump);
+          }
+          if (written >= 10 * 1024 * 1024) setTimeout(finish, 500);
+        };
+        s.on('connect', pump);
+      });
+    await Promise.all(Array.from({ length: 100 }, one));
+    const rss = rssMib(server.child.pid!);
+    return `${refused} refused at connect, ${closed} closed mid-line; server RSS after: ${rss} MiB`;
+  },
+});
+
+const dataDirOf = (server: ServerProcess): string => {
+  const args = server.child.spawnargs;
+  return args[args.indexOf('--data-dir') + 1]!;
+};
+
+function rssMib(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
+}
+
+async function stall(): Promise<BenchRow[]> {
+  using tmp = tempDir('warren-bench-stall-');
+  const server = await startServer({
+    dataDir: join(tmp.dir, 'data'),
+    env: {
+      WARREN_MAX_SESSIONS_PER_ZONE: '200',
+      LOG_LEVEL: 'warn',
+      ...(process.env.STALL_SERVER_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.STALL_SERVER_NODE_OPTIONS }
+        : {}),
+    },
+  });
+  const rows: BenchRow[] = [];
+  try {
+    await idle(server.url); // warm-up: connections, JIT
+    // STALL_ATTACKS=stallScriptSteps,stallSocketLines runs only those.
+    const only = process.env.STALL_ATTACKS?.split(',');
+    const attacks = [waitMatch(), scriptSteps(), knowledgeSearch(), routeGlobs(), socketLines()];
+    for (const attack of attacks.filter((a) => !only || only.includes(a.name))) {
+      process.stderr.write(`stall: ${attack.name} …\n`);
+      await attack.setup(server);
+      const before = await idle(server.url);
+      const t = performance.now();
+      const work = attack.run(server);
+      const during = await probe(server.url, work, attack.maxMs);
+      const note = await work;
+      const s = ((performance.now() - t) / 1000).toFixed(1);
+      await attack.teardown?.(server);
+      rows.push({
+        name: attack.name,
+        value: round(during.p99, 1),
+        unit: 'ms p99',
+        baseline: round(before.p99, 1),
+        ratio: round(during.p99 / before.p99, 1),
+        max: GOAL_MS,
+        note: `${attack.what}; ${s} s; idle p50 ${round(before.p50, 1)} ms, during p50 ${round(during.p50, 1)} max ${round(during.max, 0)} ms${note ? `; ${note}` : ''}`,
+      });
+    }
+  } finally {
+    await server.stop();
+  }
+  return [...rows, ...routeMatchAtCap()];
+}
+
+export const stallBenches = { stall };
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { formatRows } = await import('./store.ts');
+  console.log(formatRows(await stall()));
+}
