@@ -10,7 +10,10 @@ interface Status {
   store: { kind: string; head: number; readMs: number };
   commits: { batches: number; failed: number; refused: number; avgMs: number | null; maxMs: number | null };
   delivery: { backlog: number; oldestMs: number | null };
-  reconcile: { intervalMs: number; lastTick: { at: number; ms: number; errors: unknown[] } | null };
+  reconcile: {
+    intervalMs: number;
+    lastTick: { n: number; at: number; ms: number; errors: unknown[] } | null;
+  };
   agents: {
     alive: number;
     starting: number;
@@ -52,7 +55,7 @@ const render = view<Status>((out, ctx) => {
     [
       'reconcile',
       t
-        ? `every ${duration(out.reconcile.intervalMs)}; last tick ${new Date(t.at).toISOString()}, ${Math.round(t.ms)} ms, ${plural(t.errors.length, 'phase error')}`
+        ? `every ${duration(out.reconcile.intervalMs)}; last tick #${t.n} ${new Date(t.at).toISOString()}, ${Math.round(t.ms)} ms, ${plural(t.errors.length, 'phase error')}`
         : `every ${duration(out.reconcile.intervalMs)}; no tick yet`,
     ],
     [
