@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { forEachStore } from '../helpers/stores.ts';
-import { alive, groups, Node, sleep, sleepers, spawnForkers, within } from './harness.ts';
+import { alive, groups, Node, sleepers, spawnForkers, within } from './harness.ts';
 
 /**
  * A single agent killed from outside warren (SIGKILL, SIGTERM to its process) is a drop, not
