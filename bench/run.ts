@@ -10,6 +10,7 @@
 import { arch, cpus, loadavg, platform } from 'node:os';
 import { cliBenches } from './cli.ts';
 import { clusterBenches } from './cluster.ts';
+import { completionBenches } from './completion.ts';
 import { containmentBenches } from './containment.ts';
 import { coordinatorBenches } from './coordinator.ts';
 import { fuzzBenches } from './fuzz.ts';
@@ -64,6 +65,7 @@ const groups: Record<string, Record<string, Bench>> = {
   stall: stallBenches,
   fuzz: fuzzBenches,
   retire: retireBenches,
+  completion: completionBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

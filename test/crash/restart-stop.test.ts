@@ -28,7 +28,7 @@ forEachStore('SIGTERM during resume', (target) => {
     // Bounded: a server still up 20 s after SIGTERM is SIGKILLed, and the check below fails.
     await s2.signal('SIGTERM', 20_000);
     const took = Date.now() - t0;
-    console.log(`# stop during resume took ${took} ms (timed in bench: npm run bench -- serverStop)`);
+    console.log(`# stop during resume took ${took} ms`);
     assert.equal(s2.child.signalCode, null, `the server exited on its own: ${s2.output()}`);
     await within(
       20_000,

@@ -31,7 +31,7 @@ forEachStore('server SIGTERM', (target) => {
     // Bounded: a server still up 20 s after SIGTERM is SIGKILLed, and the check below fails.
     await s1.signal('SIGTERM', 20_000);
     const took = Date.now() - t0;
-    console.log(`# graceful server stop took ${took} ms (timed in bench: npm run bench -- serverStop)`);
+    console.log(`# graceful server stop took ${took} ms`);
     assert.equal(s1.child.signalCode, null, `the server exited on its own (not SIGKILLed): ${s1.output()}`);
     assert.deepEqual(await node.marked(), [], 'no agent process outlives a graceful stop');
     for (const p of before) assert.ok(!alive(p), `pid ${p} ended`);

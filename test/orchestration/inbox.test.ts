@@ -294,8 +294,8 @@ forEachWarren('the operator inbox', (t) => {
     let after: string | undefined;
     let pages = 0;
     // Indexed, proved by the plans of the queries the pages ran (no full pass over the
-    // escalations, no sort of the zone's whole inbox per page), on both backends; the time
-    // of a page is bench's (npm run bench -- inboxPage).
+    // escalations, no sort of the zone's whole inbox per page), on both backends; not by
+    // the time a page takes, which a loaded machine decides.
     const { queries, scans } = await scansOf(w.store, ['orchestration_escalations'], async () => {
       do {
         const page = await call(w, 'inbox_list', { limit: 1000, ...(after ? { after } : {}) });

@@ -72,7 +72,7 @@ describe('descendants that leave the process group', () => {
     );
     const stdoutClosed = new Promise<void>((r) => child.stdout!.once('close', () => r()));
     // Bounded whatever the grandchild does with the pipe it holds (a hang would wait for it:
-    // it sleeps 1,000 s); how long it takes is bench's (npm run bench -- killGroupHeldPipe).
+    // it sleeps 1,000 s). A bound for a hung call, not a measure of its speed.
     await returns(killGroup(child, 500), 20_000, 'killGroup');
     assert.ok(await eventually(() => tagged(tag).length === 0, 1000), `alive: ${tagged(tag).join(', ')}`);
     await stdoutClosed; // no one waiting on 'close' waits forever
