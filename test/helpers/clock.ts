@@ -19,6 +19,8 @@ export function manualClock(start: number): Clock & { set(t: number): void } {
 
 /** One timer a watched clock armed. */
 export interface ArmedTimer {
+  /** When it was armed (ms, this clock). */
+  at: number;
   ms: number;
   keepAlive: boolean;
   fired: boolean;
@@ -38,7 +40,7 @@ export function watchedClock(): Clock & { timers: ArmedTimer[]; since(mark: numb
     since: (mark) => timers.slice(mark),
     now: () => Date.now(),
     setTimeout: (fn, ms, opts) => {
-      const armed: ArmedTimer = { ms, keepAlive: opts?.keepAlive === true, fired: false };
+      const armed: ArmedTimer = { at: Date.now(), ms, keepAlive: opts?.keepAlive === true, fired: false };
       timers.push(armed);
       const h = setTimeout(() => {
         armed.fired = true;
