@@ -67,7 +67,12 @@ forEachStore('graceful stop', (target) => {
     console.log(`# a polite agent ended ${took} ms after SIGTERM (grace ${GRACE_MS} ms)`);
     assert.equal(done.endReason, 'terminated', JSON.stringify(done));
     assert.equal(done.lastMessage, 'wrapping up');
-    assert.ok(took < 1500, `terminated at once, not at the deadline (took ${took} ms)`);
+    // At once, not at the deadline: the kernel never escalated (an escalation is a SIGKILL
+    // signal event, and would end the session `killed`).
+    const escalations = (await s.events(polite)).filter(
+      (e) => e.type === 'signal' && e.payload.signal === 'SIGKILL',
+    );
+    assert.deepEqual(escalations, [], 'terminated at once, not escalated at the deadline');
     await within(20_000, 'its process is gone', () => !alive(pidOf(polite)));
 
     const t1 = Date.now();

@@ -23,6 +23,7 @@ import type { DialectKind, Durability, StoreLocation } from '../../src/store/dia
 import { Store } from '../../src/store/store.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { createIds, type IdGenerator } from '../../src/util/ids.ts';
+import { cloneTemplate } from './pg-template.ts';
 
 export const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -40,6 +41,12 @@ export interface StoreTarget {
   location(durability?: Durability): StoreLocation;
   /** Open (and migrate) a store; it is closed for you. Closing it yourself is fine too. */
   open(opts?: OpenOptions): Promise<Store>;
+  /**
+   * Make a fresh location from `location()` ready to open: on PostgreSQL its schema is cloned
+   * from the migrated template (pg-template.ts). Optional (an open migrates what is missing),
+   * idempotent, and a no-op for any other location.
+   */
+  prepare(location: StoreLocation): Promise<void>;
 }
 
 async function probePostgres(url: string): Promise<string | undefined> {
@@ -136,6 +143,10 @@ class Target implements StoreTarget {
   readonly suiteStores: Store[] = [];
   private readonly dirs: string[] = [];
   private readonly schemas: string[] = [];
+  /** Schemas handed out by location() and not created yet. */
+  private readonly unmade = new Set<string>();
+  /** This suite's template (pg-template.ts), read once. */
+  private readonly template: Parameters<typeof cloneTemplate>[2] = {};
 
   constructor(readonly kind: DialectKind) {}
 
@@ -147,6 +158,7 @@ class Target implements StoreTarget {
     }
     const schema = testSchemaName();
     this.schemas.push(schema);
+    this.unmade.add(schema);
     return { url: PG_URL, durability, schema, poolSize: 4 };
   }
 
@@ -154,6 +166,7 @@ class Target implements StoreTarget {
     const location = opts.location
       ? { ...opts.location, durability: opts.durability ?? opts.location.durability }
       : this.location(opts.durability);
+    await this.prepare(location);
     const clock = opts.clock ?? systemClock;
     const store = await Store.open(location, clock, opts.ids ?? createIds(clock));
     // Let both the test and the cleanup close it.
@@ -165,6 +178,11 @@ class Target implements StoreTarget {
     };
     (this.inTest ? this.testStores : this.suiteStores).push(store);
     return store;
+  }
+
+  async prepare(location: StoreLocation): Promise<void> {
+    if (location.schema === undefined || !this.unmade.delete(location.schema)) return;
+    await cloneTemplate(location.url, location.schema, this.template);
   }
 
   async closeStores(stores: Store[]): Promise<void> {
