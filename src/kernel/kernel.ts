@@ -139,6 +139,7 @@ export class Kernel {
         startAgent: (id, how, row) => void k.supervisor.start(id, how, row),
         stopAgent: (id) => void k.supervisor.stop(id),
         armTermDeadline: (id, at) => k.term.arm(id, at),
+        termAgent: (id) => k.supervisor.termAsked(id),
         armBudgetDeadline: (id, at) => k.wall.arm(id, at),
         hasAgent: (id) => k.supervisor.has(id),
         finishAgent: (id) => k.supervisor.finish(id),
