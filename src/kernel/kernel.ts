@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sweepRunDir } from '../runtimes/rundir.ts';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
@@ -62,7 +63,7 @@ import {
 } from './session-state.ts';
 import { type SignalName, sendSignal } from './signals.ts';
 import { checkSpawn, type SpawnResult } from './spawn.ts';
-import { Supervisor, type SyscallInvoker } from './supervisor.ts';
+import { markPrefix, Supervisor, type SyscallInvoker } from './supervisor.ts';
 import { endQuietly, type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
@@ -138,6 +139,7 @@ export class Kernel {
         startAgent: (id, how, row) => void k.supervisor.start(id, how, row),
         stopAgent: (id) => void k.supervisor.stop(id),
         armTermDeadline: (id, at) => k.term.arm(id, at),
+        termAgent: (id) => k.supervisor.termAsked(id),
         armBudgetDeadline: (id, at) => k.wall.arm(id, at),
         hasAgent: (id) => k.supervisor.has(id),
         finishAgent: (id) => k.supervisor.finish(id),
@@ -221,6 +223,9 @@ export class Kernel {
     await this.k.supervisor.stopAll();
     // Their agents are gone: what runtimes hold for them (the script runtime's worker) goes too.
     await Promise.all([...this.runtimes.values()].map((r) => r.close?.()));
+    // Each agent removed its own private dir when it ended; their run root goes too, else
+    // every clean run leaves an empty `warren-run-*` behind (a crash's is swept at the next boot).
+    sweepRunDir(markPrefix(this.config.nodeId));
     await this.k.fdTable.flush();
     await this.store.writer.drained();
     this.unsubscribe?.();

@@ -291,6 +291,11 @@ export class Supervisor {
     await this.reports.close();
   }
 
+  /** A stop was asked of the session: its agent may end now rather than at its next safe point. */
+  termAsked(sessionId: string): void {
+    this.handles.get(sessionId)?.termAsked?.();
+  }
+
   /**
    * A SIGTERMed session went idle: ask its agent to end (it exits 0 and is recorded as
    * terminated). An agent that cannot be asked is stopped here and recorded the same way.
