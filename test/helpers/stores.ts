@@ -12,7 +12,8 @@
  * Stores opened inside a test are closed after that test; stores opened in a `before`
  * hook are closed after the suite. Temp dirs and schemas are removed after the suite.
  * If PostgreSQL is unreachable its suites are skipped with one loud warning (per test
- * file: each runs in its own process), unless `CI` is set: then they fail.
+ * file: each runs in its own process), unless `CI` is set: then they fail. WARREN_TEST_PG=off
+ * skips them on purpose, CI or not.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,8 +88,16 @@ export async function dropStaleSchemas(client: pg.Client, now = Date.now()): Pro
   return stale;
 }
 
+/**
+ * `WARREN_TEST_PG=off` keeps the suite off PostgreSQL even when one listens on :5432 (its
+ * `test` database is someone else's, say): its half is skipped with the warning, and not
+ * touched at all — no probe, no housekeeping.
+ */
+const pgOff = process.env.WARREN_TEST_PG === 'off';
 // After the definitions above: this top-level await runs them.
-const pgProblem: string | undefined = await probePostgres(PG_URL);
+const pgProblem: string | undefined = pgOff
+  ? 'WARREN_TEST_PG=off keeps the suite off PostgreSQL'
+  : await probePostgres(PG_URL);
 let warned = false;
 
 export function forEachStore(
@@ -100,8 +109,8 @@ export function forEachStore(
   for (const kind of backends) {
     const title = `${name} [${kind}]`;
     if (kind === 'postgres' && pgProblem !== undefined) {
-      const why = `PostgreSQL unreachable at ${PG_URL}: ${pgProblem}`;
-      if (process.env.CI) {
+      const why = pgOff ? pgProblem : `PostgreSQL unreachable at ${PG_URL}: ${pgProblem}`;
+      if (process.env.CI && !pgOff) {
         describe(title, () => {
           it('needs PostgreSQL (CI is set, so this is a failure, not a skip)', () => {
             throw new Error(why);
