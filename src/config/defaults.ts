@@ -46,6 +46,7 @@ export function configDefaults(): Record<string, unknown> {
     termGraceMs: k.termGraceMs,
     shutdownGraceMs: k.shutdownGraceMs,
     maxWaitMs: k.maxWaitMs,
+    syncSpawnWaitMs: k.syncSpawnWaitMs,
     reconcileIntervalMs: k.reconcileIntervalMs,
     defaultTtlSeconds: k.defaultTtlSeconds ?? null,
     retentionDays: k.retentionDays,

@@ -249,6 +249,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'longest a blocking read or wait holds before answering "wait again"',
   },
   {
+    path: 'syncSpawnWaitMs',
+    env: 'WARREN_SYNC_SPAWN_WAIT_MS',
+    flag: 'sync-spawn-wait-ms',
+    kind: 'int',
+    summary:
+      "longest `ipc_spawn` with pipe 'sync' blocks for the child's result before answering \"still running, wait again\"",
+  },
+  {
     path: 'reconcileIntervalMs',
     env: 'WARREN_RECONCILE_INTERVAL_MS',
     flag: 'reconcile-interval-ms',

@@ -60,6 +60,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
     termGraceMs: v('termGraceMs'),
     shutdownGraceMs: v('shutdownGraceMs'),
     maxWaitMs: v('maxWaitMs'),
+    syncSpawnWaitMs: v('syncSpawnWaitMs'),
     reconcileIntervalMs: v('reconcileIntervalMs'),
     defaultTtlSeconds: v('defaultTtlSeconds'),
     retentionDays: v('retentionDays'),

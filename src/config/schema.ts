@@ -43,6 +43,7 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   shutdownGraceMs: z.number().int().min(0),
   // MCP clients (the SDK's default) give up on a request after 60 s: a wait must answer first.
   maxWaitMs: positiveInt.max(55_000, 'expected at most 55000 (MCP clients time a request out at 60 s)'),
+  syncSpawnWaitMs: positiveInt.max(55_000, 'expected at most 55000 (MCP clients time a request out at 60 s)'),
   // A tick that repeats faster than this would spend the machine on repairs.
   reconcileIntervalMs: z.number().int().min(100),
   defaultTtlSeconds: positiveInt.nullable(),

@@ -63,6 +63,7 @@ import {
 import { type SignalName, sendSignal } from './signals.ts';
 import { checkSpawn, type SpawnResult } from './spawn.ts';
 import { Supervisor, type SyscallInvoker } from './supervisor.ts';
+import { syncResult } from './sync-spawn.ts';
 import { endQuietly, type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
@@ -380,6 +381,12 @@ export class Kernel {
     ref: { fd?: number; session?: string },
     opts: { waitMs?: number; signal?: AbortSignal } = {},
   ) => waitChild(this.k, p, ref, opts);
+  /** A sync spawn's answer: the child's result once it is done, within syncSpawnWaitMs (sync-spawn.ts). */
+  syncResult = (
+    p: Principal,
+    fds: { pipeFd: number; lifecycleFd: number },
+    opts: { waitMs?: number; signal?: AbortSignal } = {},
+  ) => syncResult(this.k, p, fds, opts);
 
   /**
    * Whether input written to a session (on its async fds) has not yet been taken by a
