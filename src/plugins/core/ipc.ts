@@ -41,7 +41,7 @@ export const spawnInput = z.object({
   pipe: s.deliveryMode
     .default('detach')
     .describe(
-      'Your end of its pipe: sync (with a prompt, the call blocks until the child finishes, bounded, and answers its result; then you ipc_read), async (pushed to you), detach (read when you like)',
+      'Your end of its pipe: sync (you ipc_read; with a prompt the call waits for its result), async (pushed to you), detach (read when you like)',
     ),
   waitMs: z.coerce
     .number()
@@ -106,7 +106,7 @@ export const ipcSpawn = defineSyscall({
   group: 'ipc',
   summary: 'Spawn a child session, with a pipe to it',
   description:
-    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — with a prompt, the call blocks until the child finishes its turn (idle with nothing pending, or stopped), at most syncSpawnWaitMs (50 s by default, below MCP clients' timeouts), and `result` gives its status, last message and pipe output; if it is not done by then, result.finished is false and result.next says to wait again with ipc_wait; read later replies with ipc_read; 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them when you are done with the child (ipc_close; after a kill they read as already closed).",
+    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — with a prompt, blocks until the child finishes its turn (bounded, 50 s by default) and gives its `result`; if not done by then, result.finished is false: wait again with ipc_wait; read later replies with ipc_read; 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them when you are done with the child (ipc_close; after a kill they read as already closed).",
   input: spawnInput,
   output: z.object({
     session: s.session,
