@@ -23,6 +23,7 @@ export function configDefaults(): Record<string, unknown> {
     'server.port': 7700,
     'server.dataDir': '.warren',
     'server.db': null,
+    'server.dbPoolMax': 8,
     'server.durability': 'process',
     nodeId: null,
     'cluster.mode': c.mode,

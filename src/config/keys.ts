@@ -73,6 +73,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'SQLite file or postgres://…[?schema=name] (default <data dir>/warren.db)',
   },
   {
+    path: 'server.dbPoolMax',
+    env: 'WARREN_DB_POOL_MAX',
+    flag: 'db-pool-max',
+    kind: 'int',
+    summary: "PostgreSQL: the reader pool's size (the writer has one connection of its own)",
+  },
+  {
     path: 'server.durability',
     env: 'WARREN_DURABILITY',
     flag: 'durability',

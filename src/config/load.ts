@@ -80,6 +80,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       ...(configuredDb ? { db: configuredDb } : {}),
       durability: v('server.durability'),
       maxSearchMs: v('limits.maxSearchMs'),
+      dbPoolMax: v('server.dbPoolMax'),
       kernel,
       cluster: {
         mode: v('cluster.mode'),

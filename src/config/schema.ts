@@ -17,6 +17,7 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   'server.port': z.number().int().min(0).max(65535),
   'server.dataDir': z.string().min(1),
   'server.db': z.string().min(1),
+  'server.dbPoolMax': positiveInt.max(1000),
   'server.durability': z.enum(['process', 'power']),
   nodeId: z.string().regex(NODE_ID, 'expected 1-64 letters, digits or "-"'),
   'cluster.mode': z.enum(['auto', 'on', 'off']),
