@@ -275,7 +275,13 @@ export class Kernel {
 
   /** The kernel's own health (`warren status`): store, commits, delivery backlog, reconcile loop, agents. */
   health(): Promise<KernelHealth> {
-    return kernelHealth(this.k, this.commits, this.reconciler.lastTick, this.startedAt);
+    return kernelHealth(
+      this.k,
+      this.commits,
+      this.reconciler.lastTick,
+      this.startedAt,
+      this.reconciler.phases,
+    );
   }
 
   /** Live sessions by zone, status and runtime (one grouped query). */
@@ -294,7 +300,7 @@ export class Kernel {
    * `scope: 'cluster'` runs it on one node at a time when several share the database (a
    * PostgreSQL try-lock); `node` (the default) on every node.
    */
-  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope }): void {
+  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope; seed?: string }): void {
     this.reconciler.phases.push({ scope: 'node', ...phase });
   }
 
