@@ -64,6 +64,7 @@ import {
 import { type SignalName, sendSignal } from './signals.ts';
 import { checkSpawn, type SpawnResult } from './spawn.ts';
 import { markPrefix, Supervisor, type SyscallInvoker } from './supervisor.ts';
+import { syncResult } from './sync-spawn.ts';
 import { endQuietly, type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
@@ -279,7 +280,13 @@ export class Kernel {
 
   /** The kernel's own health (`warren status`): store, commits, delivery backlog, reconcile loop, agents. */
   health(): Promise<KernelHealth> {
-    return kernelHealth(this.k, this.commits, this.reconciler.lastTick, this.startedAt);
+    return kernelHealth(
+      this.k,
+      this.commits,
+      this.reconciler.lastTick,
+      this.startedAt,
+      this.reconciler.phases,
+    );
   }
 
   /** Live sessions by zone, status and runtime (one grouped query). */
@@ -298,7 +305,7 @@ export class Kernel {
    * `scope: 'cluster'` runs it on one node at a time when several share the database (a
    * PostgreSQL try-lock); `node` (the default) on every node.
    */
-  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope }): void {
+  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope; seed?: string }): void {
     this.reconciler.phases.push({ scope: 'node', ...phase });
   }
 
@@ -385,6 +392,12 @@ export class Kernel {
     ref: { fd?: number; session?: string },
     opts: { waitMs?: number; signal?: AbortSignal } = {},
   ) => waitChild(this.k, p, ref, opts);
+  /** A sync spawn's answer: the child's result once it is done, within syncSpawnWaitMs (sync-spawn.ts). */
+  syncResult = (
+    p: Principal,
+    fds: { pipeFd: number; lifecycleFd: number },
+    opts: { waitMs?: number; signal?: AbortSignal } = {},
+  ) => syncResult(this.k, p, fds, opts);
 
   /**
    * Whether input written to a session (on its async fds) has not yet been taken by a

@@ -106,6 +106,11 @@ export class Supervisor {
     return this.starting.has(sessionId);
   }
 
+  /** Settles when a start under way here has finished (at once when none is): never starts one. */
+  async started(sessionId: string): Promise<void> {
+    await this.starting.get(sessionId)?.catch(() => {});
+  }
+
   runtime(name: string) {
     return this.environments.localRuntime(name);
   }
