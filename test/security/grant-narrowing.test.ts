@@ -102,4 +102,43 @@ forEachWarren('spawn grants down a tree', (t) => {
     const op = await spawnAs(h, null, { secretEnv: { WARREN_TOKEN: 'tok' } });
     assert.equal(op.status, 400, JSON.stringify(op.json));
   });
+
+  it('secrets by default: a session holds the names it was given, and an operator references any', async () => {
+    const h = await startHttp(t, { gating: deepTrees });
+    for (const name of ['given', 'other'])
+      assert.equal((await h.api('POST', `/v1/secrets/${name}`, { value: `value-of-${name}` })).status, 200);
+    // No `grants` asked: its secrets grant is the names its own secretEnv was given.
+    const a = await live(h, null, { secretEnv: { GIVEN_TOKEN: 'given' } });
+    assert.deepEqual((await storedGrants(h, a)).secrets, ['given']);
+    assert.equal((await spawnAs(h, a, { secretEnv: { GIVEN_TOKEN: 'given' } })).status, 200);
+    refused(await spawnAs(h, a, { secretEnv: { OTHER_TOKEN: 'other' } }), 'secrets');
+  });
+
+  it("a session row from before grants were stored gets its kind's defaults, not everything", async () => {
+    const h = await startHttp(t, { gating: deepTrees });
+    assert.equal((await h.api('POST', '/v1/secrets/old', { value: 'an-old-value' })).status, 200);
+    const root = realpathSync(mkdtempSync(join(scratch, 'root-')));
+    const a = await live(h, null, {
+      cwd: root,
+      grants: { runtimes: ['script', 'command'], secrets: ['old'] },
+    });
+    await h.warren.store.writer.write(async (tx) => {
+      await tx.db.updateTable('sessions').set({ spawn_grants: null }).where('id', '=', a).execute();
+    });
+    // A script agent's defaults: script only, its own working directory, no secrets.
+    refused(await spawnAs(h, a, { runtime: 'command', command: [process.execPath, '-e', '0'] }), 'runtimes');
+    refused(await spawnAs(h, a, { cwd: scratch }), 'cwd');
+    refused(await spawnAs(h, a, { secretEnv: { OLD_TOKEN: 'old' } }), 'secrets');
+    assert.equal((await spawnAs(h, a, { cwd: root })).status, 200);
+  });
+
+  it('a command agent is granted no executable of its own by default', async () => {
+    const h = await startHttp(t);
+    const r = await h.api('POST', '/v1/sessions', {
+      runtime: 'command',
+      command: [process.execPath, '-e', 'setTimeout(() => {}, 60000)'],
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.deepEqual((await storedGrants(h, r.json.session.id)).executables, []);
+  });
 });
