@@ -27,7 +27,11 @@ export const AREAS = {
   // The read matrix: what a session may read (docs/security.md, docs/concepts.md).
   read: {
     mutate: ['src/kernel/access.ts'],
-    tests: ['test/security/read-matrix.test.ts', 'test/security/read-scope.test.ts'],
+    tests: [
+      'test/security/read-matrix.test.ts',
+      'test/security/read-scope.test.ts',
+      'test/security/operator-reads.test.ts',
+    ],
   },
   // Credentials: operator keys and session tokens (docs/http.md, "Auth", "Session tokens").
   auth: {
