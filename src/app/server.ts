@@ -76,6 +76,7 @@ async function serveLocked(
     dataDir: opts.dataDir,
     durability: opts.durability,
     ...(opts.maxSearchMs !== undefined ? { maxSearchMs: opts.maxSearchMs } : {}),
+    ...(opts.dbPoolMax !== undefined ? { dbPoolMax: opts.dbPoolMax } : {}),
     deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),
     // Warren.open's own default knows only the database; a server also knows its data dir

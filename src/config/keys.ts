@@ -73,6 +73,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'SQLite file or postgres://…[?schema=name] (default <data dir>/warren.db)',
   },
   {
+    path: 'server.dbPoolMax',
+    env: 'WARREN_DB_POOL_MAX',
+    flag: 'db-pool-max',
+    kind: 'int',
+    summary: "PostgreSQL: the reader pool's size (the writer has one connection of its own)",
+  },
+  {
     path: 'server.durability',
     env: 'WARREN_DURABILITY',
     flag: 'durability',
@@ -247,6 +254,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     flag: 'max-wait-ms',
     kind: 'int',
     summary: 'longest a blocking read or wait holds before answering "wait again"',
+  },
+  {
+    path: 'syncSpawnWaitMs',
+    env: 'WARREN_SYNC_SPAWN_WAIT_MS',
+    flag: 'sync-spawn-wait-ms',
+    kind: 'int',
+    summary:
+      "longest `ipc_spawn` with pipe 'sync' blocks for the child's result before answering \"still running, wait again\"",
   },
   {
     path: 'reconcileIntervalMs',

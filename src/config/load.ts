@@ -60,6 +60,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
     termGraceMs: v('termGraceMs'),
     shutdownGraceMs: v('shutdownGraceMs'),
     maxWaitMs: v('maxWaitMs'),
+    syncSpawnWaitMs: v('syncSpawnWaitMs'),
     reconcileIntervalMs: v('reconcileIntervalMs'),
     defaultTtlSeconds: v('defaultTtlSeconds'),
     retentionDays: v('retentionDays'),
@@ -79,6 +80,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       ...(configuredDb ? { db: configuredDb } : {}),
       durability: v('server.durability'),
       maxSearchMs: v('limits.maxSearchMs'),
+      dbPoolMax: v('server.dbPoolMax'),
       kernel,
       cluster: {
         mode: v('cluster.mode'),

@@ -16,6 +16,8 @@ export interface ServeOptions {
   durability: Durability;
   /** SQLite: the longest a full-text search runs (off the event loop) before it is stopped. */
   maxSearchMs?: number;
+  /** PostgreSQL: the reader pool's size (the writer has its own connection). */
+  dbPoolMax?: number;
   demo: boolean;
   /** Kernel settings (limits, timers, retention); `nodeId` is derived from the data dir and db when unset. */
   kernel?: Partial<KernelConfig>;

@@ -1,4 +1,5 @@
 import { resolve as resolvePath } from 'node:path';
+import { aliasesInForce } from './aliases.ts';
 import { configDefaults } from './defaults.ts';
 import { ConfigError } from './errors.ts';
 import { findConfigFile, readConfigFile } from './file.ts';
@@ -7,8 +8,8 @@ import { fromText, leafSchema } from './schema.ts';
 
 /**
  * One configuration from three sources: flags > environment (`WARREN_*`) > the config file >
- * defaults. Every value remembers where it came from, for `warren config show` and for
- * error messages.
+ * (with the coordinator plugin enabled) seed 003's alias variables (aliases.ts) > defaults.
+ * Every value remembers where it came from, for `warren config show` and for error messages.
  */
 
 export type Source = 'default' | 'file' | 'env' | 'flag';
@@ -71,6 +72,18 @@ export function resolveConfig(input: ConfigInput): ResolvedConfig {
         fromEnv.get(key.path) ??
         fromFile.get(key.path) ?? { value: defaults[key.path] ?? null, source: 'default', origin: null },
     );
+  }
+  // The aliases fill only what is still at its default; whether they apply depends on the
+  // plugins the configuration enables, settled just above.
+  const enabled = settings.get('plugins.enable')!.value as string[] | null;
+  const fromAliases = textLayer(
+    Object.fromEntries(aliasesInForce(enabled).map((a) => [a.env, input.env[a.alias]])),
+    (k) => k.env,
+    (k) => `${aliasesInForce(enabled).find((a) => a.path === k.path)?.alias} (coordinator alias of ${k.env})`,
+    'env',
+  );
+  for (const [path, setting] of fromAliases) {
+    if (settings.get(path)!.source === 'default') settings.set(path, setting);
   }
   settings.set('server.dataDir', { ...settings.get('server.dataDir')!, value: dataDir });
   return { file, dataDir, settings };

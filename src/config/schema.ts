@@ -17,6 +17,7 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   'server.port': z.number().int().min(0).max(65535),
   'server.dataDir': z.string().min(1),
   'server.db': z.string().min(1),
+  'server.dbPoolMax': positiveInt.max(1000),
   'server.durability': z.enum(['process', 'power']),
   nodeId: z.string().regex(NODE_ID, 'expected 1-64 letters, digits or "-"'),
   'cluster.mode': z.enum(['auto', 'on', 'off']),
@@ -43,6 +44,7 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   shutdownGraceMs: z.number().int().min(0),
   // MCP clients (the SDK's default) give up on a request after 60 s: a wait must answer first.
   maxWaitMs: positiveInt.max(55_000, 'expected at most 55000 (MCP clients time a request out at 60 s)'),
+  syncSpawnWaitMs: positiveInt.max(55_000, 'expected at most 55000 (MCP clients time a request out at 60 s)'),
   // A tick that repeats faster than this would spend the machine on repairs.
   reconcileIntervalMs: z.number().int().min(100),
   defaultTtlSeconds: positiveInt.nullable(),

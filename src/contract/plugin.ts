@@ -181,6 +181,11 @@ export interface ReconcilePhase {
   name: string;
   run(): Promise<void>;
   /**
+   * The name seed 001 gives the reconciliation phase this one is (or is part of), where warren
+   * names it otherwise or splits it: `warren status` and docs/architecture.md show both.
+   */
+  seed?: string;
+  /**
    * With several nodes on one database (docs/scaling.md): `cluster` runs the phase on one
    * node at a time (a PostgreSQL try-lock; the others skip that tick) — for work that must
    * happen once (deadlines, retention, dispatch, schedules); `node` (the default) on every

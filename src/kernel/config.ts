@@ -27,6 +27,11 @@ export interface KernelConfig {
   shutdownGraceMs: number;
   /** Longest a blocking read or wait holds before answering "nothing yet, wait again". */
   maxWaitMs: number;
+  /**
+   * Longest `ipc_spawn` with `pipe: 'sync'` blocks for the child's result before answering
+   * "still running, wait again": below MCP clients' 60 s request timeout (docs/decisions.md).
+   */
+  syncSpawnWaitMs: number;
   /** Reconciliation tick. */
   reconcileIntervalMs: number;
   /** How often delivery cursors are persisted (delivery is at-least-once in between). */
@@ -73,6 +78,7 @@ export const defaultKernelConfig = (): KernelConfig => ({
   termGraceMs: 60_000,
   shutdownGraceMs: 15_000,
   maxWaitMs: 20_000,
+  syncSpawnWaitMs: 50_000,
   reconcileIntervalMs: 10_000,
   cursorFlushMs: 50,
   resumeOnStart: true,

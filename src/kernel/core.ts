@@ -18,6 +18,8 @@ export interface Effects {
   stopAgent(sessionId: string): void;
   /** Arm the SIGTERM grace timer. */
   armTermDeadline(sessionId: string, at: number): void;
+  /** Tell the session's agent (if this node runs it) that a stop was asked of it: `AgentHandle.termAsked`. */
+  termAgent(sessionId: string): void;
   /** Arm (or with null, disarm) the wall-time deadline of a session's budget. */
   armBudgetDeadline(sessionId: string, at: number | null): void;
   /** Ask the session's agent to end now, as after a SIGTERM it took (if this node runs it). */

@@ -67,7 +67,8 @@ export async function read(
   k: KernelContext,
   p: Principal,
   fd: number,
-  opts: { wait?: boolean; waitMs?: number; limit?: number; signal?: AbortSignal } = {},
+  /** `peek`: return what is due without moving the cursor (a sync spawn's copy of the output). */
+  opts: { wait?: boolean; waitMs?: number; limit?: number; peek?: boolean; signal?: AbortSignal } = {},
 ): Promise<ReadResult> {
   const holder = principalId(p);
   const row = await k.store.reader
@@ -93,7 +94,7 @@ export async function read(
       const mine = due.filter((e) => selfEcho || e.actor !== holder);
       const last = due.at(-1);
       // A read acknowledges what it returns: the caller has it in hand.
-      if (last) k.fdTable.ack(row.id, last.seq);
+      if (last && !opts.peek) k.fdTable.ack(row.id, last.seq);
       const left = deadline - k.clock.now();
       if (mine.length > 0 || !opts.wait || left <= 0 || opts.signal?.aborted) {
         return {

@@ -70,7 +70,12 @@ export interface KernelHealth {
   store: { kind: string; head: number; readMs: number; error?: string };
   commits: ReturnType<CommitWatch['summary']>;
   delivery: { backlog: number; oldestMs: number | null };
-  reconcile: { intervalMs: number; lastTick: TickReport | null };
+  /** `phases`: in order, each with seed 001's name for it where warren's differs. */
+  reconcile: {
+    intervalMs: number;
+    lastTick: TickReport | null;
+    phases: Array<{ name: string; seed: string | null }>;
+  };
   agents: { alive: number; starting: number; resuming: { done: number; total: number } };
   sessions: SessionCount[];
   /** How this node confines agent processes (containment.ts). */
@@ -88,6 +93,7 @@ export async function kernelHealth(
   commits: CommitWatch,
   lastTick: TickReport | undefined,
   startedAt: number,
+  phases: ReadonlyArray<{ name: string; seed?: string }> = [],
 ): Promise<KernelHealth> {
   const t0 = performance.now();
   let head = 0;
@@ -113,7 +119,11 @@ export async function kernelHealth(
       backlog: backlog.messages,
       oldestMs: backlog.oldestTs === null ? null : now - backlog.oldestTs,
     },
-    reconcile: { intervalMs: k.config.reconcileIntervalMs, lastTick: lastTick ?? null },
+    reconcile: {
+      intervalMs: k.config.reconcileIntervalMs,
+      lastTick: lastTick ?? null,
+      phases: phases.map((p) => ({ name: p.name, seed: p.seed ?? null })),
+    },
     agents: { ...k.supervisor.counts(), resuming: { ...k.supervisor.resuming } },
     sessions,
     containment: {

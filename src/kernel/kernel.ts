@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sweepRunDir } from '../runtimes/rundir.ts';
 import type { RuntimeRegistry } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { DeliveryMode, Permission, SessionsTable } from '../store/schema.ts';
@@ -62,7 +63,8 @@ import {
 } from './session-state.ts';
 import { type SignalName, sendSignal } from './signals.ts';
 import { checkSpawn, type SpawnResult } from './spawn.ts';
-import { Supervisor, type SyscallInvoker } from './supervisor.ts';
+import { markPrefix, Supervisor, type SyscallInvoker } from './supervisor.ts';
+import { syncResult } from './sync-spawn.ts';
 import { endQuietly, type StopOutcome, TermTimers, termOrKill } from './term.ts';
 import type { SpawnRequest, ToolPolicy } from './types.ts';
 import * as views from './views.ts';
@@ -138,6 +140,7 @@ export class Kernel {
         startAgent: (id, how, row) => void k.supervisor.start(id, how, row),
         stopAgent: (id) => void k.supervisor.stop(id),
         armTermDeadline: (id, at) => k.term.arm(id, at),
+        termAgent: (id) => k.supervisor.termAsked(id),
         armBudgetDeadline: (id, at) => k.wall.arm(id, at),
         hasAgent: (id) => k.supervisor.has(id),
         finishAgent: (id) => k.supervisor.finish(id),
@@ -221,6 +224,9 @@ export class Kernel {
     await this.k.supervisor.stopAll();
     // Their agents are gone: what runtimes hold for them (the script runtime's worker) goes too.
     await Promise.all([...this.runtimes.values()].map((r) => r.close?.()));
+    // Each agent removed its own private dir when it ended; their run root goes too, else
+    // every clean run leaves an empty `warren-run-*` behind (a crash's is swept at the next boot).
+    sweepRunDir(markPrefix(this.config.nodeId));
     await this.k.fdTable.flush();
     await this.store.writer.drained();
     this.unsubscribe?.();
@@ -274,7 +280,13 @@ export class Kernel {
 
   /** The kernel's own health (`warren status`): store, commits, delivery backlog, reconcile loop, agents. */
   health(): Promise<KernelHealth> {
-    return kernelHealth(this.k, this.commits, this.reconciler.lastTick, this.startedAt);
+    return kernelHealth(
+      this.k,
+      this.commits,
+      this.reconciler.lastTick,
+      this.startedAt,
+      this.reconciler.phases,
+    );
   }
 
   /** Live sessions by zone, status and runtime (one grouped query). */
@@ -293,7 +305,7 @@ export class Kernel {
    * `scope: 'cluster'` runs it on one node at a time when several share the database (a
    * PostgreSQL try-lock); `node` (the default) on every node.
    */
-  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope }): void {
+  addReconcilePhase(phase: { name: string; run(): Promise<void>; scope?: PhaseScope; seed?: string }): void {
     this.reconciler.phases.push({ scope: 'node', ...phase });
   }
 
@@ -380,6 +392,12 @@ export class Kernel {
     ref: { fd?: number; session?: string },
     opts: { waitMs?: number; signal?: AbortSignal } = {},
   ) => waitChild(this.k, p, ref, opts);
+  /** A sync spawn's answer: the child's result once it is done, within syncSpawnWaitMs (sync-spawn.ts). */
+  syncResult = (
+    p: Principal,
+    fds: { pipeFd: number; lifecycleFd: number },
+    opts: { waitMs?: number; signal?: AbortSignal } = {},
+  ) => syncResult(this.k, p, fds, opts);
 
   /**
    * Whether input written to a session (on its async fds) has not yet been taken by a

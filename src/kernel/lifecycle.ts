@@ -130,7 +130,8 @@ export function describeEnd(
       if (detail.parentClose === 'terminate') return `its parent ${String(detail.parent)} ended`;
       return `by ${actor}`;
     case 'terminated':
-      return 'it stopped after SIGTERM';
+      // An agent that ended sooner than its turn would have says why (claude-code retrying).
+      return error ? `it stopped after SIGTERM: ${error}` : 'it stopped after SIGTERM';
     case 'expired':
       return 'its time to live ran out';
     case 'budget_exceeded':

@@ -138,7 +138,7 @@ export async function stopOrContinue(
   signal: 'SIGSTOP' | 'SIGCONT',
 ) {
   const actor = principalId(p);
-  return k.store.writer.write(async (tx) => {
+  const out = await k.store.writer.write(async (tx) => {
     await controllable(tx.db, p, id);
     const affected: string[] = [];
     for (const row of await subtree(tx.db, id)) {
@@ -156,6 +156,11 @@ export async function stopOrContinue(
     }
     return { signal, sessions: affected };
   });
+  // The starts were handed off at commit; the caller's answer (`warren resume`) must show the
+  // sessions as they are after them, not still suspended. Commit hooks run before the write
+  // resolves, so each start is under way here; waiting on it never starts another.
+  if (signal === 'SIGCONT') await Promise.all(out.sessions.map((s) => k.supervisor.started(s)));
+  return out;
 }
 
 /** Reanimate a suspended session from where it stood. */

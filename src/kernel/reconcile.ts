@@ -25,10 +25,12 @@ export interface ReconcileHooks {
  */
 export type PhaseScope = 'cluster' | 'node';
 
-interface Phase {
+export interface Phase {
   name: string;
   run(): Promise<void>;
   scope: PhaseScope;
+  /** Seed 001's name for what this phase does, where warren's differs (ReconcilePhase.seed). */
+  seed?: string;
 }
 
 const BATCH = 500;
@@ -60,8 +62,15 @@ export class Reconciler {
       { name: 'term-deadlines', run: () => this.termDeadlines(), scope: 'cluster' },
       { name: 'ttl', run: () => this.ttl(), scope: 'cluster' },
       { name: 'budget-wall', run: () => wallPhase(this.core, BATCH), scope: 'cluster' },
-      { name: 'lost-agents', run: () => this.lostAgents(), scope: 'node' },
-      { name: 'unheld', run: () => this.unheld(), scope: 'cluster' },
+      // Seed 001's environment-reconciliation: agents whose process or connection is gone.
+      {
+        name: 'lost-agents',
+        run: () => this.lostAgents(),
+        scope: 'node',
+        seed: 'environment-reconciliation',
+      },
+      // Seed 001's lifecycle-cleanup: sessions no fd holds any more are reaped.
+      { name: 'unheld', run: () => this.unheld(), scope: 'cluster', seed: 'lifecycle-cleanup' },
       { name: 'cursors', run: () => this.core.fdTable.flush(), scope: 'node' },
       { name: 'retention', run: () => this.retention(), scope: 'cluster' },
       {

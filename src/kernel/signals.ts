@@ -149,6 +149,11 @@ export async function setTermDeadline(
     .set({ term_deadline: deadline, updated_at: tx.now })
     .where('id', '=', id)
     .execute();
-  tx.afterCommit(() => core.effects.armTermDeadline(id, deadline));
+  tx.afterCommit(() => {
+    core.effects.armTermDeadline(id, deadline);
+    // A busy agent takes the SIGTERM at its next safe point; one that can tell nothing in
+    // progress could finish (claude-code waiting to retry its model API) ends now instead.
+    core.effects.termAgent(id);
+  });
   return { graceMs, deadline };
 }

@@ -106,6 +106,11 @@ export class Supervisor {
     return this.starting.has(sessionId);
   }
 
+  /** Settles when a start under way here has finished (at once when none is): never starts one. */
+  async started(sessionId: string): Promise<void> {
+    await this.starting.get(sessionId)?.catch(() => {});
+  }
+
   runtime(name: string) {
     return this.environments.localRuntime(name);
   }
@@ -289,6 +294,11 @@ export class Supervisor {
     await Promise.all([...this.starting.values()].map((p) => p.catch(() => {})));
     await Promise.all([...this.handles.keys()].map((id) => this.stop(id)));
     await this.reports.close();
+  }
+
+  /** A stop was asked of the session: its agent may end now rather than at its next safe point. */
+  termAsked(sessionId: string): void {
+    this.handles.get(sessionId)?.termAsked?.();
   }
 
   /**

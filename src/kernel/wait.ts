@@ -21,13 +21,15 @@ export async function waitChild(
   k: KernelContext,
   p: Principal,
   ref: { fd?: number; session?: string },
-  opts: { waitMs?: number; signal?: AbortSignal } = {},
+  /** `capMs`: the bound instead of maxWaitMs (a sync spawn's syncSpawnWaitMs). */
+  opts: { waitMs?: number; capMs?: number; signal?: AbortSignal } = {},
 ): Promise<WaitResult> {
   // A check, not a change: the reader answers it without taking the writer.
   const id = await childOf(k.store.reader, p, ref);
   // Input written before this call must have been taken, and its turn ended.
   const mark = await k.store.log.head();
-  const deadline = k.clock.now() + Math.min(opts.waitMs ?? k.config.maxWaitMs, k.config.maxWaitMs);
+  const cap = opts.capMs ?? k.config.maxWaitMs;
+  const deadline = k.clock.now() + Math.min(opts.waitMs ?? cap, cap);
   let wake: () => void = () => {};
   const unsubscribe = k.store.writer.onAnyCommit((events) => {
     if (events.some((e) => e.session_id === id && e.type === 'session.status')) wake();

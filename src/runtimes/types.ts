@@ -135,6 +135,14 @@ export interface AgentHandle {
    * in-process agents that have no process to end (the kernel stops those).
    */
   finish?(): void;
+  /**
+   * A stop was asked of the session (a SIGTERM, or a quiet end) while its agent may be busy;
+   * the kernel keeps the grace period, then SIGKILL, either way. An agent that can tell nothing
+   * in progress could finish (claude-code waiting to retry a model API call) ends now, reporting
+   * `exit({ reason: 'completed', error: <why> })`, recorded as `terminated`; otherwise it
+   * remembers the request for when that state comes. Optional.
+   */
+  termAsked?(): void;
 }
 
 /**

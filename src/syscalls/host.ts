@@ -148,6 +148,7 @@ export class PluginHost implements PluginDirectory {
           name: `${p.name}:${phase.name}`,
           run: () => phase.run(),
           scope: phase.scope ?? 'node',
+          ...(phase.seed ? { seed: phase.seed } : {}),
         });
       }
       const guarded = (listener: (events: readonly LogEvent[]) => void) => (events: readonly LogEvent[]) => {

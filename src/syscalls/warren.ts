@@ -38,6 +38,8 @@ export interface WarrenOptions {
   schema?: string;
   /** SQLite: the longest a search runs (in its worker thread) before it is stopped; default 10 s. */
   maxSearchMs?: number;
+  /** PostgreSQL: the reader pool's size; default 8. */
+  dbPoolMax?: number;
   kernel?: Partial<KernelConfig>;
   /** Several nodes on one PostgreSQL database (docs/scaling.md); `mode: 'on'` on SQLite is an error. */
   cluster?: Partial<ClusterConfig>;
@@ -132,6 +134,7 @@ export class Warren implements Authority {
         ...(opts.schema ? { schema: opts.schema } : {}),
         ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
         ...(opts.maxSearchMs !== undefined ? { heavyReadMs: opts.maxSearchMs } : {}),
+        ...(opts.dbPoolMax !== undefined ? { poolSize: opts.dbPoolMax } : {}),
       },
       clock,
       ids,

@@ -10,15 +10,12 @@ import { type Running, serve } from '../../src/app/server.ts';
 import type { KernelConfig } from '../../src/kernel/config.ts';
 import { probeBwrap } from '../../src/runtimes/process/confine.ts';
 import { request } from '../helpers/http.ts';
+import { skipUnless } from '../helpers/system-tools.ts';
 import { until } from '../helpers/warrens.ts';
 
 /** Why the containment tests cannot run here (null: they can). Under CI that is a failure. */
 export function bwrapMissing(): string | null {
-  const reason = probeBwrap();
-  if (reason === null) return null;
-  if (process.env.CI === 'true') throw new Error(`containment tests need bubblewrap under CI: ${reason}`);
-  process.stderr.write(`\n*** SKIPPING the containment tests: ${reason} ***\n\n`);
-  return reason;
+  return skipUnless('containment (bubblewrap)', probeBwrap()) || null;
 }
 
 export interface Confined {

@@ -80,3 +80,57 @@ describe('every seed variable of the issue is read, and documented', () => {
     }
   });
 });
+
+describe('seed 003’s PORT, DATABASE_URL, DB_POOL_MAX, REDIS_URL: aliases below warren’s own names', () => {
+  const load = (env: Record<string, string>, flags: Record<string, string> = {}) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'warren-alias-'));
+    try {
+      return loadConfig({ flags, env, cwd });
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  };
+  const seed = { PORT: '8123', DATABASE_URL: 'postgres://db.internal/coord', DB_POOL_MAX: '20' };
+
+  it('used when warren’s own names are unset (the coordinator plugin enabled: every plugin, by default)', () => {
+    const c = load(seed);
+    assert.deepEqual(
+      [c.options.port, c.options.db, c.options.dbPoolMax],
+      [8123, 'postgres://db.internal/coord', 20],
+    );
+    assert.equal(c.resolved.settings.get('server.port')!.origin, 'PORT (coordinator alias of WARREN_PORT)');
+    const named = load({ ...seed, WARREN_PLUGINS: 'orchestration,coordinator' });
+    assert.equal(named.options.port, 8123);
+  });
+
+  it('warren’s name wins: WARREN_*, a flag', () => {
+    const c = load({
+      ...seed,
+      WARREN_PORT: '7001',
+      WARREN_DB: '/tmp/mine.db',
+      WARREN_DB_POOL_MAX: '4',
+    });
+    assert.deepEqual([c.options.port, c.options.db, c.options.dbPoolMax], [7001, '/tmp/mine.db', 4]);
+    assert.equal(load(seed, { port: '7002' }).options.port, 7002);
+  });
+
+  it('ignored when the coordinator plugin is not enabled', () => {
+    const c = load({ ...seed, WARREN_PLUGINS: 'orchestration,knowledge' });
+    assert.deepEqual([c.options.port, c.options.db, c.options.dbPoolMax], [7700, undefined, 8]);
+    assert.equal(c.resolved.settings.get('server.port')!.source, 'default');
+  });
+
+  it('a bad alias value is refused by its name', () => {
+    assert.throws(() => load({ PORT: 'http' }), /PORT \(coordinator alias of WARREN_PORT\)="http"/);
+    assert.doesNotThrow(() => load({ PORT: 'http', WARREN_PLUGINS: 'orchestration' }));
+  });
+
+  it('REDIS_URL is the outbox’s Redis sink unless the settings configure one', () => {
+    const base = coordinatorConfig.parse({});
+    const c = withEnv(base, { REDIS_URL: 'redis://127.0.0.1:6390' });
+    assert.deepEqual(c.outbox.sinks, [{ type: 'redis', url: 'redis://127.0.0.1:6390' }]);
+    const own = coordinatorConfig.parse({ outbox: { sinks: [{ type: 'redis', url: 'redis://own:6379' }] } });
+    assert.deepEqual(withEnv(own, { REDIS_URL: 'redis://127.0.0.1:6390' }).outbox.sinks, own.outbox.sinks);
+    assert.throws(() => withEnv(base, { REDIS_URL: 'not a url' }), /REDIS_URL/);
+  });
+});

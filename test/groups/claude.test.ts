@@ -17,7 +17,7 @@ import {
   toolNames,
 } from '../helpers/mock-anthropic.ts';
 import { call, forEachWarren, until } from '../helpers/warrens.ts';
-import { type Any, dataDir, groupsOf, hasSocat } from './helpers.ts';
+import { type Any, dataDir, groupsOf, socatSkip } from './helpers.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'wg-claude-'));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -54,7 +54,7 @@ forEachWarren(
   (t) => {
     it('calls send_message and schedule_task through socat on its group’s socket', {
       timeout: 120_000,
-      skip: !hasSocat && 'no socat',
+      skip: socatSkip(),
     }, async () => {
       const m = await startMockAnthropic(model);
       after(() => m.close());

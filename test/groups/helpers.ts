@@ -8,13 +8,15 @@ import type { GroupsInstance } from '../../src/plugins/groups/syscalls/common.ts
 import type { StoreLocation } from '../../src/store/dialect.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
 import { SocketClientTransport } from '../helpers/mcp.ts';
+import { needs } from '../helpers/system-tools.ts';
 import { call, idleScript, until, type WarrenTarget } from '../helpers/warrens.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: syscall outputs are checked by their own schemas
 export type Any = any;
 
 export const SOCAT = '/usr/bin/socat';
-export const hasSocat = existsSync(SOCAT);
+/** The skip value of the tests that run the seed's socat entry (system-tools.ts). */
+export const socatSkip = (): string | false => needs(SOCAT);
 
 /** A short data dir (socket paths are capped near 104 bytes), removed after the file's tests. */
 export function dataDir(): string {

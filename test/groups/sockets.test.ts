@@ -12,10 +12,10 @@ import {
   type Any,
   dataDir,
   errorOf,
-  hasSocat,
   names,
   openGroups,
   socatClient,
+  socatSkip,
   socketClient,
   socketOf,
   start,
@@ -130,7 +130,7 @@ forEachWarren('groups: sockets', (t) => {
   });
 
   it('works through socat, as the seed’s MCP entry runs it', {
-    skip: !hasSocat && 'no /usr/bin/socat',
+    skip: socatSkip(),
   }, async () => {
     const { w, dir } = await openGroups(t);
     await tree(w);

@@ -21,6 +21,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { replyDelay } from './reply-delay.ts';
 
 // ---------------------------------------------------------------- the API's shapes
 
@@ -222,7 +223,8 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       );
       return;
     }
-    if (turn.delayMs) await new Promise((r) => setTimeout(r, turn.delayMs));
+    if (turn.delayMs) await replyDelay(turn.delayMs, res);
+    if (res.destroyed) return; // the client hung up while it waited
     const content: ContentBlock[] = [];
     if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
     for (const t of turn.toolUses ?? [])

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { replyDelay } from './reply-delay.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are whatever the client sent
 type Any = any;
@@ -132,7 +133,8 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
       requests.push(rec);
       const got = await mock.script(rec);
       const reply: MockReply = typeof got === 'string' ? { text: got } : got;
-      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      if (reply.delayMs) await replyDelay(reply.delayMs, res);
+      if (res.destroyed) return; // the client hung up while it waited
       return answer(res, body?.stream === true, reply);
     }
     unknown.push(`${req.method} ${path}`);

@@ -12,7 +12,8 @@
  * Stores opened inside a test are closed after that test; stores opened in a `before`
  * hook are closed after the suite. Temp dirs and schemas are removed after the suite.
  * If PostgreSQL is unreachable its suites are skipped with one loud warning (per test
- * file: each runs in its own process), unless `CI` is set: then they fail.
+ * file: each runs in its own process), unless `CI` is set: then they fail. WARREN_TEST_PG=off
+ * skips them on purpose, CI or not.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import type { DialectKind, Durability, StoreLocation } from '../../src/store/dia
 import { Store } from '../../src/store/store.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { createIds, type IdGenerator } from '../../src/util/ids.ts';
+import { cloneTemplate } from './pg-template.ts';
 
 export const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -40,6 +42,12 @@ export interface StoreTarget {
   location(durability?: Durability): StoreLocation;
   /** Open (and migrate) a store; it is closed for you. Closing it yourself is fine too. */
   open(opts?: OpenOptions): Promise<Store>;
+  /**
+   * Make a fresh location from `location()` ready to open: on PostgreSQL its schema is cloned
+   * from the migrated template (pg-template.ts). Optional (an open migrates what is missing),
+   * idempotent, and a no-op for any other location.
+   */
+  prepare(location: StoreLocation): Promise<void>;
 }
 
 async function probePostgres(url: string): Promise<string | undefined> {
@@ -80,8 +88,16 @@ export async function dropStaleSchemas(client: pg.Client, now = Date.now()): Pro
   return stale;
 }
 
+/**
+ * `WARREN_TEST_PG=off` keeps the suite off PostgreSQL even when one listens on :5432 (its
+ * `test` database is someone else's, say): its half is skipped with the warning, and not
+ * touched at all — no probe, no housekeeping.
+ */
+const pgOff = process.env.WARREN_TEST_PG === 'off';
 // After the definitions above: this top-level await runs them.
-const pgProblem: string | undefined = await probePostgres(PG_URL);
+const pgProblem: string | undefined = pgOff
+  ? 'WARREN_TEST_PG=off keeps the suite off PostgreSQL'
+  : await probePostgres(PG_URL);
 let warned = false;
 
 export function forEachStore(
@@ -93,8 +109,8 @@ export function forEachStore(
   for (const kind of backends) {
     const title = `${name} [${kind}]`;
     if (kind === 'postgres' && pgProblem !== undefined) {
-      const why = `PostgreSQL unreachable at ${PG_URL}: ${pgProblem}`;
-      if (process.env.CI) {
+      const why = pgOff ? pgProblem : `PostgreSQL unreachable at ${PG_URL}: ${pgProblem}`;
+      if (process.env.CI && !pgOff) {
         describe(title, () => {
           it('needs PostgreSQL (CI is set, so this is a failure, not a skip)', () => {
             throw new Error(why);
@@ -136,6 +152,10 @@ class Target implements StoreTarget {
   readonly suiteStores: Store[] = [];
   private readonly dirs: string[] = [];
   private readonly schemas: string[] = [];
+  /** Schemas handed out by location() and not created yet. */
+  private readonly unmade = new Set<string>();
+  /** This suite's template (pg-template.ts), read once. */
+  private readonly template: Parameters<typeof cloneTemplate>[2] = {};
 
   constructor(readonly kind: DialectKind) {}
 
@@ -147,6 +167,7 @@ class Target implements StoreTarget {
     }
     const schema = testSchemaName();
     this.schemas.push(schema);
+    this.unmade.add(schema);
     return { url: PG_URL, durability, schema, poolSize: 4 };
   }
 
@@ -154,6 +175,7 @@ class Target implements StoreTarget {
     const location = opts.location
       ? { ...opts.location, durability: opts.durability ?? opts.location.durability }
       : this.location(opts.durability);
+    await this.prepare(location);
     const clock = opts.clock ?? systemClock;
     const store = await Store.open(location, clock, opts.ids ?? createIds(clock));
     // Let both the test and the cleanup close it.
@@ -165,6 +187,11 @@ class Target implements StoreTarget {
     };
     (this.inTest ? this.testStores : this.suiteStores).push(store);
     return store;
+  }
+
+  async prepare(location: StoreLocation): Promise<void> {
+    if (location.schema === undefined || !this.unmade.delete(location.schema)) return;
+    await cloneTemplate(location.url, location.schema, this.template);
   }
 
   async closeStores(stores: Store[]): Promise<void> {

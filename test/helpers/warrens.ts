@@ -48,6 +48,7 @@ export function forEachWarren(
         location: () => stores.location(),
         async open(opts = {}) {
           const { location = stores.location(), kernel, ...rest } = opts;
+          await stores.prepare(location);
           const w = await Warren.open({
             db: location.url,
             ...(location.schema ? { schema: location.schema } : {}),

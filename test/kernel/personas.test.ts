@@ -150,7 +150,11 @@ forEachWarren('personas', (t) => {
 
     // Deleting the persona leaves its sessions as they were spawned.
     await call(w, 'persona_delete', { name: 'reviewer' });
-    const after = await sessionOf(w, s.id);
+    // Its turn may still be ending: wait for the quiescent point, then compare.
+    const after = await until(async () => {
+      const now = await sessionOf(w, s.id);
+      return now.status === 'running' || now.status === 'pending' ? undefined : now;
+    });
     assert.equal(after.status, 'idle');
     assert.equal(after.persona, 'reviewer');
     assert.equal(after.model, 'model-r');

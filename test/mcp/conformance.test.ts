@@ -11,9 +11,12 @@ import { authProxy } from '../helpers/auth-proxy.ts';
 const BASELINE = fileURLToPath(new URL('./conformance-baseline.yml', import.meta.url));
 
 /**
- * The official MCP conformance suite (it needs Node 22, fetched by npx) against /mcp. It
- * cannot send headers, so it talks through a loopback proxy that adds the operator key.
+ * The official MCP conformance suite against /mcp. It cannot send headers, so it talks
+ * through a loopback proxy that adds the operator key. It needs Node 22 (fs.globSync), which
+ * npx fetches as the `node` package beside it: both pinned here, so a run is reproducible, and
+ * fetched by .ci/run before the tests (the same `npx` line), so the run itself reads npx's cache.
  */
+const CONFORMANCE = ['-p', 'node@22.23.3', '-p', '@modelcontextprotocol/conformance@0.1.16'];
 it('passes the MCP conformance suite’s protocol scenarios', { timeout: 600_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'warren-conformance-'));
   const running = await serve(
@@ -22,16 +25,7 @@ it('passes the MCP conformance suite’s protocol scenarios', { timeout: 600_000
   );
   const proxy = await authProxy(running.url, readFileSync(join(dir, 'operator.key'), 'utf8').trim());
   try {
-    const args = [
-      '-y',
-      '-p',
-      'node@22',
-      '-p',
-      '@modelcontextprotocol/conformance',
-      '--',
-      'conformance',
-      'server',
-    ];
+    const args = ['-y', '--prefer-offline', ...CONFORMANCE, '--', 'conformance', 'server'];
     const result = await new Promise<{ code: number; out: string }>((resolve) => {
       execFile(
         'npx',

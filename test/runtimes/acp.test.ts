@@ -14,6 +14,7 @@ import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AcpRuntime } from '../../src/runtimes/acp/index.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
+import { compiledFixture } from '../helpers/compiled-fixture.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { gone } from '../helpers/processes.ts';
 import {
@@ -33,9 +34,8 @@ import {
  */
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/acp-agent.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 const BIN = fileURLToPath(new URL('../../bin/warren.js', import.meta.url));
-const fixture = [process.execPath, '--import', TSX, FIXTURE];
+const fixture = [process.execPath, compiledFixture(FIXTURE)];
 
 const root = mkdtempSync(join(tmpdir(), 'warren-acp-'));
 const pids = new Set<number>();

@@ -17,6 +17,7 @@ import { CodexRuntime } from '../../src/runtimes/codex/index.ts';
 import { CommandRuntime } from '../../src/runtimes/command/index.ts';
 import { processStartTime } from '../../src/runtimes/process.ts';
 import type { AgentSpec } from '../../src/runtimes/types.ts';
+import { compiledFixture } from '../helpers/compiled-fixture.ts';
 import { startMockAnthropic } from '../helpers/mock-anthropic.ts';
 import { startMockMcp } from '../helpers/mock-mcp.ts';
 import { startMockOpenAI } from '../helpers/mock-openai.ts';
@@ -154,7 +155,7 @@ describe('finish', () => {
     started = await startAlone(new AcpRuntime(), {
       spec: spec({
         cwd,
-        config: { command: [process.execPath, '--import', import.meta.resolve('tsx'), fixture] },
+        config: { command: [process.execPath, compiledFixture(fixture)] },
         env: { ACP_FIXTURE_STATE: join(root, 'acp-state') },
       }),
     });

@@ -3,6 +3,8 @@
  * order, so a test can assert what the runtime said (and when) and call handle methods the
  * kernel does not call yet (`finish`).
  */
+
+import { sweepRunDir } from '../../src/runtimes/rundir.ts';
 import type {
   AgentContext,
   AgentExit,
@@ -68,6 +70,8 @@ export function recorder(): Recorder {
 export interface Started {
   handle: AgentHandle;
   rec: Recorder;
+  /** Its context's run prefix. */
+  run: string;
 }
 
 /** A fake session's context whose sink records; its `session_show` says stopped (so homes are cleaned). */
@@ -83,7 +87,8 @@ export function aloneContext(over: Partial<AgentContext> = {}): { ctx: AgentCont
     url: null,
     mcpUrl: null,
     tools: [],
-    run: 'wtest',
+    // A run of its own: cleanUp removes its private files' root (src/runtimes/rundir.ts).
+    run: `wtest-${Math.random().toString(36).slice(2, 10)}`,
     resumeState: null,
     resuming: false,
     sink: rec.sink,
@@ -97,7 +102,7 @@ export function aloneContext(over: Partial<AgentContext> = {}): { ctx: AgentCont
 /** Start `runtime` with a fake session (see aloneContext). */
 export async function startAlone(runtime: Runtime, over: Partial<AgentContext> = {}): Promise<Started> {
   const { ctx, rec } = aloneContext(over);
-  return { handle: await runtime.start(ctx), rec };
+  return { handle: await runtime.start(ctx), rec, run: ctx.run };
 }
 
 /** Stop what a test started, and make sure every process group it reported is gone. */
@@ -110,4 +115,6 @@ export async function cleanUp(s: Started | undefined): Promise<void> {
     } catch {}
     await until(() => gone(r.proc.pid), 20_000, `pid ${r.proc.pid} to be gone`);
   }
+  // What a kernel's shutdown does for its node: no empty warren-run-* is left in the temp dir.
+  sweepRunDir(s.run);
 }

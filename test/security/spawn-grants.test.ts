@@ -151,6 +151,42 @@ forEachWarren('spawn grants', (t) => {
     refused(await spawnAs(h, id, { script: idleScript }), 'runtimes');
   });
 
+  it('a secret grant narrows three levels down: what a grandchild asks beyond its parent is cut, then refused', async () => {
+    // docs/security.md: a session passes on only the secret names it was given, and what it
+    // asks for on a child's behalf is cut down to what it holds. Followed operator → A → B → C.
+    const h = await startHttp(t, { gating: deepTrees });
+    for (const name of ['s1', 's2'])
+      assert.equal((await h.api('POST', `/v1/secrets/${name}`, { value: `value-of-${name}` })).status, 200);
+    const grantsOf = async (id: string) => {
+      const row = await h.warren.store.reader
+        .selectFrom('sessions')
+        .select('spawn_grants')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return JSON.parse(row.spawn_grants!).secrets;
+    };
+    const child = async (parent: string, body: Record<string, unknown>) => {
+      const r = await spawnAs(h, parent, { script: idleScript, ...body });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      await waitStatus(h.warren, r.json.session.id, 'idle');
+      return r.json.session.id as string;
+    };
+    const a = await agent(h, { grants: { secrets: ['s1', 's2'] } });
+    assert.deepEqual(await grantsOf(a), ['s1', 's2']);
+    // A hands B one of its two.
+    const b = await child(a, { grants: { secrets: ['s1'] } });
+    assert.deepEqual(await grantsOf(b), ['s1']);
+    // B cannot pass on s2 itself ...
+    refused(await spawnAs(h, b, { script: idleScript, secretEnv: { S2_TOKEN: 's2' } }), 'secrets');
+    // ... nor get it to C by asking for it: C's grant is cut down to B's.
+    const c = await child(b, { grants: { secrets: ['s1', 's2'] } });
+    assert.deepEqual(await grantsOf(c), ['s1']);
+    refused(await spawnAs(h, c, { script: idleScript, secretEnv: { S2_TOKEN: 's2' } }), 'secrets');
+    // What C does hold, it passes on.
+    const d = await spawnAs(h, c, { script: idleScript, secretEnv: { S1_TOKEN: 's1' } });
+    assert.equal(d.status, 200, JSON.stringify(d.json));
+  });
+
   it('default grants follow the kind: a script agent spawns script, nothing else', async () => {
     const h = await startHttp(t);
     const a = await agent(h);

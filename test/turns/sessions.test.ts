@@ -12,6 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { needs } from '../helpers/system-tools.ts';
 import { call, forEachWarren, until } from '../helpers/warrens.ts';
 import { fails } from '../orchestration/helpers.ts';
 import { adopted, awaitTurn, openBridge, send, workRoot } from './helpers.ts';
@@ -150,7 +151,7 @@ forEachWarren('turns: sessions for coordinators', (t) => {
     });
   });
 
-  describe('tmux', () => {
+  describe('tmux', { skip: needs('tmux') }, () => {
     it('adopts a live pane inside the allowlist; prompts are keys; the tail is advisory; report_status ends turns', async () => {
       const { root, work } = workRoot();
       const w = await openBridge(t, root);

@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { type UiRig, uiRig } from './browser.ts';
+import { needs } from '../helpers/system-tools.ts';
+import { CHROMIUM, type UiRig, uiRig } from './browser.ts';
 
-describe('web UI, live', { timeout: 120_000 }, () => {
+describe('web UI, live', { timeout: 120_000, skip: needs(CHROMIUM) }, () => {
   let rig: UiRig;
   const withPage = (fn: (page: Page) => Promise<void>) => rig.withPage(fn);
   const spawn = (title: string) => rig.spawnListener(title);

@@ -15,6 +15,7 @@ import { systemClock } from '../../src/util/clock.ts';
 import { createIds } from '../../src/util/ids.ts';
 import { type ServerProcess, startServer } from '../helpers/server.ts';
 import { forEachStore } from '../helpers/stores.ts';
+import { needs } from '../helpers/system-tools.ts';
 import { ARGS, CHROMIUM, ensureWebBuilt } from './browser.ts';
 
 const dirs: string[] = [];
@@ -29,6 +30,7 @@ after(async () => {
 forEachStore('browser logins survive a restart', (target) => {
   it('the cookie set before the restart works after it; the table holds only its hash', {
     timeout: 90_000,
+    skip: needs(CHROMIUM),
   }, async () => {
     ensureWebBuilt();
     const dataDir = mkdtempSync(join(tmpdir(), 'warren-ui-login-'));

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { LISTENER, type UiRig, uiRig } from './browser.ts';
+import { needs } from '../helpers/system-tools.ts';
+import { CHROMIUM, LISTENER, type UiRig, uiRig } from './browser.ts';
 
 /**
  * WCAG contrast of an element's text against the first opaque background behind it. Plain
@@ -41,7 +42,7 @@ function contrastOf(page: Page, selector: string): Promise<{ fg: string; bg: str
   return page.evaluate(`(${CONTRAST})(${JSON.stringify(selector)})`);
 }
 
-describe('web UI, inbox and quality', { timeout: 120_000 }, () => {
+describe('web UI, inbox and quality', { timeout: 120_000, skip: needs(CHROMIUM) }, () => {
   let rig: UiRig;
   const withPage = (fn: (page: Page) => Promise<void>) => rig.withPage(fn);
 

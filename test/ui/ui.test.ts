@@ -8,9 +8,10 @@ import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { binEnv, WARREN_BIN } from '../helpers/server.ts';
-import { type UiRig, uiRig } from './browser.ts';
+import { needs } from '../helpers/system-tools.ts';
+import { CHROMIUM, type UiRig, uiRig } from './browser.ts';
 
-describe('web UI', { timeout: 120_000 }, () => {
+describe('web UI', { timeout: 120_000, skip: needs(CHROMIUM) }, () => {
   let rig: UiRig;
   const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WARREN_')));
   const cli = (...args: string[]) =>

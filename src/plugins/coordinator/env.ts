@@ -1,11 +1,13 @@
 import { WarrenError } from '../../vocab/errors.ts';
-import type { CoordinatorConfig } from './config.ts';
+import { type CoordinatorConfig, sinkConfig } from './config.ts';
 
 /**
  * The seed's environment variables, over the config file's `plugins.coordinator` (the
  * environment wins, as everywhere in warren). ISSUER_URL, AGENT_COORDINATOR_SCOPE and
  * JWKS_CACHE_MAX are warren's own settings (auth.*); LOG_LEVEL is log.level;
- * SHUTDOWN_GRACE_MS is shutdownGraceMs (src/config/keys.ts).
+ * SHUTDOWN_GRACE_MS is shutdownGraceMs (src/config/keys.ts); PORT, DATABASE_URL and DB_POOL_MAX
+ * are aliases of server settings (src/config/aliases.ts). REDIS_URL is read below: a Redis sink
+ * when the settings configure none.
  */
 export const ENV_NAMES = {
   OUTBOX_INTERVAL_MS: 'outbox.intervalMs',
@@ -31,5 +33,17 @@ export function withEnv(cfg: CoordinatorConfig, env: NodeJS.ProcessEnv): Coordin
       (out.outbox as Record<string, unknown>)[path.slice('outbox.'.length)] = value;
     } else (out as unknown as Record<string, unknown>)[path] = value;
   }
-  return out;
+  return withRedisUrl(out, env.REDIS_URL);
+}
+
+/**
+ * Seed 003's REDIS_URL: the outbox's Redis sink. Below warren's own setting, as every alias:
+ * a Redis sink in `plugins.settings.coordinator.outbox.sinks` wins, and REDIS_URL is ignored.
+ */
+function withRedisUrl(cfg: CoordinatorConfig, url: string | undefined): CoordinatorConfig {
+  if (url === undefined || url === '' || cfg.outbox.sinks.some((s) => s.type === 'redis')) return cfg;
+  const sink = sinkConfig.safeParse({ type: 'redis', url });
+  if (!sink.success)
+    throw new WarrenError('invalid_input', `REDIS_URL must be a URL (redis://…), not ${JSON.stringify(url)}`);
+  return { ...cfg, outbox: { ...cfg.outbox, sinks: [...cfg.outbox.sinks, sink.data] } };
 }

@@ -41,7 +41,15 @@ export const spawnInput = z.object({
   pipe: s.deliveryMode
     .default('detach')
     .describe(
-      'Your end of its pipe: sync (you ipc_read), async (pushed to you), detach (read when you like)',
+      'Your end of its pipe: sync (you ipc_read; with a prompt the call waits for its result), async (pushed to you), detach (read when you like)',
+    ),
+  waitMs: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      "pipe sync: how long to block for the child's result (capped by the server's syncSpawnWaitMs, 50 s by default; 0: answer at once). Default: the cap when a prompt is given, else 0",
     ),
   title: s.title.optional().describe('A short name for it in listings'),
   script: z.unknown().optional().describe('For runtime=script: the script (object, JSON or YAML text)'),
@@ -98,9 +106,29 @@ export const ipcSpawn = defineSyscall({
   group: 'ipc',
   summary: 'Spawn a child session, with a pipe to it',
   description:
-    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — read its replies with ipc_read (bounded waits you repeat); 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them when you are done with the child (ipc_close; after a kill they read as already closed).",
+    "Spawn a child session. You get an fd on its lifecycle (rw, detach) and on its pipe with the mode you ask for: 'sync' — with a prompt, blocks until the child finishes its turn (bounded, 50 s by default) and gives its `result`; if not done by then, result.finished is false: wait again with ipc_wait; read later replies with ipc_read; 'async' — its replies are delivered to you between your turns; 'detach' (default) — fire-and-forget, read when you like. You own both fds: close them when you are done with the child (ipc_close; after a kill they read as already closed).",
   input: spawnInput,
-  output: z.object({ session: s.session, lifecycleFd: z.number(), pipeFd: z.number(), created: z.boolean() }),
+  output: z.object({
+    session: s.session,
+    lifecycleFd: z.number(),
+    pipeFd: z.number(),
+    created: z.boolean(),
+    result: z
+      .object({
+        finished: z
+          .boolean()
+          .describe('It finished in time (idle with nothing pending, or stopped); false: still running'),
+        status: z.string().describe('Its status when the call answered'),
+        endReason: z.string().nullable().describe('Why it stopped (exit, crash, …), if it did'),
+        lastMessage: z.string().nullable().describe('Its last message'),
+        output: z
+          .array(s.message)
+          .describe('What it wrote on its pipe so far: a copy, the pipe cursor does not move'),
+        next: z.string().describe('What to do next (wait again, read, close)'),
+      })
+      .optional()
+      .describe("pipe sync only, when the call blocked: the child's result"),
+  }),
   callers: ['session', 'operator'],
   jobs: ['orchestrator', 'operator'],
   http: { method: 'POST', path: '/v1/sessions' },
@@ -114,7 +142,21 @@ export const ipcSpawn = defineSyscall({
       'warren spawn "review PR 12" --persona reviewer',
     ],
   },
-  handler: ({ kernel, principal }, i) => kernel.spawn(principal, spawnRequestOf(i)),
+  handler: async ({ kernel, principal, signal }, i) => {
+    const { waitMs, ...spawn } = i;
+    const out = await kernel.spawn(principal, spawnRequestOf(spawn));
+    // Seed 000: a sync spawn blocks until the child finishes. Only with a prompt: a child
+    // without one waits for what you write, which you cannot while this call blocks.
+    const blockMs = i.pipe === 'sync' ? (waitMs ?? (i.prompt !== undefined ? undefined : 0)) : 0;
+    if (blockMs === 0) return out;
+    const result = await kernel.syncResult(
+      principal,
+      { pipeFd: out.pipeFd, lifecycleFd: out.lifecycleFd },
+      { ...(blockMs !== undefined ? { waitMs: blockMs } : {}), ...(signal ? { signal } : {}) },
+    );
+    // The session as it is now, not as it was spawned.
+    return { ...out, session: await kernel.session(principal, out.session.id), result };
+  },
 });
 
 /**
@@ -123,7 +165,8 @@ export const ipcSpawn = defineSyscall({
  * builds its requests here too.
  */
 export function spawnRequestOf(i: Partial<z.output<typeof spawnInput>>): SpawnRequest {
-  const { script, command, config, runner, environmentId, grants, ...rest } = i;
+  // waitMs is the sync call's own bound, not part of what is spawned.
+  const { script, command, config, runner, environmentId, grants, waitMs: _wait, ...rest } = i;
   const req = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as SpawnRequest;
   const cfg: Record<string, unknown> = { ...(config ?? {}) };
   if (script !== undefined) cfg.script = script;

@@ -41,7 +41,18 @@ const output = z.object({
     maxMs: z.number().nullable(),
   }),
   delivery: z.object({ backlog: z.number(), oldestMs: z.number().nullable(), maxLagMs: z.number() }),
-  reconcile: z.object({ intervalMs: z.number(), lastTick: tick.nullable() }),
+  reconcile: z.object({
+    intervalMs: z.number(),
+    lastTick: tick.nullable(),
+    phases: z
+      .array(
+        z.object({
+          name: z.string(),
+          seed: z.string().nullable().describe("Seed 001's name for this phase, where warren's differs"),
+        }),
+      )
+      .describe('The phases of a tick, in order'),
+  }),
   agents: z.object({
     alive: z.number(),
     starting: z.number(),
@@ -93,8 +104,11 @@ export const status = defineSyscall({
     const maxLagMs = input.maxLagMs ?? DEFAULT_MAX_LAG_MS;
     const problems: string[] = [];
     if (h.store.error !== undefined) problems.push(`the store cannot be read: ${h.store.error}`);
-    for (const e of h.reconcile.lastTick?.errors ?? [])
-      problems.push(`reconcile phase ${e.phase} failed: ${e.message}`);
+    const seedOf = new Map(h.reconcile.phases.map((p) => [p.name, p.seed]));
+    for (const e of h.reconcile.lastTick?.errors ?? []) {
+      const seed = seedOf.get(e.phase);
+      problems.push(`reconcile phase ${e.phase}${seed ? ` (seed 001: ${seed})` : ''} failed: ${e.message}`);
+    }
     const now = kernel.clock.now();
     const stallAfter = STALLED_TICKS * h.reconcile.intervalMs;
     const lastAt = h.reconcile.lastTick?.at ?? null;

@@ -33,9 +33,9 @@ export class Engine implements PluginInstance {
   private stopped = false;
 
   readonly phases: readonly ReconcilePhase[] = [
-    { name: 'dispatch', run: () => this.dispatchPhase(), scope: 'cluster' },
+    { name: 'dispatch', run: () => this.dispatchPhase(), scope: 'cluster', seed: 'dispatch' },
     { name: 'follow', run: () => this.followPhase(), scope: 'cluster' },
-    { name: 'orphan-reparent', run: () => this.orphanPhase(), scope: 'cluster' },
+    { name: 'orphan-reparent', run: () => this.orphanPhase(), scope: 'cluster', seed: 'orphan-reparent' },
   ];
 
   constructor(

@@ -40,6 +40,8 @@ export const runnersPlugin = definePlugin<z.output<typeof config>, RunnersDb>({
         {
           // The backstop: sessions of an online runner left suspended by a missed reanimation.
           name: 'reanimate',
+          // Seed 001's environment-reconciliation, for runners: connection state squared with reality.
+          seed: 'environment-reconciliation',
           run: async () => {
             await hub.refresh();
             for (const name of hub.names()) await hub.reanimate(name);

@@ -50,7 +50,10 @@ export interface AdapterEnv {
   repo: string | undefined;
   sessionCommand: string | undefined;
   artifactByteCap: number | undefined;
-  /** Sessions started through the adapter get a worktree unless the call says otherwise: true (auto name) or a name. */
+  /**
+   * Sessions started through the adapter get a worktree unless the call says otherwise: true
+   * (auto name) or a name. From WORKTREE, else from a `skc --worktree [name]` SESSION_COMMAND.
+   */
   worktree: true | string | undefined;
 }
 
@@ -76,10 +79,43 @@ export function adapterEnv(env: NodeJS.ProcessEnv): AdapterEnv {
     workdirRoots: (pick(env, 'WORKDIR_ROOTS') ?? '').split(delimiter).filter(Boolean),
     profile: pick(env, 'PROFILE') || undefined,
     repo: pick(env, 'REPO') || undefined,
-    sessionCommand: pick(env, 'SESSION_COMMAND') || undefined,
+    ...sessionCommandOf(pick(env, 'SESSION_COMMAND') || undefined, pick(env, 'WORKTREE')),
     artifactByteCap: cap === undefined ? undefined : Number(cap),
-    worktree: worktreeOf(pick(env, 'WORKTREE')),
   };
+}
+
+/** The launcher words of seed 004's session command (`skc --worktree`); warren's own name too. */
+const LAUNCHERS = new Set(['skc', 'warren']);
+
+/**
+ * SESSION_COMMAND in either form. Seed 004's `skc --worktree [name]` (or `warren --worktree
+ * [name]`) names no program: it says "start each session in a worktree (this one)", which is
+ * warren's WORKTREE. Any other command is the program a `command` session runs. WORKTREE,
+ * when set, wins over what the command says. A launcher flag warren cannot honour is refused,
+ * never dropped.
+ */
+function sessionCommandOf(
+  command: string | undefined,
+  worktreeVar: string | undefined,
+): Pick<AdapterEnv, 'sessionCommand' | 'worktree'> {
+  const words = command?.trim().split(/\s+/) ?? [];
+  const launcher = words.length > 0 && LAUNCHERS.has(words[0]!.split('/').pop()!);
+  let fromCommand: string | undefined;
+  if (launcher) {
+    const rest = words.slice(1);
+    let used = 0;
+    if (rest[0] === '--worktree') {
+      const name = rest[1] !== undefined && !rest[1].startsWith('-') ? rest[1] : undefined;
+      fromCommand = name ?? 'auto';
+      used = name === undefined ? 1 : 2;
+    }
+    if (rest.length > used)
+      throw invalid(
+        `SESSION_COMMAND: warren takes "${words[0]} --worktree [name]" and nothing more (not ${rest.slice(used).join(' ')}); set a session's model or program in its start call`,
+      );
+  }
+  const worktree = worktreeVar !== undefined && worktreeVar !== '' ? worktreeVar : fromCommand;
+  return { sessionCommand: launcher ? undefined : command, worktree: worktreeOf(worktree) };
 }
 
 function worktreeOf(v: string | undefined): true | string | undefined {

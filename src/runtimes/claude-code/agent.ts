@@ -10,12 +10,15 @@ import {
   failedResultText,
   type Json,
   MCP_PREFIX,
+  noAnswer,
   num,
   resultText,
   retryActivity,
+  retryWhy,
   type SavedState,
   userMessage,
 } from './protocol.ts';
+import { unreachableCause } from './reach.ts';
 
 const MCP_POLL_MS = 100;
 /** Tool results are logged, but not without bound. */
@@ -29,6 +32,8 @@ export interface ClaudeAgentOptions {
   first: string | null;
   saved: SavedState;
   mcpTimeoutMs: number;
+  /** Where the CLI sends its model calls (reach.ts): probed when a call gets no answer. */
+  apiBase: string;
 }
 
 /**
@@ -54,6 +59,17 @@ export class ClaudeAgent implements AgentHandle {
   private lastApiError: string | undefined;
   /** A status is shown (an API retry): cleared by the next message or result. */
   private showingActivity = false;
+  /**
+   * The CLI waits to retry a model call (its last line was `api_retry`): nothing of the turn is
+   * in flight, and nothing can finish before the model answers.
+   */
+  private retrying = false;
+  /** Counts retries and what clears them: a probe's late answer must not revive a cleared status. */
+  private retryEpoch = 0;
+  /** Why the model API cannot be reached (reach.ts), while its calls get no answer. */
+  private unreachable: string | null = null;
+  /** A stop was asked of the session (`termAsked`): it ends as soon as it is only retrying. */
+  private termRequested = false;
   private toolNames = new Map<string, string>();
   private stderr = new Tail();
 
@@ -99,6 +115,16 @@ export class ClaudeAgent implements AgentHandle {
     this.idle = false;
     clearTimeout(this.mcpPoll);
     this.child.stdin?.end();
+  }
+
+  /**
+   * A SIGTERM (or a quiet end) is pending. The grace period is for finishing the turn; a CLI
+   * waiting to retry the model API has nothing in flight that could finish before the model
+   * answers, so it ends now (docs/decisions.md); otherwise when it next starts waiting.
+   */
+  termAsked(): void {
+    this.termRequested = true;
+    if (this.retrying) this.endAtTerm();
   }
 
   async stop(): Promise<void> {
@@ -219,21 +245,46 @@ export class ClaudeAgent implements AgentHandle {
     }
   }
 
-  /** The model API failed (529, overloaded, …) and the CLI waits to try again: show it. */
+  /**
+   * The model API failed (529, overloaded, …) and the CLI waits to try again: show it. A call
+   * that got no answer at all the CLI calls only "unknown": warren finds out why (reach.ts,
+   * milliseconds on a refused or unresolvable endpoint, at most 3 s) before it says so.
+   */
   private onRetry(msg: Json): void {
-    const text = retryActivity(msg);
+    this.retrying = true;
     this.showingActivity = true;
-    void this.ctx.sink.activity(text);
+    const epoch = ++this.retryEpoch;
+    if (this.termRequested) {
+      this.endAtTerm(msg);
+      return;
+    }
+    if (!noAnswer(msg)) {
+      this.unreachable = null;
+      this.reportRetry(msg, true);
+      return;
+    }
+    void unreachableCause(this.opts.apiBase).then((cause) => {
+      if (this.ended || this.stopping) return;
+      this.unreachable = cause;
+      // A line that came meanwhile (the answer, the next retry) has the newer status.
+      this.reportRetry(msg, epoch === this.retryEpoch);
+    });
+  }
+
+  private reportRetry(msg: Json, current: boolean): void {
+    if (current) void this.ctx.sink.activity(retryActivity(msg, this.unreachable));
     void this.ctx.sink.event('api_retry', {
       attempt: num(msg.attempt),
       maxRetries: num(msg.max_retries),
       status: typeof msg.error_status === 'number' ? msg.error_status : null,
-      error: typeof msg.error === 'string' ? msg.error : null,
+      error: retryWhy(msg, this.unreachable),
       delayMs: Math.round(num(msg.retry_delay_ms)),
     });
   }
 
   private clearActivity(): void {
+    this.retrying = false;
+    this.retryEpoch++;
     if (!this.showingActivity) return;
     this.showingActivity = false;
     void this.ctx.sink.activity(null);
@@ -300,10 +351,12 @@ export class ClaudeAgent implements AgentHandle {
     const denials = Array.isArray(msg.permission_denials) ? msg.permission_denials : [];
     if (denials.length > 0) void sink.event('permission_denied', { denials });
     if (msg.is_error === true || (typeof msg.subtype === 'string' && msg.subtype.startsWith('error'))) {
-      this.fail(failedResultText(msg, this.lastApiError));
+      const failed = failedResultText(msg, this.lastApiError);
+      this.fail(this.unreachable ? `model API unreachable: ${this.unreachable} (${failed})` : failed);
       return;
     }
     this.lastApiError = undefined;
+    this.unreachable = null;
     if (!this.state.prompted) {
       this.state.prompted = true;
       void sink.saveState({ ...this.state });
@@ -313,6 +366,27 @@ export class ClaudeAgent implements AgentHandle {
   }
 
   // ---- endings
+
+  /**
+   * Asked to stop while only waiting to retry the model API: end now. `completed` with a stop
+   * pending is recorded as `terminated`; `error` says why it did not wait out its grace.
+   */
+  private endAtTerm(retry?: Json): void {
+    if (this.ended || this.stopping) return;
+    this.ended = true;
+    this.idle = false;
+    clearTimeout(this.mcpPoll);
+    const why = retry
+      ? retryWhy(retry, this.unreachable)
+      : this.unreachable
+        ? `unreachable: ${this.unreachable}`
+        : null;
+    this.ctx.sink.exit({
+      reason: 'completed',
+      error: `it was only waiting to retry the model API${why ? ` (${why})` : ''}, so it ended at once`,
+    });
+    void killGroup(this.child).finally(() => this.cleanup());
+  }
 
   /** Crash the session, loudly, and take the process down with it. */
   private fail(error: string): void {

@@ -13,6 +13,7 @@ import { ClaudeAgent } from './agent.ts';
 import { builtinTools } from './builtin-tools.ts';
 import { type ClaudeConfig, readConfig } from './config.ts';
 import { MCP_PREFIX, readState, type SavedState } from './protocol.ts';
+import { modelApiBase } from './reach.ts';
 
 /**
  * The real `claude` CLI (Claude Code) as an agent, in stream-json mode:
@@ -74,6 +75,7 @@ export class ClaudeCodeRuntime implements Runtime {
       { mode: 0o600 },
     );
     const args = cliArgs(ctx, config, mcpConfig, saved);
+    const env = claudeEnv(ctx);
     let child: ChildProcess;
     try {
       const confine = confineOptions(ctx, cwd, {
@@ -82,7 +84,7 @@ export class ClaudeCodeRuntime implements Runtime {
       });
       child = spawnGroup(exe, args, {
         cwd,
-        env: claudeEnv(ctx),
+        env,
         run: ctx.run,
         ...(confine ? { confine } : {}),
       });
@@ -93,7 +95,15 @@ export class ClaudeCodeRuntime implements Runtime {
     trackGroup(child, ctx.sink);
     // A first start opens with the prompt; a resume whose prompt never finished a turn sends it again.
     const first = !saved.prompted && ctx.spec.prompt ? ctx.spec.prompt : null;
-    return new ClaudeAgent(ctx, child, { args, cwd, dir, first, saved, mcpTimeoutMs: config.mcpTimeoutMs });
+    return new ClaudeAgent(ctx, child, {
+      args,
+      cwd,
+      dir,
+      first,
+      saved,
+      mcpTimeoutMs: config.mcpTimeoutMs,
+      apiBase: modelApiBase(env),
+    });
   }
 }
 

@@ -53,13 +53,20 @@ export const num = (v: unknown): number => (typeof v === 'number' && Number.isFi
  * `{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"error_status":529,
  * "error":"overloaded",…}`, as the status a session shows while the CLI waits to retry.
  */
-export function retryActivity(msg: Json): string {
+export function retryActivity(msg: Json, unreachable?: string | null): string {
   const attempt = num(msg.attempt);
   const max = num(msg.max_retries);
-  const status = typeof msg.error_status === 'number' ? `${msg.error_status}` : '';
+  return `retrying model API, attempt ${attempt}${max ? `/${max}` : ''} (${retryWhy(msg, unreachable)})`;
+}
+
+/** No HTTP status: the call got no answer (`"error":"unknown"`), said as what warren found. */
+export const noAnswer = (msg: Json): boolean => typeof msg.error_status !== 'number';
+
+/** "529 overloaded", or for a call that got no answer "unreachable: ECONNREFUSED 127.0.0.1:4000". */
+export function retryWhy(msg: Json, unreachable?: string | null): string {
+  if (noAnswer(msg)) return unreachable ? `unreachable: ${unreachable}` : 'no answer from the model API';
   const error = typeof msg.error === 'string' ? msg.error : '';
-  const why = [status, error].filter(Boolean).join(' ');
-  return `retrying model API, attempt ${attempt}${max ? `/${max}` : ''}${why ? ` (${why})` : ''}`;
+  return [`${msg.error_status}`, error].filter(Boolean).join(' ');
 }
 
 /** Subtypes of a failed `result` that are not API errors, as what happened. */

@@ -16,7 +16,7 @@ export const mcpServeCommand: LocalCommand = {
     '',
     '`hermes` is accepted for `coordinator`. --check prints ok, the server name and the tools, and starts no transport.',
     'Environment (SKC_COORDINATOR_MCP_* or WARREN_COORDINATOR_*): WORKDIR_ROOTS (path-delimited), MUTATIONS',
-    '(sessions,questions,reports), PROFILE, REPO, SESSION_COMMAND, ARTIFACT_BYTE_CAP.',
+    '(sessions,questions,reports), PROFILE, REPO, SESSION_COMMAND (a program, or `skc --worktree [name]`), WORKTREE, ARTIFACT_BYTE_CAP.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
     const cmd = preamble(args, io, {

@@ -17,8 +17,9 @@ export const setupCommand: LocalCommand = {
     'warren setup hermes --root <dir> [--root <dir> …] [--profile <p>] [--repo <r>] [--mutation sessions,questions,reports]',
     '       [--worktree-name <name>] [--session-command <cmd>] [--url <warren url>] [--profile-dir <dir> --install] [--smoke] [--json]',
     '',
-    'Default: print the config and write nothing. Sessions are worktree-isolated by default (WORKTREE=auto);',
-    '--worktree-name pins a name. --install writes <profile-dir>/warren-coordinator.mcp.json.',
+    'Default: print the config and write nothing. Sessions are worktree-isolated by default: it renders',
+    'SESSION_COMMAND="warren --worktree" (seed 004\'s "skc --worktree", also accepted); --worktree-name pins',
+    'a name; --session-command replaces it. --install writes <profile-dir>/warren-coordinator.mcp.json.',
   ].join('\n'),
   async run(args: string[], io: CliIO): Promise<number> {
     const cmd = preamble(args, io, {
@@ -45,13 +46,18 @@ export const setupCommand: LocalCommand = {
     if (roots.length === 0) throw cmd.fail('--root is required (the working-directory allowlist)');
     const env: Record<string, string> = {
       SKC_COORDINATOR_MCP_WORKDIR_ROOTS: roots.join(delimiter),
-      SKC_COORDINATOR_MCP_WORKTREE: values['worktree-name'] ?? 'auto',
+      // Seed 004's form: the session command carries the worktree (`warren --worktree [name]`,
+      // the seed's `skc --worktree` with warren's name); --session-command replaces it whole.
+      SKC_COORDINATOR_MCP_SESSION_COMMAND:
+        values['session-command'] ??
+        (values['worktree-name'] ? `warren --worktree ${values['worktree-name']}` : 'warren --worktree'),
+      // Both given: the command is the program, the name still pins the worktree.
+      ...(values['session-command'] && values['worktree-name']
+        ? { SKC_COORDINATOR_MCP_WORKTREE: values['worktree-name'] }
+        : {}),
       ...(values.mutation ? { SKC_COORDINATOR_MCP_MUTATIONS: values.mutation } : {}),
       ...(values.profile ? { SKC_COORDINATOR_MCP_PROFILE: values.profile } : {}),
       ...(values.repo ? { SKC_COORDINATOR_MCP_REPO: values.repo } : {}),
-      ...(values['session-command']
-        ? { SKC_COORDINATOR_MCP_SESSION_COMMAND: values['session-command'] }
-        : {}),
       ...(values.url ? { WARREN_URL: values.url } : {}),
     };
     const { adapterEnv } = await import('../../plugins/turns/preset.ts');

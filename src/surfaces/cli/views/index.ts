@@ -3,8 +3,10 @@ import { eventViews } from './events.ts';
 import { fdViews } from './fds.ts';
 import { text, type View, type ViewContext } from './format.ts';
 import { inboxViews } from './inbox.ts';
+import { knowledgeViews } from './knowledge.ts';
 import { personaViews } from './personas.ts';
 import { pluginViews } from './plugins.ts';
+import { scheduleViews } from './schedules.ts';
 import { sessionViews } from './sessions.ts';
 import { statusViews } from './status.ts';
 import { streamViews } from './streams.ts';
@@ -23,6 +25,8 @@ export const views: Readonly<Record<string, View>> = {
   ...personaViews,
   ...inboxViews,
   ...statusViews,
+  ...scheduleViews,
+  ...knowledgeViews,
 };
 
 /** A syscall without a view of its own: its fields as `key  value`, structured values as compact JSON. */

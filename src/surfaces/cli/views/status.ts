@@ -13,6 +13,8 @@ interface Status {
   reconcile: {
     intervalMs: number;
     lastTick: { n: number; at: number; ms: number; errors: unknown[] } | null;
+    /** Absent from a server older than this CLI. */
+    phases?: Array<{ name: string; seed: string | null }>;
   };
   agents: {
     alive: number;
@@ -58,6 +60,14 @@ const render = view<Status>((out, ctx) => {
         ? `every ${duration(out.reconcile.intervalMs)}; last tick #${t.n} ${new Date(t.at).toISOString()}, ${Math.round(t.ms)} ms, ${plural(t.errors.length, 'phase error')}`
         : `every ${duration(out.reconcile.intervalMs)}; no tick yet`,
     ],
+    // Every phase in order, then seed 001's names with the phases that do that work, so a
+    // reader of the seed finds its phases here.
+    ...(out.reconcile.phases
+      ? [
+          ['phases', out.reconcile.phases.map((p) => p.name).join(', ')] as [string, string],
+          ['seed 001 phases', seedPhases(out.reconcile.phases)] as [string, string],
+        ]
+      : []),
     [
       'agents',
       `${out.agents.alive} alive, ${out.agents.starting} starting${resuming.total > 0 && resuming.done < resuming.total ? `; resuming: ${resuming.done} of ${resuming.total}` : ''}`,
@@ -69,6 +79,22 @@ const render = view<Status>((out, ctx) => {
   const problems = out.problems.length ? `problems:\n${out.problems.map((p) => `  - ${p}\n`).join('')}` : '';
   return head + renderKeyValues(rows, ctx) + problems;
 });
+
+/** Seed 001's reconciliation loop, in its order. */
+const SEED_001_ORDER = ['dispatch', 'lifecycle-cleanup', 'environment-reconciliation', 'orphan-reparent'];
+
+/** `dispatch = orchestration:dispatch, environment-reconciliation = lost-agents + runners:reanimate, …`. */
+function seedPhases(phases: Array<{ name: string; seed: string | null }>): string {
+  // In the seed's own order; a name it does not list (a plugin's) after them.
+  const bySeed = new Map<string, string[]>(SEED_001_ORDER.map((s) => [s, []]));
+  for (const p of phases) if (p.seed) bySeed.set(p.seed, [...(bySeed.get(p.seed) ?? []), p.name]);
+  return (
+    [...bySeed]
+      .filter(([, names]) => names.length > 0)
+      .map(([seed, names]) => `${seed} = ${names.join(' + ')}`)
+      .join(', ') || 'none'
+  );
+}
 
 /** `bwrap, network full` / `none (containment: none)` / `unavailable: … (agents that run shells are refused)`. */
 function containmentLine(c: NonNullable<Status['containment']>): string {
