@@ -10,8 +10,10 @@
 import { arch, cpus, loadavg, platform } from 'node:os';
 import { cliBenches } from './cli.ts';
 import { clusterBenches } from './cluster.ts';
+import { completionBenches } from './completion.ts';
 import { containmentBenches } from './containment.ts';
 import { coordinatorBenches } from './coordinator.ts';
+import { fuzzBenches } from './fuzz.ts';
 import { groupBenches } from './groups.ts';
 import { kernelBenches } from './kernel.ts';
 import { knowledgeBenches } from './knowledge.ts';
@@ -20,6 +22,7 @@ import { mcpBenches } from './mcp.ts';
 import { mcpSessionBenches } from './mcp-sessions.ts';
 import { observabilityBenches } from './observability.ts';
 import { pluginBenches } from './plugins.ts';
+import { retireBenches } from './retire.ts';
 import { roomBenches } from './rooms.ts';
 import { runnerBenches } from './runners.ts';
 import { scaleBenches } from './scale.ts';
@@ -60,6 +63,9 @@ const groups: Record<string, Record<string, Bench>> = {
   team: teamBenches,
   tools: toolBenches,
   stall: stallBenches,
+  fuzz: fuzzBenches,
+  retire: retireBenches,
+  completion: completionBenches,
 };
 const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

@@ -13,6 +13,11 @@ export interface KernelObserver {
 
 /** One reconciliation tick, as `warren status` reports it. */
 export interface TickReport {
+  /**
+   * Its number since the kernel started (1 is the first). A tick numbered two past the last
+   * finished one when a condition was seen started after it: a quiescent point for tests.
+   */
+  n: number;
   /** When it started (ms, the kernel's clock). */
   at: number;
   ms: number;

@@ -51,6 +51,8 @@ export class Reconciler {
   readonly phases: Phase[];
   /** The last finished tick (`warren status`). */
   lastTick: TickReport | undefined;
+  /** Ticks started so far: the next one's number is this plus one. */
+  private ticks = 0;
 
   constructor(
     private readonly core: Core,
@@ -111,7 +113,7 @@ export class Reconciler {
 
   private async runPhases(): Promise<void> {
     this.full = this.drift.fullSweep();
-    const tick: TickReport = { at: this.core.clock.now(), ms: 0, errors: [] };
+    const tick: TickReport = { n: ++this.ticks, at: this.core.clock.now(), ms: 0, errors: [] };
     const started = performance.now();
     for (const phase of this.phases) {
       const t0 = performance.now();

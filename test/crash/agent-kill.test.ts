@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { forEachStore } from '../helpers/stores.ts';
-import { alive, groups, Node, sleep, sleepers, spawnForkers, within } from './harness.ts';
+import { alive, groups, Node, sleepers, spawnForkers, within } from './harness.ts';
 
 /**
  * A single agent killed from outside warren (SIGKILL, SIGTERM to its process) is a drop, not
@@ -58,7 +58,7 @@ forEachStore('agent killed from outside', (target) => {
     await s.api('POST', `/v1/sessions/${victims[1]!.id}/send`, { text: 'wake up' });
     for (const v of victims) await s.until(v.id, (x) => x.status === 'running');
     await within(15_000, 'reanimated agents with their children', async () => (await sleepers(node)) >= 8);
-    await sleep(1000); // a duplicate start would show by now
+    await s.quiescent(); // a duplicate start is in the process table by now
     const now = await groups(node);
     assert.equal(now.pgids.size, 4, 'one process group per live session');
     const recsNow = await node.records();

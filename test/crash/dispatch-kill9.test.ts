@@ -84,7 +84,7 @@ forEachStore('kill -9 mid-dispatch', (target) => {
       const page = await s2.api<{ tasks: Task[] }>('GET', `/v1/tasks?status=complete&limit=1000`);
       return page.tasks.filter((t) => ids.includes(t.id)).length === N;
     });
-    await sleep(500); // a duplicate dispatch would show by now
+    await s2.quiescent(); // a duplicate dispatch is in the log by now
 
     const sessions = await node.withStore((store) =>
       store.reader

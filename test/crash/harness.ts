@@ -19,6 +19,9 @@ import { createIds } from '../../src/util/ids.ts';
 import { binEnv } from '../helpers/server.ts';
 import type { StoreTarget } from '../helpers/stores.ts';
 
+/** The crash tests' reconcile interval: two ticks make a quiescent point (`Server.quiescent`). */
+export const QUIESCENT_TICK_MS = 250;
+
 const ENTRY = fileURLToPath(new URL('./serve-with.js', import.meta.url));
 
 export interface NodeOptions {
@@ -39,10 +42,19 @@ export interface Session {
 
 export interface Ev {
   seq: number;
+  /** Commit time (ms, the server's clock). */
+  ts?: number;
   type: string;
   session_id?: string | null;
   sessionId?: string | null;
   payload: Record<string, unknown>;
+}
+
+/** The part of `GET /v1/status` the crash tests read. */
+export interface Status {
+  reconcile: { intervalMs: number; lastTick: { n: number; at: number } | null };
+  agents: { alive: number; starting: number; resuming: { done: number; total: number } };
+  delivery: { backlog: number };
 }
 
 export class Server {
@@ -126,6 +138,31 @@ export class Server {
     return (await this.api<{ events: Ev[] }>('GET', `/v1/sessions/${id}/events?limit=10000`)).events;
   }
 
+  /**
+   * A quiescent point, instead of sleeping "until a duplicate would show": the server has no
+   * agent starting, has resumed all it had to, and has nothing waiting for delivery; then a
+   * whole reconcile tick that started after that has finished (the last finished tick's
+   * number + 2: the tick after it may have been under way already). Every phase, the
+   * plugins' dispatchers and the lost-agent sweep included, has then looked at this state
+   * once more; a duplicate it makes is in the log and the process table by now.
+   */
+  async quiescent(ms = 60_000): Promise<void> {
+    let seen = 0;
+    await within(ms, 'nothing starting, resumed, nothing to deliver', async () => {
+      const st = await this.status();
+      seen = st.reconcile.lastTick?.n ?? 0;
+      const { starting, resuming } = st.agents;
+      return starting === 0 && resuming.done === resuming.total && st.delivery.backlog === 0;
+    });
+    await within(ms, `reconcile tick ${seen + 2} finished`, async () => {
+      return ((await this.status()).reconcile.lastTick?.n ?? 0) >= seen + 2;
+    });
+  }
+
+  status(): Promise<Status> {
+    return this.api<Status>('GET', '/v1/status');
+  }
+
   /** Poll until `pred` holds for the session (or throw with what it was). */
   async until(id: string, pred: (s: Session) => boolean, ms = 30_000): Promise<Session> {
     const deadline = Date.now() + ms;
@@ -160,7 +197,12 @@ export class Node {
   }
 
   async start(): Promise<Server> {
-    const opts = { ...this.options, kernel: { ...this.options.kernel, nodeId: this.nodeId } };
+    // Reconcile ticks a few times a second (unless a test says otherwise), so that waiting for
+    // a quiescent point (`Server.quiescent`) costs well under a second.
+    const opts = {
+      ...this.options,
+      kernel: { reconcileIntervalMs: QUIESCENT_TICK_MS, ...this.options.kernel, nodeId: this.nodeId },
+    };
     const child = spawn(
       process.execPath,
       [ENTRY, 'serve', '--port', '0', '--data-dir', this.dataDir, '--db', this.db],
@@ -352,7 +394,7 @@ export async function checkRestart(
     'resumed agents with their children',
     async () => (await sleepers(node)) >= ids.length * 2,
   );
-  await sleep(1000); // a duplicate start would show by now
+  await s.quiescent();
   const g = await groups(node);
   assert.equal(g.pgids.size, ids.length + escaped, `one process group per live session:\n${psOf(g.pids)}`);
   assert.equal(g.marks.size, ids.length, 'one mark per live session');

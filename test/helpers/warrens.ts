@@ -166,6 +166,27 @@ export const everyTool = {
   tiers: { orchestrator: everySessionTool, agent: everySessionTool, worker: everySessionTool },
 };
 
+/**
+ * A quiescent point for an in-process warren, instead of sleeping "until a duplicate would
+ * show": no agent starting, every resume done, nothing waiting for delivery; then a whole
+ * reconcile tick run after that (two calls: the first may join a tick already under way)
+ * and the writer drained. What any handler or phase does about this state is committed now.
+ */
+export async function quiescent(w: Warren, ms = WAIT_MS): Promise<void> {
+  await until(
+    async () => {
+      const h = await w.kernel.health();
+      const { starting, resuming } = h.agents;
+      return starting === 0 && resuming.done === resuming.total && h.delivery.backlog === 0;
+    },
+    ms,
+    'nothing starting, resumed, nothing to deliver',
+  );
+  await w.kernel.reconcile();
+  await w.kernel.reconcile();
+  await w.store.writer.drained();
+}
+
 /** A script agent that idles until killed. */
 export const idleScript = { steps: [{ listen: {} }] };
 

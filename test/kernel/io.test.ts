@@ -1,17 +1,28 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { watchedClock } from '../helpers/clock.ts';
 import { asSession, call, forEachWarren, idleScript, op, until } from '../helpers/warrens.ts';
 
 forEachWarren('streams and fds', (t) => {
   it('a sync read waits a bounded time, then says "nothing yet"', async () => {
-    const w = await t.open({ kernel: { maxWaitMs: 150 } });
+    const clock = watchedClock();
+    const w = await t.open({ clock, kernel: { maxWaitMs: 150 } });
     const { fd } = await call(w, 'streams_create', { name: 'quiet' });
-    const t0 = Date.now();
+    const mark = clock.timers.length;
     const r = await call(w, 'ipc_read', { fd, wait: true, waitMs: 60_000 });
-    const took = Date.now() - t0;
     assert.equal(r.timedOut, true);
     assert.deepEqual(r.messages, []);
-    assert.ok(took >= 140 && took < 2000, `waited ${took} ms`);
+    // Bounded: the 60 s asked for was capped at maxWaitMs; it waited: its timer ran out.
+    const waits = clock.since(mark).filter((x) => x.keepAlive);
+    assert.ok(waits.length > 0, 'the read waited on a timer');
+    assert.ok(
+      waits.every((x) => x.ms <= 150),
+      `capped at 150 ms: ${waits.map((x) => x.ms)}`,
+    );
+    assert.ok(
+      waits.some((x) => x.fired),
+      'it answered when its wait ran out',
+    );
   });
 
   it("a script's ${input.text} is what was sent; ${input.rendered} is the batch as a text agent sees it", async () => {
@@ -36,14 +47,18 @@ forEachWarren('streams and fds', (t) => {
   });
 
   it('a waiting read returns as soon as a message arrives', async () => {
-    const w = await t.open({ kernel: { maxWaitMs: 5000 } });
+    const clock = watchedClock();
+    const w = await t.open({ clock, kernel: { maxWaitMs: 5000 } });
     const room = await call(w, 'streams_create', { name: 'r1', selfEcho: true });
+    const mark = clock.timers.length;
     const reader = call(w, 'ipc_read', { fd: room.fd, wait: true });
-    await new Promise((r) => setTimeout(r, 50));
-    const t0 = Date.now();
+    // The read is asleep on its timer before the write (else it would find the message at once).
+    await until(async () => clock.since(mark).some((x) => x.keepAlive));
     const { seq } = await call(w, 'ipc_write', { fd: room.fd, message: 'hi' });
     const r = await reader;
-    assert.ok(Date.now() - t0 < 1000);
+    // Woken by the message, not by its 5 s wait running out (a missed wake-up still answers
+    // with the message, after the wait: only the timer tells the two apart).
+    assert.ok(!clock.since(mark).some((x) => x.keepAlive && x.fired), 'its wait never ran out');
     assert.equal(r.timedOut, false);
     assert.deepEqual(
       r.messages.map((m: { text: string; seq: number }) => [m.text, m.seq]),

@@ -8,6 +8,7 @@ import {
   forEachWarren,
   idleScript,
   outputs,
+  quiescent,
   sessionOf,
   until,
   waitStatus,
@@ -63,7 +64,7 @@ forEachWarren('reanimate', (t) => {
     assert.equal((await sessionOf(w, child.session.id)).status, 'suspended');
     // The parent writes to its suspended child: queued, not woken (default policy: operators wake).
     await call(w, 'ipc_write', { fd: child.pipeFd, message: 'from-parent' }, asSession(lead.session.id, 1));
-    await new Promise((r) => setTimeout(r, 200));
+    await quiescent(w); // a wake-up the write caused is committed by now
     assert.equal((await sessionOf(w, child.session.id)).status, 'suspended');
     // The operator's input wakes it, and it gets both, in order.
     await call(w, 'send', { id: child.session.id, text: 'from-operator' });
@@ -79,7 +80,7 @@ forEachWarren('reanimate', (t) => {
   it('a session’s policy decides who wakes it', async () => {
     const { w, id } = await suspendedByRestart(idleScript, { wakeOnInput: 'never' });
     await call(w, 'send', { id, text: 'ping' });
-    await new Promise((r) => setTimeout(r, 200));
+    await quiescent(w); // a wake-up the send caused is committed by now
     assert.equal((await sessionOf(w, id)).status, 'suspended', 'queued, not woken');
     await call(w, 'session_open', { id });
     await waitStatus(w, id, 'idle');

@@ -5,6 +5,7 @@ import {
   call,
   forEachWarren,
   idleScript,
+  quiescent,
   sessionOf,
   until,
   waitStatus,
@@ -122,7 +123,7 @@ forEachWarren('restart', (t) => {
     // Another restart: it was delivered and acknowledged; nothing is due again.
     const w3 = await t.open({ location: loc });
     await waitStatus(w3, parent.session.id, 'idle');
-    await new Promise((r) => setTimeout(r, 200));
+    await quiescent(w3);
     const inputs = ((await call(w3, 'session_events', { id: parent.session.id })).events as Ev[]).filter(
       (e) => e.type === 'session.input',
     );

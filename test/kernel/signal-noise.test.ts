@@ -5,7 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { asSession, call, type Ev, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
+import {
+  asSession,
+  call,
+  type Ev,
+  forEachWarren,
+  quiescent,
+  sessionOf,
+  until,
+  waitStatus,
+} from '../helpers/warrens.ts';
 
 type W = Parameters<typeof call>[0];
 const inputsOf = async (w: W, id: string): Promise<string[]> =>
@@ -90,7 +99,7 @@ forEachWarren('signal noise', (t) => {
     const w2 = await t.open({ location: loc });
     await waitStatus(w2, kid, 'idle');
     await waitStatus(w2, p, 'idle');
-    await new Promise((r) => setTimeout(r, 300));
+    await quiescent(w2); // a SIGCHLD or a wake-up the resume caused is committed by now
     assert.equal(
       (await sigchlds(w2, p)).length,
       signalsBefore,

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { asSession, call, forEachWarren, idleScript, waitStatus } from '../helpers/warrens.ts';
+import { watchedClock } from '../helpers/clock.ts';
+import {
+  asSession,
+  call,
+  forEachWarren,
+  idleScript,
+  until,
+  WAIT_MS,
+  waitStatus,
+} from '../helpers/warrens.ts';
 
 forEachWarren('ipc_wait', (t) => {
   it('returns at once for an idle child with nothing pending, or a stopped one', async () => {
@@ -29,19 +38,27 @@ forEachWarren('ipc_wait', (t) => {
     });
     await waitStatus(w, c.session.id, 'idle');
     await call(w, 'ipc_write', { fd: c.pipeFd, message: 'the dishes' });
-    const t0 = Date.now();
     const r = await call(w, 'ipc_wait', { fd: c.pipeFd });
-    assert.ok(Date.now() - t0 >= 100, 'it waited for the turn');
+    // It waited for the turn: the last message is the one said after the turn's 150 ms sleep.
     assert.deepEqual([r.status, r.lastMessage, r.timedOut], ['idle', 'did the dishes', false]);
   });
 
   it('is bounded: a busy child gives timedOut, and the call can be repeated', async () => {
-    const w = await t.open({ kernel: { maxWaitMs: 200 } });
+    const clock = watchedClock();
+    const w = await t.open({ clock, kernel: { maxWaitMs: 200 } });
     const c = await call(w, 'ipc_spawn', { script: { steps: [{ sleep: 60_000 }] } });
-    const t0 = Date.now();
+    await until(
+      async () => clock.timers.some((x) => x.keepAlive && x.ms === 60_000),
+      WAIT_MS,
+      "the child's sleep",
+    );
+    const mark = clock.timers.length;
     const r = await call(w, 'ipc_wait', { fd: c.lifecycleFd, waitMs: 60_000 });
-    assert.ok(Date.now() - t0 < 2000);
     assert.deepEqual([r.status, r.timedOut], ['running', true]);
+    // Bounded: the 60 s asked for was capped at maxWaitMs, and the wait answered when that ran out.
+    const waits = clock.since(mark).filter((x) => x.keepAlive);
+    assert.ok(waits.length > 0 && waits.every((x) => x.ms <= 200), `waits: ${waits.map((x) => x.ms)}`);
+    assert.ok(waits.some((x) => x.fired));
     const again = await call(w, 'ipc_wait', { fd: c.lifecycleFd, waitMs: 50 });
     assert.equal(again.timedOut, true);
   });

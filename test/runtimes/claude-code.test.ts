@@ -331,13 +331,21 @@ forEachWarren(
       });
       const pid = await pidOf(h, id);
       await waitStatus(h.warren, id, 'idle', 20_000);
-      const asked = Date.now();
       const r = await call(h.warren, 'kill', { id, graceful: true });
       assert.equal(r.signal, 'SIGTERM');
       await waitStatus(h.warren, id, 'stopped', 20_000);
       const s = await sessionOf(h.warren, id);
+      // Before the 60 s grace period ran out: `terminated`, not escalated (that is `killed`,
+      // after a SIGKILL signal event), and stopped before its deadline by the kernel's clock.
       assert.equal(s.endReason, 'terminated');
-      assert.ok(Date.now() - asked < 20_000, 'well before the 60 s grace period');
+      const evs = (await call(h.warren, 'session_events', { id, limit: 1000 })).events as Array<{
+        type: string;
+        ts: number;
+        payload: Record<string, unknown>;
+      }>;
+      assert.ok(!evs.some((e) => e.type === 'signal' && e.payload.signal === 'SIGKILL'), 'not escalated');
+      const stopped = evs.find((e) => e.type === 'session.status' && e.payload.to === 'stopped');
+      assert.ok(stopped && stopped.ts < r.deadline, `stopped at ${stopped?.ts}, deadline ${r.deadline}`);
       assert.ok((await outputs(h, id)).includes('wrapping up, bye'), 'it answered the SIGTERM first');
       await until(() => gone(pid), 20_000, 'claude to exit');
     });

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { watchedClock } from '../helpers/clock.ts';
 import { startHttp } from '../helpers/http.ts';
 import { mcpClient, structured } from '../helpers/mcp.ts';
 import { call, forEachWarren, idleScript, until } from '../helpers/warrens.ts';
@@ -77,10 +78,12 @@ forEachWarren('scheduling: surfaces', (t) => {
     }
   });
 
-  it('real clock: a one-shot due in a second fires within a second of its time', async () => {
-    const w = await t.open();
+  it('real clock: a one-shot due in a second fires from a timer set for its time, not early', async () => {
+    const clock = watchedClock();
+    const w = await t.open({ clock });
     await room(w);
-    const due = Date.now() + 1000;
+    // An odd offset: the 1 s timers the create itself arms (other plugins') aim elsewhere.
+    const due = Date.now() + 1137;
     const s = await create(w, { at: due, stream: { stream: 'ops', message: 'on time' } });
     const [fire] = await until(
       async () => {
@@ -91,8 +94,15 @@ forEachWarren('scheduling: surfaces', (t) => {
       'the fire',
     );
     assert.ok(fire.firedAt >= due, 'not early');
-    assert.ok(fire.firedAt - due < 1000, `late by ${fire.firedAt - due} ms`);
-    assert.ok(Date.now() - due < 2000);
+    // On time by construction, not by a stopwatch: the scheduler slept on a timer aimed at the
+    // due time (armed for due - now, read just before), which ran out and fired it; not a
+    // 30 s sleep or a later pass. How late fires land is bench's (npm run bench -- schedules).
+    // (Its timer, not the kernel's: those are 10 ms cursor flushes or keep-alive waits. Aimed
+    // to the millisecond or two: the due time is read and the timer armed in one step.)
+    const aimed = clock.timers.filter(
+      (x) => x.fired && !x.keepAlive && x.ms >= 100 && Math.abs(x.at + x.ms - due) <= 5,
+    );
+    assert.ok(aimed.length > 0, `a timer aimed at ${due}: ${JSON.stringify(clock.timers.slice(-5))}`);
     const transcript = await call(w, 'streams_transcript', { stream: 'ops' });
     assert.ok(transcript.messages.some((m: { text: string }) => m.text === 'on time'));
   });

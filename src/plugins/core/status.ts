@@ -13,6 +13,7 @@ export const DEFAULT_MAX_LAG_MS = 60_000;
 const STALLED_TICKS = 3;
 
 const tick = z.object({
+  n: z.number(),
   at: z.number(),
   ms: z.number(),
   errors: z.array(z.object({ phase: z.string(), message: z.string() })),

@@ -60,6 +60,7 @@ export const turnsPlugin = definePlugin<TurnsConfig, TurnsDb>({
         reaper.onCommit(events);
       },
       async stop() {
+        commits.close();
         await engine.stop();
         await reaper.stop();
       },

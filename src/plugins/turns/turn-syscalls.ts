@@ -158,7 +158,8 @@ export const bridgeAwaitTurn = defineSyscall({
         ctx.signal,
       );
       const t = await turnOf(tables.reader, ctx.principal.zone, ns, i.turn_id, i.session_id);
-      if (isTerminal(t.status) || left <= 0 || ctx.signal?.aborted) {
+      // A stopping server (commits closed) answers with what the turn is now.
+      if (isTerminal(t.status) || left <= 0 || ctx.signal?.aborted || commits.closed) {
         armed.cancel();
         return { turn: turnRecord(t), timed_out: !isTerminal(t.status) };
       }

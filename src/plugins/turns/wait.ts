@@ -7,6 +7,10 @@ import type { Clock, TimerHandle } from '../../util/clock.ts';
  */
 export class CommitWaits {
   private readonly waiters = new Set<(events: readonly LogEvent[]) => void>();
+  /** How to end each armed wait (as timed out): the plugin's stop ends them all. */
+  private readonly pending = new Set<() => void>();
+  /** Stopped: every wait armed from now on ends at once (a loop that re-arms then returns). */
+  closed = false;
 
   constructor(private readonly clock: Clock) {}
 
@@ -33,16 +37,28 @@ export class CommitWaits {
     };
     this.waiters.add(waiter);
     const onAbort = () => finish(false);
+    const end = () => finish(false);
+    this.pending.add(end);
     const finish = (v: boolean) => {
       this.waiters.delete(waiter);
+      this.pending.delete(end);
       if (timer) this.clock.clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       done(v);
     };
     timer = this.clock.setTimeout(() => finish(false), ms, { keepAlive: true });
     signal?.addEventListener('abort', onAbort);
-    if (signal?.aborted) finish(false);
+    if (signal?.aborted || this.closed) finish(false);
     return { fired, cancel: () => finish(false) };
+  }
+
+  /**
+   * End every armed wait now, as timed out: a stopping server answers its long polls instead
+   * of keeping their timers (which keep the process alive) for up to their whole wait.
+   */
+  close(): void {
+    this.closed = true;
+    for (const end of [...this.pending]) end();
   }
 
   /** The next matching commit (or the timeout, or the abort): `arm` with nothing to check first. */

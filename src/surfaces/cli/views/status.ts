@@ -12,7 +12,7 @@ interface Status {
   delivery: { backlog: number; oldestMs: number | null };
   reconcile: {
     intervalMs: number;
-    lastTick: { at: number; ms: number; errors: unknown[] } | null;
+    lastTick: { n: number; at: number; ms: number; errors: unknown[] } | null;
     /** Absent from a server older than this CLI. */
     phases?: Array<{ name: string; seed: string | null }>;
   };
@@ -57,7 +57,7 @@ const render = view<Status>((out, ctx) => {
     [
       'reconcile',
       t
-        ? `every ${duration(out.reconcile.intervalMs)}; last tick ${new Date(t.at).toISOString()}, ${Math.round(t.ms)} ms, ${plural(t.errors.length, 'phase error')}`
+        ? `every ${duration(out.reconcile.intervalMs)}; last tick #${t.n} ${new Date(t.at).toISOString()}, ${Math.round(t.ms)} ms, ${plural(t.errors.length, 'phase error')}`
         : `every ${duration(out.reconcile.intervalMs)}; no tick yet`,
     ],
     // Every phase in order, then seed 001's names with the phases that do that work, so a
