@@ -46,7 +46,10 @@ export class Cluster {
       o.url,
       o.schema,
       (notice) => this.tail.notified(notice),
-      () => this.reconnect(),
+      // Notifications may have been missed while disconnected: read by cursor now.
+      () => this.tail.kick(),
+      (error) => o.log.warn({ err: error }, 'cluster connection lost; reconnecting'),
+      `warren ${o.kernel.node.id} listen`,
     );
   }
 
@@ -133,6 +136,15 @@ export class Cluster {
       });
   }
 
+  /**
+   * Why this node is degraded, from the cluster's side: its lease is not held (fenced, not
+   * joined again yet). Null while it holds one.
+   */
+  degraded(): { reason: string; since: number } | null {
+    if (this.stopped || this.o.kernel.node.epoch !== 0) return null;
+    return { reason: 'node fenced: its lease is not held; joining again', since: this.renewedAt };
+  }
+
   private address(): string | null {
     return this.o.kernel.config.publicUrl;
   }
@@ -195,14 +207,5 @@ export class Cluster {
       .limit(500)
       .execute();
     this.o.kernel.adopt(rows.map((r) => r.id).filter((id) => !this.o.kernel.runsHere(id)));
-  }
-
-  private reconnect(): void {
-    if (this.stopped) return;
-    // Notifications may have been missed while disconnected: read by cursor now and on each poll.
-    void this.conn
-      .get()
-      .then(() => this.tail.kick())
-      .catch(() => {}); // the poll keeps reading; the next use of the connection retries
   }
 }

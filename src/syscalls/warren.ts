@@ -132,6 +132,8 @@ export class Warren implements Authority {
         ...(opts.schema ? { schema: opts.schema } : {}),
         ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
         ...(opts.maxSearchMs !== undefined ? { heavyReadMs: opts.maxSearchMs } : {}),
+        // Each node's connections are findable in pg_stat_activity (and can be ended there).
+        applicationName: `warren ${opts.kernel?.nodeId ?? defaultNodeId(opts, url)}`,
       },
       clock,
       ids,
@@ -266,6 +268,24 @@ export class Warren implements Authority {
    */
   onAnyCommit(listener: (events: readonly LogEvent[]) => void): () => void {
     return this.store.writer.onAnyCommit(listener);
+  }
+
+  /**
+   * What `/healthz` says: `{ ok: true }`, or degraded and why (the database unreachable, the
+   * node's lease not held). Read from memory, never from the database: it answers while the
+   * database does not.
+   */
+  health(): { ok: true } | { ok: false; status: 'degraded'; reason: string; since: number } {
+    const fenced = this.cluster?.degraded();
+    if (fenced) return { ok: false, status: 'degraded', ...fenced };
+    const reach = this.store.reach;
+    if (reach.ok) return { ok: true };
+    return {
+      ok: false,
+      status: 'degraded',
+      reason: `database unreachable: ${reach.reason}`,
+      since: reach.since,
+    };
   }
 
   /** A session principal with its tool set, read from its row. */
