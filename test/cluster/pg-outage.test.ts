@@ -26,6 +26,9 @@ async function write(s: Server, fd: number, message: string): Promise<Answer> {
     method: 'POST',
     headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ message }),
+  }).catch((error) => {
+    // No answer at all: the node died (the crash this file is about); say so, with its output.
+    throw new Error(`no answer (${error}); alive: ${s.alive}\n${s.output().slice(-2000)}`);
   });
   return {
     status: res.status,
