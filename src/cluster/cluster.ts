@@ -4,7 +4,8 @@ import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { Log } from '../util/log.ts';
 import { ClusterConnection } from './channel.ts';
 import type { ClusterConfig } from './config.ts';
-import { join, leave, renew } from './registry.ts';
+import { LeaseClient } from './lease-client.ts';
+import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
 import { NODE_LOST, takeOverLost } from './takeover.ts';
 
@@ -39,6 +40,10 @@ export class Cluster {
   private fencing: Promise<void> | undefined;
   /** The heartbeat in flight, if any: `stop` waits for it before the store closes. */
   private beating: Promise<void> | undefined;
+  /** The lease's own connection: every renewal bounded well inside the lease. */
+  private readonly lease: LeaseClient;
+  /** Fires when the lease was not renewed in time, whatever the calls in flight are doing. */
+  private watchdog: TimerHandle | undefined;
 
   constructor(private readonly o: ClusterOptions) {
     this.tail = new CommitTail(o.store, o.clock, o.config.pollMs, o.log);
@@ -50,6 +55,12 @@ export class Cluster {
       () => this.tail.kick(),
       (error) => o.log.warn({ err: error }, 'cluster connection lost; reconnecting'),
       `warren ${o.kernel.node.id} listen`,
+    );
+    this.lease = new LeaseClient(
+      o.url,
+      o.schema,
+      leaseCallMs(o.config.leaseMs),
+      `warren ${o.kernel.node.id} lease`,
     );
   }
 
@@ -70,7 +81,7 @@ export class Cluster {
       { id: this.nodeId, address: null, runtimes: this.o.runtimes },
       config.leaseMs,
     );
-    this.renewedAt = this.o.clock.now();
+    this.renewed(this.o.clock.now());
     kernel.node.epoch = this.epoch;
     kernel.node.clustered = true;
     kernel.node.once = (name, fn) => this.conn.once(name, fn);
@@ -90,11 +101,13 @@ export class Cluster {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) this.o.clock.clearTimeout(this.timer);
+    if (this.watchdog) this.o.clock.clearTimeout(this.watchdog);
     await this.tail.stop();
     await this.beating;
     await this.fencing;
     await leave(this.o.store, { id: this.nodeId, epoch: this.epoch }).catch(() => {});
     this.o.store.writer.notify = undefined;
+    this.lease.close();
     await this.conn.close();
   }
 
@@ -111,22 +124,30 @@ export class Cluster {
 
   async heartbeat(): Promise<void> {
     if (this.stopped) return;
-    const { store, clock, config, log } = this.o;
+    const { clock, config, log } = this.o;
     const now = clock.now();
     let held: boolean;
     try {
-      held = await renew(store, { id: this.nodeId, epoch: this.epoch }, now, config.leaseMs, this.address());
+      held = await renewWithin(
+        this.lease,
+        { id: this.nodeId, epoch: this.epoch },
+        now,
+        config.leaseMs,
+        this.address(),
+      );
     } catch (error) {
       log.warn({ err: error }, 'renewing the node lease failed');
-      // Cut off from the database longer than a lease: the others may own our sessions by now.
-      if (clock.now() - this.renewedAt > config.leaseMs) await this.fence('lease not renewed in time');
+      // Cut off from the database too long: the others may own our sessions soon. (The
+      // watchdog fences on its own clock as well, even while this call hangs.)
+      if (clock.now() - this.renewedAt > fenceAfterMs(config.leaseMs))
+        await this.fence('lease not renewed in time');
       return;
     }
     if (!held) {
       await this.fence('lease lost to the other nodes');
       return;
     }
-    this.renewedAt = now;
+    this.renewed(now);
     if (this.stopped) return;
     // Lost nodes are noticed within a heartbeat, not a reconcile interval.
     await this.o.kernel.node
@@ -137,11 +158,35 @@ export class Cluster {
   }
 
   /**
+   * The lease was renewed at `at` (this node's clock, taken before the statement was sent, so
+   * never later than the lease the database holds): fence on our own clock at `at` + the lease
+   * minus the margin unless renewed again by then, before any other node may take our sessions.
+   */
+  private renewed(at: number): void {
+    this.renewedAt = at;
+    const { clock, config } = this.o;
+    if (this.watchdog) clock.clearTimeout(this.watchdog);
+    this.watchdog = clock.setTimeout(
+      () => {
+        this.watchdog = undefined;
+        if (this.stopped || this.renewedAt !== at || this.o.kernel.node.epoch === 0) return;
+        void this.fence('lease not renewed within the lease minus its safety margin');
+      },
+      Math.max(0, at + fenceAfterMs(config.leaseMs) - clock.now()),
+    );
+  }
+
+  /** Whether this node holds no lease now (fenced, not joined again yet): it must not write. */
+  fenced(): boolean {
+    return !this.stopped && this.o.kernel.node.epoch === 0;
+  }
+
+  /**
    * Why this node is degraded, from the cluster's side: its lease is not held (fenced, not
    * joined again yet). Null while it holds one.
    */
   degraded(): { reason: string; since: number } | null {
-    if (this.stopped || this.o.kernel.node.epoch !== 0) return null;
+    if (!this.fenced()) return null;
     return { reason: 'node fenced: its lease is not held; joining again', since: this.renewedAt };
   }
 
@@ -209,3 +254,17 @@ export class Cluster {
     this.o.kernel.adopt(rows.map((r) => r.id).filter((id) => !this.o.kernel.runsHere(id)));
   }
 }
+
+/**
+ * The deadline of each lease call: a quarter of the lease (at most 2 s, at least 100 ms), so a
+ * hung call leaves time for the next attempts before the node fences itself.
+ */
+export const leaseCallMs = (leaseMs: number): number =>
+  Math.max(100, Math.min(2000, Math.floor(leaseMs / 4)));
+
+/**
+ * A node fences itself this long after its last renewal: the lease minus a safety margin of a
+ * quarter lease, which must exceed the drift between the nodes' clocks over one lease
+ * (docs/scaling.md). The others take its sessions only after the full lease.
+ */
+export const fenceAfterMs = (leaseMs: number): number => leaseMs - Math.floor(leaseMs / 4);

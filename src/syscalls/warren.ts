@@ -22,7 +22,9 @@ import { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
+import { DATABASE_RETRY_AFTER_S } from '../vocab/unreachable.ts';
 import { Contributions } from './contributions.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
 import { Gate, type GatingPolicy } from './gate.ts';
@@ -253,6 +255,7 @@ export class Warren implements Authority {
   }
 
   private async run(principal: Principal, name: string, input: unknown, extra: CallExtra): Promise<unknown> {
+    this.checkServing();
     // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
@@ -286,6 +289,22 @@ export class Warren implements Authority {
       reason: `database unreachable: ${reach.reason}`,
       since: reach.since,
     };
+  }
+
+  /**
+   * Throws `unavailable` while this node holds no cluster lease: it writes nothing then (another
+   * node may own its sessions by now), and answers at once rather than on a database that may
+   * not answer. Surfaces call it before they authenticate (which reads the database).
+   */
+  checkServing(): void {
+    if (!this.cluster?.fenced()) return;
+    throw new WarrenError(
+      'unavailable',
+      'this node is fenced (its cluster lease is not held); retry shortly',
+      {
+        retryAfterS: DATABASE_RETRY_AFTER_S,
+      },
+    );
   }
 
   /** A session principal with its tool set, read from its row. */
