@@ -5,6 +5,7 @@ import type { Log } from '../util/log.ts';
 import { ClusterConnection } from './channel.ts';
 import type { ClusterConfig } from './config.ts';
 import { LeaseClient } from './lease-client.ts';
+import { fenceAfterMs, leaseCallMaxMs, leaseCallMs, renewEveryMs, takeoverGraceMs } from './lease-timing.ts';
 import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
 import { NODE_LOST, takeOverLost } from './takeover.ts';
@@ -32,10 +33,14 @@ export interface ClusterOptions {
 export class Cluster {
   private readonly conn: ClusterConnection;
   readonly tail: CommitTail;
+  /** The epoch of the lease this node holds or tries to renew (kept while it is fenced). */
   private epoch = 0;
   private timer: TimerHandle | undefined;
+  /** Not following the others yet (before `start`) or no more (after `stop`). */
   private stopped = true;
-  /** When this node last renewed its lease (its clock). */
+  /** `stop` was called: no more renewals, no rejoin. */
+  private closed = false;
+  /** When the last successful renewal (or the join) was sent, on this node's clock. */
   private renewedAt = 0;
   private fencing: Promise<void> | undefined;
   /** The heartbeat in flight, if any: `stop` waits for it before the store closes. */
@@ -59,7 +64,7 @@ export class Cluster {
     this.lease = new LeaseClient(
       o.url,
       o.schema,
-      leaseCallMs(o.config.leaseMs),
+      leaseCallMaxMs(o.config.leaseMs),
       `warren ${o.kernel.node.id} lease`,
     );
   }
@@ -69,38 +74,44 @@ export class Cluster {
   }
 
   /**
-   * Join before the kernel starts: its boot (recover, resume) then claims sessions under this
-   * epoch, and commits are announced from the first one on.
+   * Join (or rejoin) as a new epoch. At boot, before the kernel starts: its boot (recover,
+   * resume) then claims sessions under this epoch, and commits are announced from the first
+   * one on. Renewals start here, not at `start`: a kernel boot slower than the lease on a
+   * loaded machine must not fence the node it boots.
    */
   async join(): Promise<void> {
-    const { store, kernel, config } = this.o;
+    const { store, kernel, config, clock } = this.o;
     await this.conn.get();
     store.writer.notify = { channel: this.conn.channel, node: this.nodeId };
+    // Before the statement is sent: the lease the database records starts no earlier.
+    const at = clock.now();
     this.epoch = await join(
       store,
       { id: this.nodeId, address: null, runtimes: this.o.runtimes },
       config.leaseMs,
     );
-    this.renewed(this.o.clock.now());
     kernel.node.epoch = this.epoch;
     kernel.node.clustered = true;
     kernel.node.once = (name, fn) => this.conn.once(name, fn);
+    this.renewed(at);
     if (this.stopped) await this.tail.prime();
+    if (!this.timer && !this.beating) this.beat();
   }
 
-  /** After the kernel started: follow the others, keep the lease, take part in the phases. */
+  /** After the kernel started: follow the others and take part in the phases. */
   async start(): Promise<void> {
     this.stopped = false;
     this.tail.start();
     const { kernel } = this.o;
     kernel.addReconcilePhase({ name: 'cluster:takeover', scope: 'cluster', run: () => this.takeover() });
     kernel.addReconcilePhase({ name: 'cluster:adopt', scope: 'node', run: () => this.adoptMine() });
-    this.beat();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.closed = true;
     if (this.timer) this.o.clock.clearTimeout(this.timer);
+    this.timer = undefined;
     if (this.watchdog) this.o.clock.clearTimeout(this.watchdog);
     await this.tail.stop();
     await this.beating;
@@ -113,42 +124,48 @@ export class Cluster {
 
   /** Renew the lease now and then; take over lost nodes at the same pace (not only each reconcile tick). */
   private beat(): void {
-    if (this.stopped) return;
-    this.timer = this.o.clock.setTimeout(() => {
-      this.beating = this.heartbeat().finally(() => {
-        this.beating = undefined;
-        this.beat();
-      });
-    }, this.o.config.heartbeatMs);
+    if (this.closed) return;
+    const { clock, config } = this.o;
+    this.timer = clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.beating = this.heartbeat().finally(() => {
+          this.beating = undefined;
+          this.beat();
+        });
+      },
+      renewEveryMs(config.leaseMs, config.heartbeatMs),
+    );
   }
 
   async heartbeat(): Promise<void> {
-    if (this.stopped) return;
+    if (this.closed) return;
     const { clock, config, log } = this.o;
-    const now = clock.now();
+    const at = clock.now();
+    const toFence = this.isFenced() ? 0 : this.renewedAt + fenceAfterMs(config.leaseMs) - at;
     let held: boolean;
     try {
       held = await renewWithin(
         this.lease,
         { id: this.nodeId, epoch: this.epoch },
-        now,
+        at,
         config.leaseMs,
         this.address(),
+        leaseCallMs(config.leaseMs, toFence),
       );
     } catch (error) {
+      // Only the watchdog fences for time (renewed): one rule, on this node's clock, whatever
+      // this call did. The next heartbeat tries again on a fresh connection.
       log.warn({ err: error }, 'renewing the node lease failed');
-      // Cut off from the database too long: the others may own our sessions soon. (The
-      // watchdog fences on its own clock as well, even while this call hangs.)
-      if (clock.now() - this.renewedAt > fenceAfterMs(config.leaseMs))
-        await this.fence('lease not renewed in time');
       return;
     }
     if (!held) {
-      await this.fence('lease lost to the other nodes');
+      // Declared lost (its sessions handed on), or another epoch of this node: join again.
+      await this.fence('lease lost to the other nodes', true);
       return;
     }
-    this.renewed(now);
-    if (this.stopped) return;
+    this.renewed(at);
+    if (this.stopped || this.isFenced()) return;
     // Lost nodes are noticed within a heartbeat, not a reconcile interval.
     await this.o.kernel.node
       .once('cluster:takeover', () => this.takeover())
@@ -158,36 +175,79 @@ export class Cluster {
   }
 
   /**
-   * The lease was renewed at `at` (this node's clock, taken before the statement was sent, so
-   * never later than the lease the database holds): fence on our own clock at `at` + the lease
-   * minus the margin unless renewed again by then, before any other node may take our sessions.
+   * A renewal sent at `at` (this node's clock, so never later than the lease the database
+   * holds) succeeded: the watchdog fences at `at` + the lease minus the margin unless renewed
+   * again by then, before any other node may take our sessions (lease-timing.ts). A node its
+   * own watchdog fenced whose epoch is still the current one (nobody took its sessions) serves
+   * again at once.
    */
   private renewed(at: number): void {
+    if (at < this.renewedAt) return; // an older renewal's answer: the newer one counts
     this.renewedAt = at;
     const { clock, config } = this.o;
     if (this.watchdog) clock.clearTimeout(this.watchdog);
     this.watchdog = clock.setTimeout(
       () => {
         this.watchdog = undefined;
-        if (this.stopped || this.renewedAt !== at || this.o.kernel.node.epoch === 0) return;
-        void this.fence('lease not renewed within the lease minus its safety margin');
+        // After a stall of this process timers run before pending I/O is read: let a renewal
+        // answer already in the socket count first (setImmediate runs after the poll phase).
+        setImmediate(() => {
+          if (this.closed || this.renewedAt !== at || this.isFenced()) return;
+          void this.fence('lease not renewed within the lease minus its safety margin', false);
+        });
       },
       Math.max(0, at + fenceAfterMs(config.leaseMs) - clock.now()),
     );
+    if (this.isFenced()) void this.resume(at);
   }
 
-  /** Whether this node holds no lease now (fenced, not joined again yet): it must not write. */
+  /**
+   * Serve again under the same epoch after a fence by the watchdog alone: the renewal sent at
+   * `at` found the epoch current and live, so no other node took (or may take) our sessions.
+   * The agents ended at the fence are started again. Waits for the fence to finish first.
+   */
+  private async resume(at: number): Promise<void> {
+    await this.fencing;
+    const { kernel, clock, config, log, store } = this.o;
+    if (this.closed || !this.isFenced() || this.renewedAt !== at) return;
+    // Too late to count (the answer came after the node had to fence): the next one will do.
+    if (at + fenceAfterMs(config.leaseMs) <= clock.now()) return;
+    kernel.node.epoch = this.epoch;
+    log.warn({ node: this.nodeId, epoch: this.epoch }, 'lease renewed again: the node serves again');
+    try {
+      const mine = await store.reader
+        .selectFrom('sessions')
+        .select('id')
+        .where('owner_node', '=', this.nodeId)
+        .where('owner_epoch', '=', this.epoch)
+        .where('status', 'in', ['pending', 'running', 'idle'])
+        .execute();
+      kernel.adopt(mine.map((r) => r.id).filter((id) => !kernel.runsHere(id)));
+    } catch (error) {
+      log.warn({ err: error }, 'restarting the agents after the lease came back failed');
+    }
+  }
+
+  /** Whether this node's writes are stopped: fenced, its lease not (yet) held again. */
+  private isFenced(): boolean {
+    return this.o.kernel.node.epoch === 0;
+  }
+
+  /** Whether this node holds no lease now (fenced, not renewed or joined again yet): it must not write. */
   fenced(): boolean {
-    return !this.stopped && this.o.kernel.node.epoch === 0;
+    return !this.closed && this.epoch !== 0 && this.isFenced();
   }
 
   /**
    * Why this node is degraded, from the cluster's side: its lease is not held (fenced, not
-   * joined again yet). Null while it holds one.
+   * renewed or joined again yet). Null while it holds one.
    */
   degraded(): { reason: string; since: number } | null {
     if (!this.fenced()) return null;
-    return { reason: 'node fenced: its lease is not held; joining again', since: this.renewedAt };
+    return {
+      reason: 'node fenced: its lease is not held; renewing it or joining again',
+      since: this.renewedAt,
+    };
   }
 
   private address(): string | null {
@@ -195,29 +255,36 @@ export class Cluster {
   }
 
   /**
-   * This node's lease is gone: its sessions may be running elsewhere already. End every agent
-   * process it runs (their reports are refused anyway), then join again as a new epoch.
+   * Stop writing and end every agent process this node runs: its sessions may soon run, or
+   * already run, elsewhere (their reports would be refused anyway). `rejoin`: the lease was
+   * lost (declared lost, sessions handed on), so join again as a new epoch and restart what is
+   * still ours; otherwise (the watchdog) the heartbeats go on renewing, and `resume` serves
+   * again under the same epoch if the database still has it.
    */
-  private fence(why: string): Promise<void> {
+  private fence(why: string, rejoin: boolean): Promise<void> {
     this.fencing ??= (async () => {
-      this.o.log.error({ node: this.nodeId, epoch: this.epoch }, `node fenced: ${why}; ending its agents`);
-      // No epoch matches 0: from here no report of this node's agents is recorded (their
-      // exits included), whoever owns their sessions now.
-      this.o.kernel.node.epoch = 0;
-      await this.o.kernel.stopAgents();
+      const { kernel, log, store } = this.o;
+      if (!this.isFenced()) {
+        log.error({ node: this.nodeId, epoch: this.epoch }, `node fenced: ${why}; ending its agents`);
+        // No epoch matches 0: from here no report of this node's agents is recorded (their
+        // exits included), whoever owns their sessions now.
+        kernel.node.epoch = 0;
+        await kernel.stopAgents();
+      }
+      if (!rejoin || this.closed) return;
       try {
         await this.join();
-        // Sessions still ours (the database was unreachable, nobody took them): back under
-        // the new epoch. Those the others took are theirs.
-        const mine = await this.o.store.reader
+        // Sessions still ours (nobody took them): back under the new epoch. Those the
+        // others took are theirs.
+        const mine = await store.reader
           .selectFrom('sessions')
           .select('id')
           .where('owner_node', '=', this.nodeId)
           .where('status', 'in', ['pending', 'running', 'idle'])
           .execute();
-        this.o.kernel.adopt(mine.map((r) => r.id));
+        kernel.adopt(mine.map((r) => r.id));
       } catch (error) {
-        this.o.log.error({ err: error }, 'rejoining the cluster failed; retrying at the next heartbeat');
+        log.error({ err: error }, 'rejoining the cluster failed; retrying at the next heartbeat');
       }
     })().finally(() => {
       this.fencing = undefined;
@@ -226,7 +293,10 @@ export class Cluster {
   }
 
   private async takeover(): Promise<void> {
-    const done = await takeOverLost(this.o.store, this.o.clock.now(), this.nodeId);
+    // A fenced node hands nothing on: its own view of the lease is what is in doubt.
+    if (this.isFenced()) return;
+    const { store, clock, config } = this.o;
+    const done = await takeOverLost(store, clock.now(), this.nodeId, takeoverGraceMs(config.leaseMs));
     for (const r of done) {
       const mine = Object.keys(r.moved).filter((id) => r.moved[id] === this.nodeId);
       this.o.log.warn(
@@ -254,17 +324,3 @@ export class Cluster {
     this.o.kernel.adopt(rows.map((r) => r.id).filter((id) => !this.o.kernel.runsHere(id)));
   }
 }
-
-/**
- * The deadline of each lease call: a quarter of the lease (at most 2 s, at least 100 ms), so a
- * hung call leaves time for the next attempts before the node fences itself.
- */
-export const leaseCallMs = (leaseMs: number): number =>
-  Math.max(100, Math.min(2000, Math.floor(leaseMs / 4)));
-
-/**
- * A node fences itself this long after its last renewal: the lease minus a safety margin of a
- * quarter lease, which must exceed the drift between the nodes' clocks over one lease
- * (docs/scaling.md). The others take its sessions only after the full lease.
- */
-export const fenceAfterMs = (leaseMs: number): number => leaseMs - Math.floor(leaseMs / 4);

@@ -15,19 +15,28 @@ export class LeaseClient {
   constructor(
     private readonly url: string,
     private readonly schema: string | undefined,
-    /** The bound on each call, connect included. */
-    readonly deadlineMs: number,
+    /** The longest any call may take: the server's `statement_timeout` and the connect bound. */
+    readonly maxDeadlineMs: number,
     private readonly applicationName: string,
   ) {}
 
-  /** Run one statement within the deadline, or fail (and drop the connection). */
-  async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** Run one statement within `deadlineMs` (connect included), or fail (and drop the connection). */
+  async query<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+    deadlineMs: number,
+  ): Promise<pg.QueryResult<R>> {
     if (this.closed) throw new Error('lease connection closed');
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`database unreachable: a lease call took longer than ${this.deadlineMs} ms`)),
-        this.deadlineMs,
+        // After a stall of this process the timer runs before pending I/O is read: let an
+        // answer already in the socket win (setImmediate runs after the poll phase).
+        () =>
+          setImmediate(() =>
+            reject(new Error(`database unreachable: a lease call took longer than ${deadlineMs} ms`)),
+          ),
+        deadlineMs,
       );
     });
     try {
@@ -46,7 +55,7 @@ export class LeaseClient {
     const { default: pgm } = await import('pg');
     const options = [
       this.schema ? `-c search_path=${this.schema}` : '',
-      `-c statement_timeout=${Math.max(1, Math.floor(this.deadlineMs))}`,
+      `-c statement_timeout=${Math.max(1, Math.floor(this.maxDeadlineMs))}`,
     ]
       .filter(Boolean)
       .join(' ');
@@ -54,7 +63,7 @@ export class LeaseClient {
       connectionString: this.url,
       options,
       application_name: this.applicationName.slice(0, 63),
-      connectionTimeoutMillis: this.deadlineMs,
+      connectionTimeoutMillis: this.maxDeadlineMs,
       keepAlive: true,
     });
     // Without a listener a lost connection's 'error' event ends the process; the next call

@@ -65,8 +65,10 @@ export async function renew(
 }
 
 /**
- * Renew the lease on the lease's own connection, within its deadline (lease-client.ts); false
- * when it was lost meanwhile. The same statement as `renew`.
+ * Renew the lease on the lease's own connection, within `deadlineMs` (lease-client.ts); false
+ * when it was lost meanwhile (another epoch, or declared lost). The lease never moves back: a
+ * renewal abandoned at its deadline may still be applied after a later one, and must not
+ * shorten the lease that one set.
  */
 export async function renewWithin(
   client: LeaseClient,
@@ -74,11 +76,14 @@ export async function renewWithin(
   now: number,
   leaseMs: number,
   address: string | null,
+  deadlineMs: number,
 ): Promise<boolean> {
   const r = await client.query(
-    `update nodes set heartbeat_at = $1, lease_until = $2, address = $3
+    `update nodes set heartbeat_at = greatest(heartbeat_at, $1), lease_until = greatest(lease_until, $2),
+       address = $3
      where id = $4 and epoch = $5 and state = 'live'`,
     [now, now + leaseMs, address, me.id, me.epoch],
+    deadlineMs,
   );
   return r.rowCount === 1;
 }

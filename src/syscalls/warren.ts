@@ -280,14 +280,18 @@ export class Warren implements Authority {
    */
   health(): { ok: true } | { ok: false; status: 'degraded'; reason: string; since: number } {
     const fenced = this.cluster?.degraded();
-    if (fenced) return { ok: false, status: 'degraded', ...fenced };
     const reach = this.store.reach;
-    if (reach.ok) return { ok: true };
+    // Both may hold at once (an outage longer than the lease fences the node): say both.
+    const why = [
+      ...(reach.ok ? [] : [{ reason: `database unreachable: ${reach.reason}`, since: reach.since }]),
+      ...(fenced ? [fenced] : []),
+    ];
+    if (why.length === 0) return { ok: true };
     return {
       ok: false,
       status: 'degraded',
-      reason: `database unreachable: ${reach.reason}`,
-      since: reach.since,
+      reason: why.map((w) => w.reason).join('; '),
+      since: Math.min(...why.map((w) => w.since)),
     };
   }
 

@@ -7,10 +7,12 @@ import { Cluster, echoes, FAST, spawnEcho } from './harness.ts';
 
 /**
  * A node cut off from PostgreSQL without a reset (issue 26 item 2): a proxy in its path keeps
- * every socket open and forwards nothing, so its statements hang rather than fail. Its lease
- * calls have deadlines and it keeps its own clock: it fences itself while still cut off —
- * /healthz degraded, writes answered 503 `unavailable` with Retry-After, its agents ended —
- * not when the path heals. After, it joins again and serves writes; it never exits.
+ * every socket open and forwards nothing (a new connection's TCP connect succeeds, then nothing
+ * answers), so its statements hang rather than fail. Only its own clock can tell: its watchdog
+ * fences it while still cut off — /healthz degraded, writes answered 503 `unavailable` with
+ * Retry-After, its agents ended — not when the path heals (a failed lease call fences nothing
+ * by itself). After, alone in its cluster (nobody took its sessions), it renews the same
+ * epoch and serves again at once, its agent started again; it never exits.
  */
 forEachStore(
   'cluster: a node cut off from its database fences itself on its own clock',
@@ -36,6 +38,19 @@ forEachStore(
       const g = await spawnEcho(s!, 'echo-cut');
       await s!.until(g.id, (x) => x.status === 'idle', 20_000);
       assert.equal(echoes(await node.marked()), 1);
+      const epochOf = () =>
+        c.withStore(async (store) =>
+          Number(
+            (
+              await store.reader
+                .selectFrom('nodes')
+                .select('epoch')
+                .where('id', '=', node.nodeId)
+                .executeTakeFirstOrThrow()
+            ).epoch,
+          ),
+        );
+      const epochBefore = await epochOf();
 
       proxy.blackhole();
       const cutAt = Date.now();
@@ -67,6 +82,10 @@ forEachStore(
       });
       const w = await s!.api<{ seq: number }>('POST', `/v1/fds/${room.fd}/write`, { message: 'after' });
       assert.ok(w.seq > 0);
+      // Nobody took its epoch: the same lease, renewed, not a rejoin; its agent runs again.
+      assert.equal(await epochOf(), epochBefore, 'serves again under the same epoch');
+      assert.match(s!.output(), /the node serves again/);
+      await within(20_000, 'its agent started again', async () => echoes(await node.marked()) === 1);
       assert.ok(s!.alive, s!.output().slice(-2000));
     });
   },
