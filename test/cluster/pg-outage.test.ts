@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import pg from 'pg';
-import { type Server, sleep, within } from '../crash/harness.ts';
+import { type Server, within } from '../crash/harness.ts';
 import { assertAckedInLog } from '../helpers/log-checks.ts';
 import { forEachStore, PG_URL } from '../helpers/stores.ts';
 import { TcpProxy } from '../helpers/tcp-proxy.ts';
@@ -138,7 +138,12 @@ forEachStore(
           return h.ok === false && h.status === 'degraded' && /database unreachable/.test(h.reason ?? '');
         });
       }
-      await sleep(FAST.cluster.heartbeatMs * 4); // several failed heartbeats and reconnects
+      // Longer than the lease: every node fences itself on its own clock (a cluster of one
+      // too), and still lives through the failed renewals and reconnects.
+      for (const s of servers)
+        await within(15_000, 'fenced while the database is unreachable', async () =>
+          /node fenced/.test((await health(s)).reason ?? ''),
+        );
       assertAllAlive(servers, 'during the outage');
 
       // Back: healthy again, writes work, nothing acknowledged was lost.
