@@ -312,6 +312,7 @@ export class Cluster {
    * node could run them then) that are not running here yet.
    */
   private async adoptMine(): Promise<void> {
+    if (this.isFenced()) return; // resumed when the lease is held again
     const rows = await this.o.store.reader
       .selectFrom('sessions')
       .select('id')
