@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { CONNECT_TIMEOUT_MS } from '../store/dialect.ts';
 import { type Notice, readNotice } from '../store/notice.ts';
 
 /**
@@ -8,9 +9,15 @@ import { type Notice, readNotice } from '../store/notice.ts';
  * itself if the node dies. Channel and lock names are scoped by schema: several warrens
  * (tests) may share one database.
  */
+/** The first retry after the connection is lost, and the cap its backoff doubles up to. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5000;
+
 export class ClusterConnection {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
+  private retry: ReturnType<typeof setTimeout> | undefined;
+  private backoff = RETRY_FIRST_MS;
   /** The NOTIFY channel commits are announced on. */
   readonly channel: string;
   private readonly scope: string;
@@ -20,13 +27,18 @@ export class ClusterConnection {
     private readonly url: string,
     private readonly schema: string | undefined,
     private readonly onNotify: (notice: Notice) => void,
-    private readonly onLost: () => void,
+    /** Listening again after a loss: notifications may have been missed meanwhile. */
+    private readonly onBack: () => void,
+    /** The connection was lost, or a reconnect failed (retried with backoff all the same). */
+    private readonly onError: (error: unknown) => void,
+    /** Its `application_name`, to find (and end) this node's connections in pg_stat_activity. */
+    private readonly applicationName = 'warren',
   ) {
     this.scope = `warren:${schema ?? 'public'}`;
     this.channel = `warren_${createHash('sha256').update(this.scope).digest('hex').slice(0, 20)}`;
   }
 
-  /** The connection, (re)opened and listening; a reconnect reports `onLost` (notifications may have been missed). */
+  /** The connection, (re)opened and listening. */
   get(): Promise<pg.Client> {
     if (this.closed) return Promise.reject(new Error('cluster connection closed'));
     if (this.client) return Promise.resolve(this.client);
@@ -40,21 +52,65 @@ export class ClusterConnection {
     const { default: pgm } = await import('pg');
     const client = new pgm.Client({
       connectionString: this.url,
+      application_name: this.applicationName.slice(0, 63),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
       ...(this.schema ? { options: `-c search_path=${this.schema}` } : {}),
     });
     client.on('notification', (n) => {
       if (n.channel === this.channel) this.onNotify(readNotice(n.payload ?? '0'));
     });
-    const drop = () => {
+    // Both 'error' and 'end' come when the server ends the connection: the first one counts.
+    // A listener on 'error' must be there from the start: without one the event ends the process.
+    let gone = false;
+    const drop = (error: unknown) => {
+      if (gone) return;
+      gone = true;
       if (this.client === client) this.client = undefined;
-      if (!this.closed) this.onLost();
+      if (this.closed) return;
+      this.onError(error ?? new Error('cluster connection ended'));
+      this.reopen();
     };
     client.on('error', drop);
-    client.on('end', drop);
-    await client.connect();
-    await client.query(`listen "${this.channel}"`);
+    client.on('end', () => drop(undefined));
+    try {
+      await client.connect();
+      await client.query(`listen "${this.channel}"`);
+    } catch (error) {
+      gone = true; // this attempt's failure is the caller's; the retry is `reopen`'s
+      await client.end().catch(() => {});
+      throw error;
+    }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      throw new Error('cluster connection closed');
+    }
     this.client = client;
     return client;
+  }
+
+  /**
+   * Open it again, with backoff, until it listens: the node must hear the others' commits
+   * again on its own (the poll covers the gap meanwhile), not only at its next advisory lock.
+   */
+  private reopen(): void {
+    if (this.retry || this.closed) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.get().then(
+        () => {
+          this.backoff = RETRY_FIRST_MS;
+          this.onBack();
+        },
+        (error) => {
+          if (this.closed) return;
+          this.backoff = Math.min(this.backoff * 2, RETRY_MAX_MS);
+          this.onError(error);
+          this.reopen();
+        },
+      );
+    }, this.backoff);
+    this.retry.unref();
   }
 
   /** Run `fn` under the advisory lock `name` if nobody holds it; false when another node does. */
@@ -77,6 +133,8 @@ export class ClusterConnection {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
     const c = this.client;
     this.client = undefined;
     await c?.end().catch(() => {});

@@ -4,7 +4,9 @@ import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { Log } from '../util/log.ts';
 import { ClusterConnection } from './channel.ts';
 import type { ClusterConfig } from './config.ts';
-import { join, leave, renew } from './registry.ts';
+import { LeaseClient } from './lease-client.ts';
+import { fenceAfterMs, leaseCallMaxMs, leaseCallMs, renewEveryMs, takeoverGraceMs } from './lease-timing.ts';
+import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
 import { NODE_LOST, takeOverLost } from './takeover.ts';
 
@@ -31,14 +33,22 @@ export interface ClusterOptions {
 export class Cluster {
   private readonly conn: ClusterConnection;
   readonly tail: CommitTail;
+  /** The epoch of the lease this node holds or tries to renew (kept while it is fenced). */
   private epoch = 0;
   private timer: TimerHandle | undefined;
+  /** Not following the others yet (before `start`) or no more (after `stop`). */
   private stopped = true;
-  /** When this node last renewed its lease (its clock). */
+  /** `stop` was called: no more renewals, no rejoin. */
+  private closed = false;
+  /** When the last successful renewal (or the join) was sent, on this node's clock. */
   private renewedAt = 0;
   private fencing: Promise<void> | undefined;
   /** The heartbeat in flight, if any: `stop` waits for it before the store closes. */
   private beating: Promise<void> | undefined;
+  /** The lease's own connection: every renewal bounded well inside the lease. */
+  private readonly lease: LeaseClient;
+  /** Fires when the lease was not renewed in time, whatever the calls in flight are doing. */
+  private watchdog: TimerHandle | undefined;
 
   constructor(private readonly o: ClusterOptions) {
     this.tail = new CommitTail(o.store, o.clock, o.config.pollMs, o.log);
@@ -46,7 +56,16 @@ export class Cluster {
       o.url,
       o.schema,
       (notice) => this.tail.notified(notice),
-      () => this.reconnect(),
+      // Notifications may have been missed while disconnected: read by cursor now.
+      () => this.tail.kick(),
+      (error) => o.log.warn({ err: error }, 'cluster connection lost; reconnecting'),
+      `warren ${o.kernel.node.id} listen`,
+    );
+    this.lease = new LeaseClient(
+      o.url,
+      o.schema,
+      leaseCallMaxMs(o.config.leaseMs),
+      `warren ${o.kernel.node.id} lease`,
     );
   }
 
@@ -55,76 +74,98 @@ export class Cluster {
   }
 
   /**
-   * Join before the kernel starts: its boot (recover, resume) then claims sessions under this
-   * epoch, and commits are announced from the first one on.
+   * Join (or rejoin) as a new epoch. At boot, before the kernel starts: its boot (recover,
+   * resume) then claims sessions under this epoch, and commits are announced from the first
+   * one on. Renewals start here, not at `start`: a kernel boot slower than the lease on a
+   * loaded machine must not fence the node it boots.
    */
   async join(): Promise<void> {
-    const { store, kernel, config } = this.o;
+    const { store, kernel, config, clock } = this.o;
     await this.conn.get();
     store.writer.notify = { channel: this.conn.channel, node: this.nodeId };
+    // Before the statement is sent: the lease the database records starts no earlier.
+    const at = clock.now();
     this.epoch = await join(
       store,
       { id: this.nodeId, address: null, runtimes: this.o.runtimes },
       config.leaseMs,
     );
-    this.renewedAt = this.o.clock.now();
     kernel.node.epoch = this.epoch;
     kernel.node.clustered = true;
     kernel.node.once = (name, fn) => this.conn.once(name, fn);
+    this.renewed(at);
     if (this.stopped) await this.tail.prime();
+    if (!this.timer && !this.beating) this.beat();
   }
 
-  /** After the kernel started: follow the others, keep the lease, take part in the phases. */
+  /** After the kernel started: follow the others and take part in the phases. */
   async start(): Promise<void> {
     this.stopped = false;
     this.tail.start();
     const { kernel } = this.o;
     kernel.addReconcilePhase({ name: 'cluster:takeover', scope: 'cluster', run: () => this.takeover() });
     kernel.addReconcilePhase({ name: 'cluster:adopt', scope: 'node', run: () => this.adoptMine() });
-    this.beat();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.closed = true;
     if (this.timer) this.o.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.watchdog) this.o.clock.clearTimeout(this.watchdog);
     await this.tail.stop();
     await this.beating;
     await this.fencing;
     await leave(this.o.store, { id: this.nodeId, epoch: this.epoch }).catch(() => {});
     this.o.store.writer.notify = undefined;
+    this.lease.close();
     await this.conn.close();
   }
 
   /** Renew the lease now and then; take over lost nodes at the same pace (not only each reconcile tick). */
   private beat(): void {
-    if (this.stopped) return;
-    this.timer = this.o.clock.setTimeout(() => {
-      this.beating = this.heartbeat().finally(() => {
-        this.beating = undefined;
-        this.beat();
-      });
-    }, this.o.config.heartbeatMs);
+    if (this.closed) return;
+    const { clock, config } = this.o;
+    this.timer = clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.beating = this.heartbeat().finally(() => {
+          this.beating = undefined;
+          this.beat();
+        });
+      },
+      renewEveryMs(config.leaseMs, config.heartbeatMs),
+    );
   }
 
   async heartbeat(): Promise<void> {
-    if (this.stopped) return;
-    const { store, clock, config, log } = this.o;
-    const now = clock.now();
+    if (this.closed) return;
+    const { clock, config, log } = this.o;
+    const at = clock.now();
+    const toFence = this.isFenced() ? 0 : this.renewedAt + fenceAfterMs(config.leaseMs) - at;
     let held: boolean;
     try {
-      held = await renew(store, { id: this.nodeId, epoch: this.epoch }, now, config.leaseMs, this.address());
+      held = await renewWithin(
+        this.lease,
+        { id: this.nodeId, epoch: this.epoch },
+        at,
+        config.leaseMs,
+        this.address(),
+        leaseCallMs(config.leaseMs, toFence),
+      );
     } catch (error) {
+      // Only the watchdog fences for time (renewed): one rule, on this node's clock, whatever
+      // this call did. The next heartbeat tries again on a fresh connection.
       log.warn({ err: error }, 'renewing the node lease failed');
-      // Cut off from the database longer than a lease: the others may own our sessions by now.
-      if (clock.now() - this.renewedAt > config.leaseMs) await this.fence('lease not renewed in time');
       return;
     }
     if (!held) {
-      await this.fence('lease lost to the other nodes');
+      // Declared lost (its sessions handed on), or another epoch of this node: join again.
+      await this.fence('lease lost to the other nodes', true);
       return;
     }
-    this.renewedAt = now;
-    if (this.stopped) return;
+    this.renewed(at);
+    if (this.stopped || this.isFenced()) return;
     // Lost nodes are noticed within a heartbeat, not a reconcile interval.
     await this.o.kernel.node
       .once('cluster:takeover', () => this.takeover())
@@ -133,34 +174,117 @@ export class Cluster {
       });
   }
 
+  /**
+   * A renewal sent at `at` (this node's clock, so never later than the lease the database
+   * holds) succeeded: the watchdog fences at `at` + the lease minus the margin unless renewed
+   * again by then, before any other node may take our sessions (lease-timing.ts). A node its
+   * own watchdog fenced whose epoch is still the current one (nobody took its sessions) serves
+   * again at once.
+   */
+  private renewed(at: number): void {
+    if (at < this.renewedAt) return; // an older renewal's answer: the newer one counts
+    this.renewedAt = at;
+    const { clock, config } = this.o;
+    if (this.watchdog) clock.clearTimeout(this.watchdog);
+    this.watchdog = clock.setTimeout(
+      () => {
+        this.watchdog = undefined;
+        // After a stall of this process timers run before pending I/O is read: let a renewal
+        // answer already in the socket count first (setImmediate runs after the poll phase).
+        setImmediate(() => {
+          if (this.closed || this.renewedAt !== at || this.isFenced()) return;
+          void this.fence('lease not renewed within the lease minus its safety margin', false);
+        });
+      },
+      Math.max(0, at + fenceAfterMs(config.leaseMs) - clock.now()),
+    );
+    if (this.isFenced()) void this.resume(at);
+  }
+
+  /**
+   * Serve again under the same epoch after a fence by the watchdog alone: the renewal sent at
+   * `at` found the epoch current and live, so no other node took (or may take) our sessions.
+   * The agents ended at the fence are started again. Waits for the fence to finish first.
+   */
+  private async resume(at: number): Promise<void> {
+    await this.fencing;
+    const { kernel, clock, config, log, store } = this.o;
+    if (this.closed || !this.isFenced() || this.renewedAt !== at) return;
+    // Too late to count (the answer came after the node had to fence): the next one will do.
+    if (at + fenceAfterMs(config.leaseMs) <= clock.now()) return;
+    kernel.node.epoch = this.epoch;
+    log.warn({ node: this.nodeId, epoch: this.epoch }, 'lease renewed again: the node serves again');
+    try {
+      const mine = await store.reader
+        .selectFrom('sessions')
+        .select('id')
+        .where('owner_node', '=', this.nodeId)
+        .where('owner_epoch', '=', this.epoch)
+        .where('status', 'in', ['pending', 'running', 'idle'])
+        .execute();
+      kernel.adopt(mine.map((r) => r.id).filter((id) => !kernel.runsHere(id)));
+    } catch (error) {
+      log.warn({ err: error }, 'restarting the agents after the lease came back failed');
+    }
+  }
+
+  /** Whether this node's writes are stopped: fenced, its lease not (yet) held again. */
+  private isFenced(): boolean {
+    return this.o.kernel.node.epoch === 0;
+  }
+
+  /** Whether this node holds no lease now (fenced, not renewed or joined again yet): it must not write. */
+  fenced(): boolean {
+    return !this.closed && this.epoch !== 0 && this.isFenced();
+  }
+
+  /**
+   * Why this node is degraded, from the cluster's side: its lease is not held (fenced, not
+   * renewed or joined again yet). Null while it holds one.
+   */
+  degraded(): { reason: string; since: number } | null {
+    if (!this.fenced()) return null;
+    return {
+      reason: 'node fenced: its lease is not held; renewing it or joining again',
+      since: this.renewedAt,
+    };
+  }
+
   private address(): string | null {
     return this.o.kernel.config.publicUrl;
   }
 
   /**
-   * This node's lease is gone: its sessions may be running elsewhere already. End every agent
-   * process it runs (their reports are refused anyway), then join again as a new epoch.
+   * Stop writing and end every agent process this node runs: its sessions may soon run, or
+   * already run, elsewhere (their reports would be refused anyway). `rejoin`: the lease was
+   * lost (declared lost, sessions handed on), so join again as a new epoch and restart what is
+   * still ours; otherwise (the watchdog) the heartbeats go on renewing, and `resume` serves
+   * again under the same epoch if the database still has it.
    */
-  private fence(why: string): Promise<void> {
+  private fence(why: string, rejoin: boolean): Promise<void> {
     this.fencing ??= (async () => {
-      this.o.log.error({ node: this.nodeId, epoch: this.epoch }, `node fenced: ${why}; ending its agents`);
-      // No epoch matches 0: from here no report of this node's agents is recorded (their
-      // exits included), whoever owns their sessions now.
-      this.o.kernel.node.epoch = 0;
-      await this.o.kernel.stopAgents();
+      const { kernel, log, store } = this.o;
+      if (!this.isFenced()) {
+        log.error({ node: this.nodeId, epoch: this.epoch }, `node fenced: ${why}; ending its agents`);
+        // No epoch matches 0: from here no report of this node's agents is recorded (their
+        // exits included), whoever owns their sessions now.
+        kernel.node.epoch = 0;
+        await kernel.stopAgents();
+      }
+      if (!rejoin || this.closed) return;
       try {
         await this.join();
-        // Sessions still ours (the database was unreachable, nobody took them): back under
-        // the new epoch. Those the others took are theirs.
-        const mine = await this.o.store.reader
+        // Sessions still ours (nobody took them): back under the new epoch. Those the
+        // others took are theirs.
+        const mine = await store.reader
           .selectFrom('sessions')
           .select('id')
           .where('owner_node', '=', this.nodeId)
           .where('status', 'in', ['pending', 'running', 'idle'])
           .execute();
-        this.o.kernel.adopt(mine.map((r) => r.id));
+        kernel.adopt(mine.map((r) => r.id));
       } catch (error) {
-        this.o.log.error({ err: error }, 'rejoining the cluster failed; retrying at the next heartbeat');
+        log.error({ err: error }, 'rejoining the cluster failed; retrying at the next heartbeat');
       }
     })().finally(() => {
       this.fencing = undefined;
@@ -169,7 +293,10 @@ export class Cluster {
   }
 
   private async takeover(): Promise<void> {
-    const done = await takeOverLost(this.o.store, this.o.clock.now(), this.nodeId);
+    // A fenced node hands nothing on: its own view of the lease is what is in doubt.
+    if (this.isFenced()) return;
+    const { store, clock, config } = this.o;
+    const done = await takeOverLost(store, clock.now(), this.nodeId, takeoverGraceMs(config.leaseMs));
     for (const r of done) {
       const mine = Object.keys(r.moved).filter((id) => r.moved[id] === this.nodeId);
       this.o.log.warn(
@@ -185,6 +312,7 @@ export class Cluster {
    * node could run them then) that are not running here yet.
    */
   private async adoptMine(): Promise<void> {
+    if (this.isFenced()) return; // resumed when the lease is held again
     const rows = await this.o.store.reader
       .selectFrom('sessions')
       .select('id')
@@ -195,14 +323,5 @@ export class Cluster {
       .limit(500)
       .execute();
     this.o.kernel.adopt(rows.map((r) => r.id).filter((id) => !this.o.kernel.runsHere(id)));
-  }
-
-  private reconnect(): void {
-    if (this.stopped) return;
-    // Notifications may have been missed while disconnected: read by cursor now and on each poll.
-    void this.conn
-      .get()
-      .then(() => this.tail.kick())
-      .catch(() => {}); // the poll keeps reading; the next use of the connection retries
   }
 }

@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.ts';
+import type { LeaseClient } from './lease-client.ts';
 
 /**
  * The `nodes` table: who is on the database and until when. Every write here is conditional
@@ -61,6 +62,30 @@ export async function renew(
     .where('state', '=', 'live')
     .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
+}
+
+/**
+ * Renew the lease on the lease's own connection, within `deadlineMs` (lease-client.ts); false
+ * when it was lost meanwhile (another epoch, or declared lost). The lease never moves back: a
+ * renewal abandoned at its deadline may still be applied after a later one, and must not
+ * shorten the lease that one set.
+ */
+export async function renewWithin(
+  client: LeaseClient,
+  me: NodeEntry,
+  now: number,
+  leaseMs: number,
+  address: string | null,
+  deadlineMs: number,
+): Promise<boolean> {
+  const r = await client.query(
+    `update nodes set heartbeat_at = greatest(heartbeat_at, $1), lease_until = greatest(lease_until, $2),
+       address = $3
+     where id = $4 and epoch = $5 and state = 'live'`,
+    [now, now + leaseMs, address, me.id, me.epoch],
+    deadlineMs,
+  );
+  return r.rowCount === 1;
 }
 
 /** Leave cleanly: the lease ends now, so the other nodes take this node's sessions at once. */

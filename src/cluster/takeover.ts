@@ -21,13 +21,23 @@ export interface TakeoverResult {
  * their runtime, round robin; that node resumes them (a `node.lost` event names it; its adopt
  * phase is the backstop). The lost node, if it comes back, finds its lease gone and its
  * sessions owned elsewhere: it is fenced, and ends its processes.
+ *
+ * A node counts as lost only `graceMs` after its lease ran out (lease-timing.ts: the margin):
+ * it fenced itself, on its own clock, that margin *before* its lease ran out, so its agents
+ * are ended before anyone takes their sessions, even with the nodes' clocks a little apart.
  */
-export async function takeOverLost(store: Store, now: number, self: string): Promise<TakeoverResult[]> {
+export async function takeOverLost(
+  store: Store,
+  now: number,
+  self: string,
+  graceMs: number,
+): Promise<TakeoverResult[]> {
+  const expiredBefore = now - graceMs;
   const lost = await store.reader
     .selectFrom('nodes')
     .select(['id', 'epoch'])
     .where('state', '=', 'live')
-    .where('lease_until', '<', now)
+    .where('lease_until', '<', expiredBefore)
     .where('id', '!=', self)
     .execute();
   const out: TakeoverResult[] = [];
@@ -40,7 +50,7 @@ export async function takeOverLost(store: Store, now: number, self: string): Pro
         .where('id', '=', dead.id)
         .where('epoch', '=', dead.epoch)
         .where('state', '=', 'live')
-        .where('lease_until', '<', now)
+        .where('lease_until', '<', expiredBefore)
         .executeTakeFirst();
       if (Number(declared.numUpdatedRows) !== 1) return null;
       const sessions = await tx.db

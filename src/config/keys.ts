@@ -108,14 +108,15 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     env: 'WARREN_CLUSTER_LEASE_MS',
     flag: 'cluster-lease-ms',
     kind: 'int',
-    summary: 'a node that has not renewed its lease this long is lost; the others take its sessions',
+    summary:
+      'a node that has not renewed its lease this long (plus a margin of max(10 %, 250 ms)) is lost; the others take its sessions',
   },
   {
     path: 'cluster.heartbeatMs',
     env: 'WARREN_CLUSTER_HEARTBEAT_MS',
     flag: 'cluster-heartbeat-ms',
     kind: 'int',
-    summary: 'how often a node renews its lease and looks for lost nodes',
+    summary: 'how often a node renews its lease (at most a quarter lease) and looks for lost nodes',
   },
   {
     path: 'cluster.pollMs',

@@ -28,6 +28,8 @@ export function claimable(node: NodeRole, row: SessionsTable): boolean {
  * start one session, the second's update finds the row changed: false, it leaves it alone.
  */
 export async function claim(tx: WriteTx, node: NodeRole, row: SessionsTable): Promise<boolean> {
+  // Fenced (epoch 0 in a cluster): this node starts nothing until its lease is held again.
+  if (node.clustered && node.epoch === 0) return false;
   let q = tx.db
     .updateTable('sessions')
     .set({ owner_node: node.id, owner_epoch: node.epoch })

@@ -6,6 +6,7 @@ import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFil
 import { CurrentSchemaPostgresDialect } from './introspect.ts';
 import { HEAVY_READ_MS } from './limits.ts';
 import { NamedStatements } from './pg-named.ts';
+import { Reachability } from './reachability.ts';
 import type { Database } from './schema.ts';
 import { WorkerReadDialect, WorkerReads } from './worker-reader.ts';
 
@@ -20,6 +21,12 @@ export interface StoreLocation {
   schema?: string;
   /** PostgreSQL only: reader pool size. */
   poolSize?: number;
+  /**
+   * PostgreSQL only: the `application_name` of every connection (default `warren`): an
+   * operator finds a node's backends in `pg_stat_activity` by it (Warren.open sets
+   * `warren <node id>`).
+   */
+  applicationName?: string;
   /**
    * SQLite only: warren's own data dir, kept 0700 (created so, tightened if looser). Without
    * it the database's directory is created 0700 if missing and otherwise left alone.
@@ -71,10 +78,15 @@ export interface Connections {
    * PostgreSQL: the reader, whose queries never held the loop.
    */
   heavyReader: Kysely<Database>;
+  /** PostgreSQL: whether the server answers now (SQLite is a file: always reachable). */
+  reach?: Reachability;
   close(): Promise<void>;
 }
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//.test(url);
+
+/** How long a new PostgreSQL connection may take before it counts as unreachable. */
+export const CONNECT_TIMEOUT_MS = 5000;
 
 export async function openConnections(loc: StoreLocation): Promise<Connections> {
   return isPostgresUrl(loc.url) ? openPostgres(loc) : openSqlite(loc);
@@ -200,8 +212,15 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
       oid === 20 ? (v: string) => Number.parseInt(v, 10) : pg.types.getTypeParser(oid, format),
   };
+  const applicationName = (loc.applicationName ?? 'warren').slice(0, 63);
   if (loc.schema) {
-    const admin = new pg.Client({ connectionString: loc.url });
+    const admin = new pg.Client({
+      connectionString: loc.url,
+      application_name: applicationName,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
+    // Without a listener a lost connection's 'error' event ends the process.
+    admin.on('error', () => {});
     await admin.connect();
     try {
       await admin.query(`create schema if not exists "${loc.schema.replaceAll('"', '')}"`);
@@ -213,17 +232,33 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
       await admin.end();
     }
   }
-  const writerPool = new pg.Pool({ connectionString: loc.url, max: 1, options, types });
-  const readerPool = new pg.Pool({ connectionString: loc.url, max: loc.poolSize ?? 8, options, types });
-  // An idle client that loses its server must not crash the kernel; the next query reports it.
-  writerPool.on('error', () => {});
-  readerPool.on('error', () => {});
+  const common = {
+    connectionString: loc.url,
+    options,
+    types,
+    application_name: applicationName,
+    // A path that swallows packets (a partition) must fail a connect, not hang it.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  };
+  const writerPool = new pg.Pool({ ...common, max: 1 });
+  const readerPool = new pg.Pool({ ...common, max: loc.poolSize ?? 8 });
+  const reach = new Reachability(() => readerPool.query('select 1'));
+  for (const pool of [writerPool, readerPool]) {
+    // An idle client that loses its server must not crash the kernel; the next query reports it.
+    pool.on('error', (error) => reach.failed(error));
+    // Nor one that is checked out: pg-pool listens only while a client is idle, and a client
+    // in use between two statements (a transaction's, an advisory lock's) that loses its
+    // server emits 'error' with nobody listening, which ends the process. Its statements
+    // fail instead, and the pool drops it when it is released.
+    pool.on('connect', (client) => client.on('error', (error) => reach.failed(error)));
+  }
   const named = new NamedStatements();
   const writer = new Kysely<Database>({
-    dialect: new CurrentSchemaPostgresDialect({ pool: named.pool(writerPool) }),
+    dialect: new CurrentSchemaPostgresDialect({ pool: named.pool(writerPool, reach) }),
   });
   const reader = new Kysely<Database>({
-    dialect: new CurrentSchemaPostgresDialect({ pool: named.pool(readerPool) }),
+    dialect: new CurrentSchemaPostgresDialect({ pool: named.pool(readerPool, reach) }),
   });
   return {
     kind: 'postgres',
@@ -231,7 +266,9 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
     reader,
     heavyReader: reader,
     named,
+    reach,
     async close() {
+      reach.close();
       await writer.destroy();
       await reader.destroy();
     },

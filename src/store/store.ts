@@ -6,6 +6,7 @@ import { LogReader } from './log.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from './migrations/index.ts';
 import { Optimizer } from './optimize.ts';
+import type { ReachState } from './reachability.ts';
 import type { Database } from './schema.ts';
 import { GroupCommitWriter } from './writer.ts';
 
@@ -59,6 +60,11 @@ export class Store {
   /** Refresh the planner's statistics now (after a bulk load; tests and benches). */
   analyze(): Promise<void> {
     return this.optimizer.analyze();
+  }
+
+  /** Whether the database answers now (reachability.ts); always so on SQLite. */
+  get reach(): ReachState {
+    return this.conn.reach?.state ?? { ok: true };
   }
 
   /** Row locks exist only on PostgreSQL; SQLite serialises writers on its own. */

@@ -22,7 +22,9 @@ import { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
+import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
+import { DATABASE_RETRY_AFTER_S } from '../vocab/unreachable.ts';
 import { Contributions } from './contributions.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
 import { Gate, type GatingPolicy } from './gate.ts';
@@ -135,6 +137,8 @@ export class Warren implements Authority {
         ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
         ...(opts.maxSearchMs !== undefined ? { heavyReadMs: opts.maxSearchMs } : {}),
         ...(opts.dbPoolMax !== undefined ? { poolSize: opts.dbPoolMax } : {}),
+        // Each node's connections are findable in pg_stat_activity (and can be ended there).
+        applicationName: `warren ${opts.kernel?.nodeId ?? defaultNodeId(opts, url)}`,
       },
       clock,
       ids,
@@ -254,6 +258,7 @@ export class Warren implements Authority {
   }
 
   private async run(principal: Principal, name: string, input: unknown, extra: CallExtra): Promise<unknown> {
+    this.checkServing();
     // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
@@ -269,6 +274,44 @@ export class Warren implements Authority {
    */
   onAnyCommit(listener: (events: readonly LogEvent[]) => void): () => void {
     return this.store.writer.onAnyCommit(listener);
+  }
+
+  /**
+   * What `/healthz` says: `{ ok: true }`, or degraded and why (the database unreachable, the
+   * node's lease not held). Read from memory, never from the database: it answers while the
+   * database does not.
+   */
+  health(): { ok: true } | { ok: false; status: 'degraded'; reason: string; since: number } {
+    const fenced = this.cluster?.degraded();
+    const reach = this.store.reach;
+    // Both may hold at once (an outage longer than the lease fences the node): say both.
+    const why = [
+      ...(reach.ok ? [] : [{ reason: `database unreachable: ${reach.reason}`, since: reach.since }]),
+      ...(fenced ? [fenced] : []),
+    ];
+    if (why.length === 0) return { ok: true };
+    return {
+      ok: false,
+      status: 'degraded',
+      reason: why.map((w) => w.reason).join('; '),
+      since: Math.min(...why.map((w) => w.since)),
+    };
+  }
+
+  /**
+   * Throws `unavailable` while this node holds no cluster lease: it writes nothing then (another
+   * node may own its sessions by now), and answers at once rather than on a database that may
+   * not answer. Surfaces call it before they authenticate (which reads the database).
+   */
+  checkServing(): void {
+    if (!this.cluster?.fenced()) return;
+    throw new WarrenError(
+      'unavailable',
+      'this node is fenced (its cluster lease is not held); retry shortly',
+      {
+        retryAfterS: DATABASE_RETRY_AFTER_S,
+      },
+    );
   }
 
   /** A session principal with its tool set, read from its row. */

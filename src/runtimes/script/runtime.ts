@@ -50,7 +50,9 @@ export class ScriptRuntime implements Runtime {
   async start(ctx: AgentContext): Promise<AgentHandle> {
     const script = this.load(ctx.spec.config);
     const agent = new ScriptAgent(ctx, script, this.matcher, this.gate);
-    void agent.run();
+    // `run` answers its own failures; nothing it meets may become an unhandled rejection,
+    // which ends the process that hosts it (a server, a runner).
+    agent.run().catch(() => {});
     return agent;
   }
 }
@@ -114,7 +116,9 @@ class ScriptAgent implements AgentHandle {
       if (!this.stopped) sink.exit({ reason: 'completed' });
     } catch (error) {
       if (this.stopped) return;
-      await sink.output(`script failed at step ${this.pc + 1}: ${(error as Error).message}`);
+      // This report can be refused as the step was (the session was moved off this runner,
+      // its node fenced): the agent still ends, and says why on its exit.
+      await sink.output(`script failed at step ${this.pc + 1}: ${(error as Error).message}`).catch(() => {});
       sink.exit({ reason: 'crashed', error: (error as Error).message });
     }
   }
@@ -184,6 +188,9 @@ class ScriptAgent implements AgentHandle {
         said = step.listen.say
           ? sink.output(interpolate(step.listen.say, { ...this.vars, input: scriptInput(input) }))
           : undefined;
+        // Awaited (and its failure thrown) at the next input; until then a refusal must not
+        // count as unhandled.
+        said?.catch(() => {});
       }
     } else if ('call' in step) {
       const res = await call(step.call.syscall, v(step.call.input));
@@ -228,9 +235,13 @@ class ScriptAgent implements AgentHandle {
         this.wake = undefined;
         const { sink } = this.ctx;
         void sink.busy();
+        // The input is taken whether or not its event was recorded: a refused report (the
+        // session no longer runs here) fails the script at its next step, not as an
+        // unhandled rejection here.
+        const take = () => resolve(input);
         void sink
           .event('input', { text: input.text, seqs: input.messages.map((m) => m.seq) })
-          .then(() => resolve(input));
+          .then(take, take);
       };
       void this.ctx.sink.idle();
     });

@@ -28,6 +28,8 @@ export function registerAuth(app: FastifyInstance, warren: Warren, cookies: Brow
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config?.public) return;
+    // A fenced node answers 503 before authenticating, which would read the database.
+    warren.checkServing();
     const zone = req.headers['x-warren-zone'];
     const bearer = bearerOf(req.headers.authorization);
     const cookie = bearer ? undefined : cookieOf(req.headers.cookie, SESSION_COOKIE);

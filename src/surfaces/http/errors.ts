@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { ErrorLog } from '../../vocab/public-error.ts';
+import { databaseUnavailable, isDatabaseUnreachable } from '../../vocab/unreachable.ts';
 
 /**
  * The router's cap on one path parameter, as sent (percent-encoded). Far above any id or name
@@ -12,6 +13,8 @@ export const MAX_PATH_PARAM = 2048;
 /** A thrown thing as the typed error a client sees; anything unexpected is `internal`, no details. */
 export function toWarrenError(error: unknown, bodyLimit: number): WarrenError {
   if (error instanceof WarrenError) return error;
+  // The database could not be reached: retriable, not a bug of ours.
+  if (isDatabaseUnreachable(error)) return databaseUnavailable();
   const fe = error as FastifyError;
   if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
     return new WarrenError('invalid_input', 'send JSON (content-type: application/json)');
@@ -55,8 +58,15 @@ export const errorHandler =
     }
     const status = HTTP_STATUS_OF[(error as FastifyError)?.code ?? ''] ?? we.status;
     if (we.code !== 'internal') req.log.debug({ code: we.code, status }, we.message);
+    // Every 503 is retriable: say when (RFC 9110 §10.2.3), in whole seconds.
+    if (status === 503) reply.header('retry-after', String(retryAfterOf(we)));
     return reply.status(status).send({ error: { ...we.toJSON(), requestId: req.id } });
   };
+
+const retryAfterOf = (we: WarrenError): number => {
+  const s = we.details?.retryAfterS;
+  return typeof s === 'number' && Number.isFinite(s) && s > 0 ? Math.ceil(s) : 1;
+};
 
 /** Request ids: short, unguessable enough to quote in a bug report, never reused. */
 export const requestIdOf = (): string => `req_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;

@@ -107,7 +107,9 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     for (const stop of [...liveStreams]) stop();
   });
 
-  app.get('/healthz', { config: { public: true } }, async () => ({ ok: true }));
+  // Liveness: 200 while the process runs, degraded or not (restarting a node does not bring
+  // its database back); the body says `{ ok: true }` or degraded and why (docs/http.md).
+  app.get('/healthz', { config: { public: true } }, async () => warren.health());
 
   app.get('/v1/syscalls', async () => ({
     syscalls: [...warren.table.values()].map((s) => ({

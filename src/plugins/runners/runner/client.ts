@@ -111,7 +111,11 @@ export class Runner {
       } catch {
         return;
       }
-      void this.onFrame(f);
+      // A frame's failure is logged, never an unhandled rejection: that would end the runner
+      // and every agent it holds.
+      this.onFrame(f).catch((error) =>
+        this.opts.log(`runner ${this.opts.name}: frame ${f.t} failed: ${(error as Error)?.message ?? error}`),
+      );
     });
     ws.on('error', () => {}); // 'close' follows
     ws.on('close', (code, reason) => void this.dropped(code, String(reason)));
