@@ -1,3 +1,4 @@
+import type { FindingInfo } from '../../../plugins/knowledge/findings.ts';
 import { renderKeyValues, renderTable } from '../table.ts';
 import { iso, text, type View, view } from './format.ts';
 
@@ -6,18 +7,8 @@ import { iso, text, type View, view } from './format.ts';
  * for one, times as ISO 8601 instead of epoch milliseconds. `--json` gives the output as it is.
  */
 
-interface Finding {
-  id: string;
-  zone: string;
-  title: string;
-  body: string;
-  tags: string[];
-  task: string | null;
-  session: string | null;
-  createdBy: string;
-  createdAt: number;
-  score?: number | null;
-}
+/** A finding as the plugin answers it; a search adds its score. */
+type Finding = FindingInfo & { score?: number | null };
 
 interface Workpad {
   task: string;
