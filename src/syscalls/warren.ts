@@ -9,7 +9,8 @@ import { Cluster } from '../cluster/cluster.ts';
 import { type ClusterConfig, defaultClusterConfig } from '../cluster/config.ts';
 import { deriveNodeId } from '../cluster/node-id.ts';
 import type { InputLimits, SyscallContext } from '../contract/syscall.ts';
-import type { KernelConfig } from '../kernel/config.ts';
+import { defaultKernelConfig, type KernelConfig } from '../kernel/config.ts';
+import { resolveContainment } from '../kernel/containment.ts';
 import { Kernel } from '../kernel/kernel.ts';
 import { loadSecretsKey } from '../kernel/secrets-key.ts';
 import type { WarrenMetrics } from '../observability/metrics.ts';
@@ -124,6 +125,10 @@ export class Warren implements Authority {
     const log = opts.log ?? stderrLog;
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const clusterConfig = { ...defaultClusterConfig(), ...opts.cluster };
+    // The bubblewrap probe is a child process: it runs while the store opens and migrates
+    // (the kernel awaits it in its start; a failure is reported there).
+    const containment = resolveContainment(opts.kernel?.containment ?? defaultKernelConfig().containment);
+    containment.catch(() => {});
     if (clusterConfig.mode === 'on' && !isPostgresUrl(url)) {
       throw new Error(
         'several nodes need PostgreSQL (--db postgres://…): a SQLite file belongs to one node (docs/scaling.md)',
@@ -187,6 +192,7 @@ export class Warren implements Authority {
         ...opts.kernel,
       },
       log,
+      containment,
       ...(tracer ? { traceContext: () => tracer.traceparent() } : {}),
     });
     const limits = { ...DEFAULT_LIMITS, ...opts.limits };
