@@ -28,14 +28,7 @@ import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
 import { type NodeRole, soloNode } from './node.ts';
 import type { KernelObserver } from './observer.ts';
-import {
-  createOperatorKey,
-  firstOperator,
-  listOperatorKeys,
-  operatorHoldsKey,
-  revokeOperatorKey,
-  verifyOperatorKey,
-} from './operator-keys.ts';
+import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from './operator-keys.ts';
 import {
   checkPersona,
   deletePersona,
@@ -382,12 +375,6 @@ export class Kernel {
   operatorKeyList = () => listOperatorKeys(this.store);
   /** Revoke an operator key (the last live one is kept). */
   operatorKeyRevoke = (by: Principal, id: string) => revokeOperatorKey(this.store, id, principalId(by));
-  /** The operator a key belongs to (a live key's), or null. */
-  operatorOfKey = (key: string) => verifyOperatorKey(this.store, key);
-  /** True while `name` holds a live key. */
-  operatorHoldsKey = (name: string) => operatorHoldsKey(this.store, name);
-  /** The first live key's operator, or null. */
-  firstOperator = () => firstOperator(this.store);
 
   /** Every zone's id (a server opens a socket per zone). */
   zoneIds = async (): Promise<string[]> =>

@@ -1,5 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
 import type { Authority } from '../auth/authenticate.ts';
+import { BrowserLogin } from '../auth/browser-login.ts';
 import { BrowserSessions } from '../auth/browser-sessions.ts';
 import { type JwtOptions, JwtVerifier } from '../auth/jwt.ts';
 import { OperatorKeyCache } from '../auth/key-cache.ts';
@@ -102,7 +103,7 @@ export class Warren implements Authority {
     /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
     readonly cluster: Cluster | null,
   ) {
-    this.browserSessions = new BrowserSessions(store, kernel.clock, kernel.ids);
+    this.browser = new BrowserLogin(this, new BrowserSessions(store, kernel.clock, kernel.ids));
     this.dispatchPolicy = { gate, limits, absent: plugins.absent, self: (name) => plugins.instance(name) };
     this.contributions = new Contributions(plugins.loaded, {
       table,
@@ -116,8 +117,8 @@ export class Warren implements Authority {
 
   /** What the plugins offer besides syscalls (completions, resources, prompts), through the gate. */
   readonly contributions: Contributions;
-  /** Browser logins (cookie sessions and one-time login links); they only name an operator. */
-  readonly browserSessions: BrowserSessions;
+  /** Browser logins (cookie sessions, one-time login links): each names an operator, as its key does. */
+  readonly browser: BrowserLogin;
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
     const clock = opts.clock ?? systemClock;
