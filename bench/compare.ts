@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { select } from './lib/registry.ts';
+import { percentile } from './lib/stats.ts';
 
 /** One row of `formatRows`' table, read back from a run's stdout. */
 export interface TableRow {
@@ -62,12 +63,12 @@ export function costRatio(base: number, now: number, row: Pick<TableRow, 'unit' 
   return moreIsBetter(row) ? base / now : now / base;
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
+/** The middle of the samples that ran (a row that failed in one round is NaN there). */
+const median = (xs: readonly number[]): number =>
+  percentile(
+    xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b),
+    0.5,
+  );
 
 /** Runs `bench/run.ts <bench>` in `checkout`; its table's rows (none when the bench failed to start). */
 function runIn(checkout: string, bench: string): Promise<{ rows: TableRow[]; failed: string | null }> {
