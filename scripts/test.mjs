@@ -48,7 +48,7 @@ const shardFiles = shards.map((shard, i) => {
   const helper = pathToFileURL(join(ROOT, 'test', 'helpers', 'shard.ts')).href;
   writeFileSync(
     file,
-    `import { runFiles } from ${JSON.stringify(helper)};\nrunFiles(${JSON.stringify(shard.files)}, ${JSON.stringify(ROOT)});\n`,
+    `import { runFiles } from ${JSON.stringify(helper)};\nawait runFiles(${JSON.stringify(shard.files)}, ${JSON.stringify(ROOT)});\n`,
   );
   return file;
 });
