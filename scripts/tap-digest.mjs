@@ -1,6 +1,7 @@
-// Reads node:test's TAP as it streams and keeps two things: every failed test (its path of
-// suite names and the YAML block that says why), and each top-level test file's duration (the
-// shards name a file's suite for its path). Used by scripts/test.mjs.
+// Reads node:test's TAP as it streams and keeps every failed test: its name and the YAML block
+// that says why (its stack names the test file). Not the suites around it: with two processes
+// at once, `node --test` prints their suites interleaved, so the headers above a result may be
+// another process's. Used by scripts/test.mjs.
 
 /** Failures caused only by a failing child are not listed again: the child is. */
 const ONLY_CHILDREN = "failureType: 'subtestsFailed'";
@@ -9,9 +10,7 @@ const MAX_DETAIL_LINES = 24;
 const MAX_STACK_LINES = 4;
 
 export function tapDigest() {
-  const names = [];
   const failures = [];
-  const files = {};
   let partial = '';
   /** The result whose YAML block is being read: its depth, lines, and what it is. */
   let block;
@@ -24,11 +23,8 @@ export function tapDigest() {
       const until = stack < 0 ? MAX_DETAIL_LINES : Math.min(MAX_DETAIL_LINES, stack + 1 + MAX_STACK_LINES);
       const kept = block.lines.slice(0, until);
       if (block.lines.length > kept.length) kept.push('  …');
-      failures.push({ path: block.path, detail: `${kept.map((l) => `#     ${l}`).join('\n')}\n` });
+      failures.push({ name: block.name, detail: `${kept.map((l) => `#     ${l}`).join('\n')}\n` });
     }
-    const ms = /^\s*duration_ms: ([\d.]+)/m.exec(yaml);
-    if (block.depth === 0 && block.path[0].endsWith('.test.ts') && ms)
-      files[block.path[0]] = Number(ms[1]) / 1000;
     block = undefined;
   };
 
@@ -46,17 +42,8 @@ export function tapDigest() {
     }
     finish();
     const depth = Math.floor(indent / 4);
-    const subtest = /^# Subtest: (.*)$/.exec(body);
-    if (subtest) {
-      names.length = depth;
-      names[depth] = subtest[1];
-      return;
-    }
     const result = /^(not )?ok \d+ - (.*?)(?: # (?:SKIP|TODO).*)?$/.exec(body);
-    if (result) {
-      const path = [...names.slice(0, depth), names[depth] ?? result[2]];
-      block = { depth, path, failed: result[1] !== undefined, open: false, lines: [] };
-    }
+    if (result) block = { depth, name: result[2], failed: result[1] !== undefined, open: false, lines: [] };
   };
 
   return {
@@ -69,7 +56,7 @@ export function tapDigest() {
       if (partial) line(partial);
       partial = '';
       finish();
-      return { failures, files };
+      return { failures };
     },
   };
 }

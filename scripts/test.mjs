@@ -3,8 +3,8 @@
 // (test/helpers/shard.ts), so the sources are loaded once a shard rather than once a file — that
 // load was a third of the suite's time. Files are packed into shards by their durations in
 // test/durations.json (longest first), and `node --test` runs WARREN_TEST_CONCURRENCY shards at a
-// time (2). After the summary, every failed test is listed again with its error, so the end of
-// the output says what failed. `--durations` rewrites test/durations.json from this run.
+// time (2). After the summary, every failed test is listed again with its error (whose stack
+// names its file), so the end of the output says what failed. `--durations` rewrites test/durations.json from this run.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { tapDigest } from './tap-digest.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const DURATIONS = join(ROOT, 'test', 'durations.json');
+const DURATIONS = process.env.WARREN_TEST_DURATIONS ?? join(ROOT, 'test', 'durations.json');
 /** A shard holds about this much work (seconds), fewer loads against a finer balance. */
 const SHARD_SECONDS = 90;
 
@@ -67,7 +67,7 @@ const child = spawn(
     ...nodeFlags,
     ...shardFiles,
   ],
-  { cwd: ROOT, stdio: ['inherit', 'pipe', 'inherit'] },
+  { cwd: ROOT, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, WARREN_TEST_RESULTS: dir } },
 );
 const digest = tapDigest();
 child.stdout.on('data', (chunk) => {
@@ -76,13 +76,14 @@ child.stdout.on('data', (chunk) => {
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => {
+  const measured = record ? readDurations() : {};
   rmSync(dir, { recursive: true, force: true });
-  const result = digest.end();
-  if (result.failures.length > 0) {
-    process.stdout.write(`\n# ${result.failures.length} failed:\n`);
-    for (const f of result.failures) process.stdout.write(`# ✗ ${f.path.join(' › ')}\n${f.detail}`);
+  const { failures } = digest.end();
+  if (failures.length > 0) {
+    process.stdout.write(`\n# ${failures.length} failed:\n`);
+    for (const f of failures) process.stdout.write(`# ✗ ${f.name}\n${f.detail}`);
   }
-  if (record) writeDurations(result.files);
+  if (record) writeDurations(measured);
   process.exit(code ?? (signal ? 1 : 0));
 });
 
@@ -134,14 +135,20 @@ function pack(paths, durations) {
   return bins.filter((b) => b.files.length > 0).sort((a, b) => b.seconds - a.seconds);
 }
 
+/** What each shard measured of its files (test/helpers/shard.ts writes them as it exits). */
+function readDurations() {
+  const measured = {};
+  for (const name of readdirSync(dir).filter((n) => n.startsWith('durations-')))
+    Object.assign(measured, JSON.parse(readFileSync(join(dir, name), 'utf8')));
+  return measured;
+}
+
 function writeDurations(measured) {
   const merged = { ...knownDurations() };
   for (const [file, seconds] of Object.entries(measured)) merged[file] = Math.round(seconds * 10) / 10;
   const sorted = Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)));
   writeFileSync(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
-  process.stderr.write(
-    `# durations of ${Object.keys(measured).length} files written to test/durations.json\n`,
-  );
+  process.stderr.write(`# durations of ${Object.keys(measured).length} files written to ${DURATIONS}\n`);
 }
 
 function fail(why) {

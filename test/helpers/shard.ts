@@ -1,5 +1,6 @@
+import { writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
@@ -66,8 +67,17 @@ export async function runFiles(files: string[], root: string): Promise<void> {
     Object.assign(nodeTest, real);
     syncBuiltinESMExports();
   }
+  const took = timings();
   for (const { file, declared, error } of loaded) {
-    real.describe(relative(root, file), () => {
+    const name = relative(root, file);
+    real.describe(name, () => {
+      if (took) {
+        let t0 = 0;
+        real.before(() => {
+          t0 = performance.now();
+        });
+        real.after(() => took.set(name, (performance.now() - t0) / 1000));
+      }
       if (error) {
         real.it('loads', () => {
           throw error;
@@ -80,4 +90,19 @@ export async function runFiles(files: string[], root: string): Promise<void> {
       }
     });
   }
+}
+
+/**
+ * Each file's time, for scripts/test.mjs to pack shards by (`--durations`): written when this
+ * process ends, to the folder `WARREN_TEST_RESULTS` names. Kept here because the TAP that
+ * `node --test` prints for two processes at once interleaves their suites.
+ */
+function timings(): Map<string, number> | undefined {
+  const dir = process.env.WARREN_TEST_RESULTS;
+  if (!dir) return undefined;
+  const took = new Map<string, number>();
+  process.once('exit', () => {
+    writeFileSync(join(dir, `durations-${process.pid}.json`), JSON.stringify(Object.fromEntries(took)));
+  });
+  return took;
 }
