@@ -56,17 +56,19 @@ export interface StoreTarget {
  * PostgreSQL suite would then fail (under CI) for a server that is there.
  */
 async function probePostgres(url: string): Promise<string | undefined> {
-  let why: string | undefined;
+  const tries: string[] = [];
   for (let attempt = 0; attempt < 3; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, 500 * attempt));
-    why = await probeOnce(url);
+    const t0 = Date.now();
+    const why = await probeOnce(url);
     if (why === undefined) return undefined;
+    tries.push(`${why} after ${Date.now() - t0} ms`);
   }
-  return why;
+  return tries.join('; ');
 }
 
 async function probeOnce(url: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
   try {
     await client.connect();
