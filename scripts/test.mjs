@@ -42,6 +42,9 @@ const concurrency = Number(process.env.WARREN_TEST_CONCURRENCY ?? 2);
 if (!Number.isInteger(concurrency) || concurrency < 1) fail('WARREN_TEST_CONCURRENCY: a whole number ≥ 1');
 
 const shards = pack(files, knownDurations());
+/** Each file's bound (WARREN_TEST_FILE_TIMEOUT_MS), as when a file was a process of its own; a shard's is the sum of its files'. */
+const FILE_TIMEOUT_MS = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || 240_000;
+const shardTimeout = Math.max(...shards.map((s) => s.files.length)) * FILE_TIMEOUT_MS + 60_000;
 const dir = mkdtempSync(join(tmpdir(), 'warren-shards-'));
 const shardFiles = shards.map((shard, i) => {
   const file = join(dir, `shard-${String(i + 1).padStart(2, '0')}.test.mjs`);
@@ -63,11 +66,15 @@ const child = spawn(
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
-    '--test-timeout=240000',
+    `--test-timeout=${shardTimeout}`,
     ...nodeFlags,
     ...shardFiles,
   ],
-  { cwd: ROOT, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, WARREN_TEST_RESULTS: dir } },
+  {
+    cwd: ROOT,
+    stdio: ['inherit', 'pipe', 'inherit'],
+    env: { ...process.env, WARREN_TEST_RESULTS: dir, WARREN_TEST_FILE_TIMEOUT_MS: String(FILE_TIMEOUT_MS) },
+  },
 );
 const digest = tapDigest();
 child.stdout.on('data', (chunk) => {

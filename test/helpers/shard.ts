@@ -68,9 +68,11 @@ export async function runFiles(files: string[], root: string): Promise<void> {
     syncBuiltinESMExports();
   }
   const took = timings();
+  // A file is bounded as it was in a process of its own; the shard as a whole is not.
+  const timeout = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || Number.POSITIVE_INFINITY;
   for (const { file, declared, error } of loaded) {
     const name = relative(root, file);
-    real.describe(name, () => {
+    real.describe(name, { timeout }, () => {
       if (took) {
         let t0 = 0;
         real.before(() => {

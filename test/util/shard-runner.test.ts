@@ -102,4 +102,36 @@ describe('npm test in shards', () => {
     assert.deepEqual(files.sort(), ['a.test.ts', 'b.test.ts', 'c.test.ts', 'd.test.ts']);
     for (const s of Object.values(took)) assert.ok(Number.isFinite(s) && s >= 0, String(s));
   });
+
+  it('a file that hangs is cut off at its own bound, its after hooks run, and the next file still runs', () => {
+    const log2 = join(dir, 'hang.log');
+    writeFileSync(log2, '');
+    writeFileSync(
+      join(dir, 'e.test.ts'),
+      `import { appendFileSync } from 'node:fs';
+import { after, it } from 'node:test';
+// It hangs holding a handle (as on a socket that never answers), which its after hook closes.
+const held = setInterval(() => {}, 1000);
+after(() => {
+  clearInterval(held);
+  appendFileSync(${JSON.stringify(log2)}, 'e after\\n');
+});
+it('e hangs', () => new Promise(() => {}));
+`,
+    );
+    writeFileSync(join(dir, 'f.test.ts'), file('f', log2));
+    const hung = spawnSync(process.execPath, [RUNNER, join(dir, 'e.test.ts'), join(dir, 'f.test.ts')], {
+      encoding: 'utf8',
+      env: { ...runnerEnv(join(dir, 'durations-2.json')), WARREN_TEST_FILE_TIMEOUT_MS: '1000' },
+      timeout: 120_000,
+    });
+    assert.equal(hung.status, 1);
+    assert.match(String(hung.stdout), /timed out after 1000ms/);
+    assert.deepEqual(readFileSync(log2, 'utf8').trim().split('\n'), [
+      'e after',
+      'f before',
+      'f test',
+      'f after',
+    ]);
+  });
 });
