@@ -68,11 +68,13 @@ describe('store: WAL checkpoints under steady writes [sqlite]', () => {
     } finally {
       await bounded.store.close();
     }
-    // The same writes with a bound they never reach: the WAL never starts over and keeps growing.
+    // The same writes with a bound they never reach: the WAL never starts over and grows past
+    // the limit asserted above, so that limit is the bound's doing. (Not a ratio of the two
+    // maxima: under load the worker looks less often and the bounded file overshoots more.)
     const unbounded = await writeSteadily(1_000_000_000);
     await unbounded.store.close();
     assert.ok(
-      unbounded.maxWal > 3 * bounded.maxWal,
+      unbounded.maxWal > 32 * MiB,
       `without the bound the WAL reached only ${(unbounded.maxWal / MiB).toFixed(1)} MiB`,
     );
   });
