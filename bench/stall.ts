@@ -10,7 +10,7 @@
  *   which the pattern backtracks (`aaa…a!`, 100 ms each before it is cut off): 50 s of
  *   matching; the window is its first 15 s.
  * - stallScriptSteps: ten agents that waited for a word run 999 steps each (`say`, `usage`, a
- *   `call` of `ps`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
+ *   `call` of `ipc_list_fds`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
  *   measured apart (in the note).
  * - stallKnowledgeSearch: 3,000 findings of ~12 KiB, every one holding every query word; two
  *   callers loop `knowledge_search` with a 25-word query (any word) for 8 s.
@@ -25,13 +25,15 @@
  * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some.
  */
 import { spawn as spawnChild } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { byOrder, parseMatch } from '../src/plugins/groups/match.ts';
 import { RouteIndex } from '../src/plugins/groups/route-index.ts';
 import { type ServerProcess, startServer } from '../test/helpers/server.ts';
+import { LoopWatch, type LoopWindow, watchEnv } from './lib/loop-watch.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';
@@ -40,52 +42,54 @@ const GOAL_MS = 50;
 const PROBE_EVERY_MS = 10;
 const IDLE_MS = 2_000;
 
-/**
- * The prober: a process of its own, so that what the bench does to attack (writing 100 MiB
- * into sockets, reading answers) never delays a probe or its timing. It asks `/healthz` every
- * 10 ms without waiting for answers until told to stop (a line on stdin) or `maxMs` passes,
- * then prints the latencies.
- */
-const PROBER = `
-const [url, every, maxMs] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
-const samples = [];
-const start = performance.now();
-let stop = false;
-process.stdin.on('data', () => { stop = true; });
-(async () => {
-  for (let i = 0; !stop && performance.now() - start < maxMs; i++) {
-    const wait = start + i * every - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const t = performance.now();
-    samples.push(fetch(url + '/healthz', { signal: AbortSignal.timeout(60000) })
-      .then((r) => r.arrayBuffer()).then(() => performance.now() - t, () => performance.now() - t));
-  }
-  process.stdout.write(JSON.stringify(await Promise.all(samples)));
-  process.exit(0);
-})();
-`;
+const PROBER = fileURLToPath(new URL('./lib/prober.mjs', import.meta.url));
 
-/** `/healthz` latencies, asked every 10 ms (never waiting for an answer) until `done` settles or `maxMs` passes. */
-async function probe(url: string, done: Promise<unknown>, maxMs: number): Promise<Summary> {
-  const child = spawnChild(process.execPath, ['-e', PROBER, url, String(PROBE_EVERY_MS), String(maxMs)], {
+interface Probed {
+  /** `/healthz` latencies as the prober saw them. */
+  probes: Summary;
+  /** The longest the prober's own loop was held (the machine's share of the figure). */
+  proberLagMs: number;
+}
+
+/**
+ * `/healthz` latencies from the prober (lib/prober.mjs), asked every 10 ms from when it is warm
+ * until `start()`'s work settles or `maxMs` passes; `start` is called once the prober is ready,
+ * so the window holds the work and nothing of the prober's own start.
+ */
+async function probe<T>(
+  url: string,
+  start: () => Promise<T>,
+  maxMs: number,
+): Promise<Probed & { work: Promise<T> }> {
+  const child = spawnChild(process.execPath, [PROBER, url, String(PROBE_EVERY_MS), String(maxMs)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    out += d;
-  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const ready = new Promise<void>((resolve) => {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.startsWith('ready\n')) resolve();
+    });
+  });
   try {
-    await Promise.race([done.catch(() => {}), exited]);
+    await Promise.race([ready, exited]);
+    if (!out.startsWith('ready\n')) throw new Error(`the prober ended before it was ready: ${out}`);
+    const work = start();
+    await Promise.race([work.catch(() => {}), exited]);
     child.stdin!.end('stop\n');
     await exited;
+    const { latencies, lagMs } = JSON.parse(out.slice('ready\n'.length)) as {
+      latencies: number[];
+      lagMs: number;
+    };
+    return { probes: summary(latencies), proberLagMs: lagMs, work };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
-  return summary(JSON.parse(out) as number[]);
 }
 
-const idle = (url: string) => probe(url, sleep(IDLE_MS), IDLE_MS);
+const idle = (url: string) => probe(url, () => sleep(IDLE_MS), IDLE_MS);
 
 // biome-ignore lint/suspicious/noExplicitAny: REST answers are checked by the server's own schemas
 type Any = any;
@@ -110,12 +114,20 @@ async function pool<T>(items: readonly T[], width: number, fn: (x: T) => Promise
 async function ended(server: ServerProcess, ids: readonly string[], maxMs: number): Promise<void> {
   const until = performance.now() + maxMs;
   const want = new Set(ids);
-  while (performance.now() < until) {
-    const res = await ok(server, 'GET', '/v1/sessions?limit=200');
-    if (!(res.sessions as Array<{ id: string }>).some((s) => want.has(s.id))) return;
+  const live = async () =>
+    ((await ok(server, 'GET', '/v1/sessions?limit=200')).sessions as Array<{ id: string }>).some((s) =>
+      want.has(s.id),
+    );
+  while (await live()) {
+    if (performance.now() > until) throw new Error(`not every session ended within ${maxMs} ms`);
     await sleep(250);
   }
-  throw new Error(`not every session ended within ${maxMs} ms`);
+  // A script that failed early would measure nothing: every one must have run to its end.
+  for (const id of ids) {
+    const { session } = await ok(server, 'GET', `/v1/sessions/${id}`);
+    if (session.endReason !== 'completed')
+      throw new Error(`${id} ended ${session.endReason}: ${String(session.endDetail).slice(0, 200)}`);
+  }
 }
 
 const spawn = async (server: ServerProcess, script: unknown): Promise<string> =>
@@ -168,7 +180,7 @@ const longScript = {
       ? { say: `step ${i}` }
       : i % 3 === 1
         ? { usage: { inputTokens: 1 } }
-        : { call: { syscall: 'ps' } },
+        : { call: { syscall: 'ipc_list_fds' } },
   ),
 };
 
@@ -187,10 +199,13 @@ const scriptSteps = (): Attack => {
       // A run first: the server's code is warm, as it is for an attacker of a running server.
       await ended(server, [await spawn(server, longScript)], 60_000);
       const script = { steps: [{ wait: {} }, ...longScript.steps.slice(1)] };
-      const spawning = Promise.all(Array.from({ length: 10 }, () => spawn(server, script)));
-      const during = await probe(server.url, spawning, 60_000);
-      ids.push(...(await spawning));
-      spawnGap = `spawning the ten at once: /healthz p99 ${round(during.p99, 0)} ms`;
+      const spawning = await probe(
+        server.url,
+        () => Promise.all(Array.from({ length: 10 }, () => spawn(server, script))),
+        60_000,
+      );
+      ids.push(...(await spawning.work));
+      spawnGap = `spawning the ten at once: /healthz p99 ${round(spawning.probes.p99, 0)} ms`;
     },
     async run(server) {
       await Promise.all(ids.map((id) => ok(server, 'POST', `/v1/sessions/${id}/send`, { text: 'go' })));
@@ -375,18 +390,49 @@ function rssMib(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
 }
 
+interface Window<T> extends Probed {
+  /** The server's own loop over the same window. */
+  loop: LoopWindow;
+  work: Promise<T>;
+  seconds: number;
+}
+
+/** One measured window: the prober's figures and the server's loop over the same stretch. */
+async function measure<T>(
+  server: ServerProcess,
+  watch: LoopWatch,
+  start: () => Promise<T>,
+  maxMs: number,
+): Promise<Window<T>> {
+  let t = 0;
+  const probed = await probe(
+    server.url,
+    async () => {
+      await watch.mark(); // ends what came before: not measured
+      t = performance.now();
+      return start();
+    },
+    maxMs,
+  );
+  const seconds = (performance.now() - t) / 1000;
+  return { ...probed, loop: await watch.mark(), seconds };
+}
+
+/** Where the figures come from: the prober's loop (the machine) and the server's own loop, ms. */
+const held = (idle: Window<unknown>, during: Window<unknown>): string =>
+  `server loop held at most ${idle.loop.max} idle / ${during.loop.max} during (its p99 ${idle.loop.p99} / ${during.loop.p99}), the prober's own loop ${idle.proberLagMs} / ${during.proberLagMs}`;
+
 async function stall(): Promise<BenchRow[]> {
   using tmp = tempDir('warren-bench-stall-');
+  // STALL_PROFILE=<dir> keeps each window's CPU profile of the server's main thread there.
+  const profiles = process.env.STALL_PROFILE;
+  const watchDir = profiles ?? join(tmp.dir, 'watch');
+  mkdirSync(watchDir, { recursive: true });
   const server = await startServer({
     dataDir: join(tmp.dir, 'data'),
-    env: {
-      WARREN_MAX_SESSIONS_PER_ZONE: '200',
-      LOG_LEVEL: 'warn',
-      ...(process.env.STALL_SERVER_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.STALL_SERVER_NODE_OPTIONS }
-        : {}),
-    },
+    env: { WARREN_MAX_SESSIONS_PER_ZONE: '200', LOG_LEVEL: 'warn', ...watchEnv(watchDir, !!profiles) },
   });
+  const watch = new LoopWatch(server.child.pid!, watchDir);
   const rows: BenchRow[] = [];
   try {
     await idle(server.url); // warm-up: connections, JIT
@@ -396,21 +442,21 @@ async function stall(): Promise<BenchRow[]> {
     for (const attack of attacks.filter((a) => !only || only.includes(a.name))) {
       process.stderr.write(`stall: ${attack.name} …\n`);
       await attack.setup(server);
-      const before = await idle(server.url);
-      const t = performance.now();
-      const work = attack.run(server);
-      const during = await probe(server.url, work, attack.maxMs);
-      const note = await work;
-      const s = ((performance.now() - t) / 1000).toFixed(1);
+      const before = await measure(server, watch, () => sleep(IDLE_MS), IDLE_MS);
+      const during = await measure(server, watch, () => attack.run(server), attack.maxMs);
+      const note = await during.work;
+      if (profiles)
+        process.stderr.write(`  profiles: idle ${before.loop.profile}, during ${during.loop.profile}\n`);
       await attack.teardown?.(server);
+      const [i, d] = [before.probes, during.probes];
       rows.push({
         name: attack.name,
-        value: round(during.p99, 1),
+        value: round(d.p99, 1),
         unit: 'ms p99',
-        baseline: round(before.p99, 1),
-        ratio: round(during.p99 / before.p99, 1),
+        baseline: round(i.p99, 1),
+        ratio: round(d.p99 / i.p99, 1),
         max: GOAL_MS,
-        note: `${attack.what}; ${s} s; idle p50 ${round(before.p50, 1)} ms, during p50 ${round(during.p50, 1)} max ${round(during.max, 0)} ms${note ? `; ${note}` : ''}`,
+        note: `${attack.what}; ${during.seconds.toFixed(1)} s; idle p50 ${round(i.p50, 1)} ms, during p50 ${round(d.p50, 1)} max ${round(d.max, 0)} ms; ${held(before, during)}${note ? `; ${note}` : ''}`,
       });
     }
   } finally {
