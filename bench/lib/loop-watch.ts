@@ -10,11 +10,22 @@ import { fileURLToPath } from 'node:url';
 
 const PRELOAD = fileURLToPath(new URL('./loop-watch.mjs', import.meta.url));
 
-/** The server's event loop over a window: gaps between a 5 ms timer's turns, ms. */
-export interface LoopWindow {
-  p50: number;
+interface Spread {
   p99: number;
   max: number;
+}
+
+/**
+ * The server's event loop over a window, per turn of a 5 ms timer (ms): the gap since its last
+ * turn, the main thread's time on a CPU in that gap (its own work) and waiting for one.
+ */
+export interface LoopWindow {
+  gap: Spread;
+  cpu: Spread;
+  wait: Spread;
+  turns: number;
+  /** The five gaps with the most CPU, each ending at `endUs` on the CPU profile's clock. */
+  worst: Array<{ cpu: number; gap: number; endUs: number }>;
   /** The window's CPU profile, when profiling. */
   profile?: string;
 }
