@@ -1,10 +1,17 @@
 /**
  * stall: untrusted work must never hold the event loop (issue 25). One real `warren serve`
- * (the build, a child process). A prober process of its own asks `/healthz` 100 times a
- * second, open loop (a stall shows as every request it held, not as one slow sample): with the
- * server idle after the attack's setup, then while the attack runs. Row: the p99 during the
- * attack, its idle p99 beside it (same run, same server), the ratio; goal: ≤ 50 ms during.
+ * (the build, a child process). A prober process of its own (lib/prober.mjs), warmed up before
+ * each window and run ahead of the others for the CPU (nice -10 where allowed, as a health
+ * checker elsewhere would not queue behind the attacker), asks `/healthz` 100 times a second,
+ * open loop (a stall shows as every request it held, not as one slow sample): with the server
+ * idle after the attack's setup, then while the attack runs. Row: the p99 during the attack,
+ * its idle p99 beside it (same run, same server), the ratio; goal: ≤ 50 ms during.
  * Table: attack (row name) | during p99 (value) | idle p99 (baseline) | ratio | goal.
+ *
+ * The note splits the figure (lib/loop-watch.mjs, preloaded into the server): the server
+ * loop's longest gap, how much of a gap at most was the main thread's own work (CPU) and how
+ * much waiting for a core, and how long the prober's own loop was held. On a machine loaded
+ * by other work the gaps are mostly waiting; the CPU part is what the server does to itself.
  *
  * - stallWaitMatch: 50 script agents wait on `wait.match: (a+)+$`; each is sent 10 inputs on
  *   which the pattern backtracks (`aaa…a!`, 100 ms each before it is cut off): 50 s of
@@ -22,7 +29,10 @@
  * - stallSocketLines: 100 connections to the zone's MCP unix socket at once, each writing
  *   10 MiB with no newline, until written or closed by the server; the server's peak RSS after.
  *
- * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some.
+ * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some;
+ * STALL_PROFILE=<dir> keeps, per window, the server main thread's CPU profile, its loop's gaps
+ * and every probe's send time and latency there (one monotonic clock: slow probes line up with
+ * the gaps and the profile's samples).
  */
 import { spawn as spawnChild } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -65,8 +75,13 @@ async function probe<T>(
   start: () => Promise<T>,
   maxMs: number,
 ): Promise<Probed & { work: Promise<T> }> {
+  // With STALL_PROFILE, every probe's send time and latency is kept beside the profiles.
+  const dump = process.env.STALL_PROFILE
+    ? { PROBER_DUMP: join(process.env.STALL_PROFILE, `probes-${Math.round(performance.now())}.json`) }
+    : {};
   const child = spawnChild(process.execPath, [PROBER, url, String(PROBE_EVERY_MS), String(maxMs)], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, ...dump },
   });
   // A health checker does not wait behind the attacker for a core: the prober runs ahead of the
   // bench and the server where it may (root), so its figure is the server's, not its own turn.
@@ -409,18 +424,22 @@ interface Window<T> extends Probed {
   seconds: number;
 }
 
-/** One measured window: the prober's figures and the server's loop over the same stretch. */
+/**
+ * One measured window: the prober's figures and the server's loop over the same stretch. The
+ * previous window is closed first (the server answers a mark on its loop, and with profiling
+ * writes a profile there), so no probe of this window waits behind it.
+ */
 async function measure<T>(
   server: ServerProcess,
   watch: LoopWatch,
   start: () => Promise<T>,
   maxMs: number,
 ): Promise<Window<T>> {
+  await watch.mark();
   let t = 0;
   const probed = await probe(
     server.url,
-    async () => {
-      await watch.mark(); // ends what came before: not measured
+    () => {
       t = performance.now();
       return start();
     },

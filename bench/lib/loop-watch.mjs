@@ -75,8 +75,10 @@ if (isMainThread && dir) {
       wait: stats(gaps.wait),
       turns: gaps.wall.length,
     };
-    if (session)
+    if (session) {
       writeFileSync(join(dir, `prof-${n}.cpuprofile`), JSON.stringify(post('Profiler.stop').profile));
+      writeFileSync(join(dir, `gaps-${n}.json`), JSON.stringify(gaps));
+    }
     // Last and whole (renamed into place): the bench reads the window once this file appears.
     writeFileSync(join(dir, 'loop.tmp'), JSON.stringify(loop));
     renameSync(join(dir, 'loop.tmp'), join(dir, `loop-${n}.json`));
