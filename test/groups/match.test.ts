@@ -8,6 +8,7 @@ import { refusal, toolsOf } from '../../src/plugins/groups/tiers.ts';
 import { globSteps } from '../../src/util/glob.ts';
 import { SliceGate } from '../../src/util/slice-gate.ts';
 import { WarrenError } from '../../src/vocab/errors.ts';
+import { turnsDuring } from '../helpers/loop-turns.ts';
 
 const invalidInput = (fn: () => unknown, re: RegExp) =>
   assert.throws(
@@ -154,19 +155,6 @@ describe('groups: the route index', () => {
     })).sort(byOrder);
     const index = new RouteIndex(routes);
     const msg = { room: field, sender: field };
-    /** How many times the event loop turned while `work` ran. */
-    const turnsDuring = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
-      let turns = 0;
-      let ticking = true;
-      const tick = () => {
-        turns++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
-      const out = await work();
-      ticking = false;
-      return [out, turns];
-    };
     const [found, matching] = await turnsDuring(() => index.firstYielding(msg, new SliceGate(0)));
     const [built, building] = await turnsDuring(() => RouteIndex.build(routes, 0));
     assert.equal(found?.id, 'r2999');

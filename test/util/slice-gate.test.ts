@@ -5,23 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SliceGate } from '../../src/util/slice-gate.ts';
-
-/** Counts the event loop's turns (one `setImmediate` callback a turn) until stopped. */
-function loopTurns(): { now: () => number; stop: () => void } {
-  let turns = 0;
-  let on = true;
-  const tick = () => {
-    turns++;
-    if (on) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    now: () => turns,
-    stop: () => {
-      on = false;
-    },
-  };
-}
+import { loopTurns } from '../helpers/loop-turns.ts';
 
 describe('the slice gate', () => {
   it('callers take turns in the order they asked, and share one slice a loop turn', async () => {
