@@ -44,6 +44,7 @@ import { fileURLToPath } from 'node:url';
 import { byOrder, parseMatch } from '../src/plugins/groups/match.ts';
 import { RouteIndex } from '../src/plugins/groups/route-index.ts';
 import { type ServerProcess, startServer } from '../test/helpers/server.ts';
+import { type CpuMark, type CpuShare, cpuMark, cpuShare } from './lib/cpu-share.ts';
 import { LoopWatch, type LoopWindow, watchEnv } from './lib/loop-watch.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
@@ -420,6 +421,8 @@ function rssMib(pid: number): number {
 interface Window<T> extends Probed {
   /** The server's own loop over the same window. */
   loop: LoopWindow;
+  /** Who used the CPUs in the window. */
+  cpu: CpuShare;
   work: Promise<T>;
   seconds: number;
 }
@@ -436,27 +439,29 @@ async function measure<T>(
   maxMs: number,
 ): Promise<Window<T>> {
   await watch.mark();
-  let t = 0;
+  let from: CpuMark | undefined;
   const probed = await probe(
     server.url,
     () => {
-      t = performance.now();
+      from = cpuMark(server.child.pid!);
       return start();
     },
     maxMs,
   );
-  const seconds = (performance.now() - t) / 1000;
-  return { ...probed, loop: await watch.mark(), seconds };
+  const cpu = cpuShare(from!, cpuMark(server.child.pid!));
+  const seconds = (performance.now() - from!.at) / 1000;
+  return { ...probed, loop: await watch.mark(), cpu, seconds };
 }
 
 /**
- * Where the figures come from (ms, idle / during): the server's loop, its longest gap and the
- * most of one it spent on its own work (CPU) rather than waiting for a core; the prober's own
- * loop (the machine's share of the probes).
+ * Where the figures come from (idle / during): the CPUs in use (cores: the server, this bench,
+ * and other work on the machine); the server's loop (ms), its longest gap and the most of one
+ * it spent on its own work (CPU) rather than waiting for a core; the prober's own loop.
  */
 const held = (idle: Window<unknown>, during: Window<unknown>): string => {
   const [i, d] = [idle.loop, during.loop];
-  return `server loop: longest gap ${i.gap.max} / ${d.gap.max} (p99 ${i.gap.p99} / ${d.gap.p99}), its own CPU in one gap at most ${i.cpu.max} / ${d.cpu.max} (p99 ${i.cpu.p99} / ${d.cpu.p99}), waiting for a core at most ${i.wait.max} / ${d.wait.max}; the prober's own loop (nice ${during.proberNice}) ${idle.proberLagMs} / ${during.proberLagMs}`;
+  const used = (c: CpuShare) => `${c.machine} (server ${c.server}, bench ${c.bench}, other ${c.other})`;
+  return `CPUs busy of ${during.cpu.cores}, idle / during: ${used(idle.cpu)} / ${used(during.cpu)}; server loop: longest gap ${i.gap.max} / ${d.gap.max} (p99 ${i.gap.p99} / ${d.gap.p99}), its own CPU in one gap at most ${i.cpu.max} / ${d.cpu.max} (p99 ${i.cpu.p99} / ${d.cpu.p99}), waiting for a core at most ${i.wait.max} / ${d.wait.max}; the prober's own loop (nice ${during.proberNice}) ${idle.proberLagMs} / ${during.proberLagMs}`;
 };
 
 async function stall(): Promise<BenchRow[]> {
