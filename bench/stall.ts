@@ -1,16 +1,23 @@
 /**
  * stall: untrusted work must never hold the event loop (issue 25). One real `warren serve`
- * (the build, a child process). A prober process of its own asks `/healthz` 100 times a
- * second, open loop (a stall shows as every request it held, not as one slow sample): with the
- * server idle after the attack's setup, then while the attack runs. Row: the p99 during the
- * attack, its idle p99 beside it (same run, same server), the ratio; goal: ≤ 50 ms during.
+ * (the build, a child process). A prober process of its own (lib/prober.mjs), warmed up before
+ * each window and run ahead of the others for the CPU (nice -10 where allowed, as a health
+ * checker elsewhere would not queue behind the attacker), asks `/healthz` 100 times a second,
+ * open loop (a stall shows as every request it held, not as one slow sample): with the server
+ * idle after the attack's setup, then while the attack runs. Row: the p99 during the attack,
+ * its idle p99 beside it (same run, same server), the ratio; goal: ≤ 50 ms during.
  * Table: attack (row name) | during p99 (value) | idle p99 (baseline) | ratio | goal.
+ *
+ * The note splits the figure (lib/loop-watch.mjs, preloaded into the server): the server
+ * loop's longest gap, how much of a gap at most was the main thread's own work (CPU) and how
+ * much waiting for a core, and how long the prober's own loop was held. On a machine loaded
+ * by other work the gaps are mostly waiting; the CPU part is what the server does to itself.
  *
  * - stallWaitMatch: 50 script agents wait on `wait.match: (a+)+$`; each is sent 10 inputs on
  *   which the pattern backtracks (`aaa…a!`, 100 ms each before it is cut off): 50 s of
  *   matching; the window is its first 15 s.
  * - stallScriptSteps: ten agents that waited for a word run 999 steps each (`say`, `usage`, a
- *   `call` of `ps`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
+ *   `call` of `ipc_list_fds`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
  *   measured apart (in the note).
  * - stallKnowledgeSearch: 3,000 findings of ~12 KiB, every one holding every query word; two
  *   callers loop `knowledge_search` with a 25-word query (any word) for 8 s.
@@ -22,16 +29,23 @@
  * - stallSocketLines: 100 connections to the zone's MCP unix socket at once, each writing
  *   10 MiB with no newline, until written or closed by the server; the server's peak RSS after.
  *
- * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some.
+ * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some;
+ * STALL_PROFILE=<dir> keeps, per window, the server main thread's CPU profile, its loop's gaps
+ * and every probe's send time and latency there (one monotonic clock: slow probes line up with
+ * the gaps and the profile's samples).
  */
 import { spawn as spawnChild } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { byOrder, parseMatch } from '../src/plugins/groups/match.ts';
 import { RouteIndex } from '../src/plugins/groups/route-index.ts';
 import { type ServerProcess, startServer } from '../test/helpers/server.ts';
+import { type CpuMark, type CpuShare, cpuMark, cpuShare } from './lib/cpu-share.ts';
+import { LoopWatch, type LoopWindow, watchEnv } from './lib/loop-watch.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
 import { tempDir } from './lib/tempdir.ts';
 import type { BenchRow } from './store.ts';
@@ -40,52 +54,70 @@ const GOAL_MS = 50;
 const PROBE_EVERY_MS = 10;
 const IDLE_MS = 2_000;
 
-/**
- * The prober: a process of its own, so that what the bench does to attack (writing 100 MiB
- * into sockets, reading answers) never delays a probe or its timing. It asks `/healthz` every
- * 10 ms without waiting for answers until told to stop (a line on stdin) or `maxMs` passes,
- * then prints the latencies.
- */
-const PROBER = `
-const [url, every, maxMs] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
-const samples = [];
-const start = performance.now();
-let stop = false;
-process.stdin.on('data', () => { stop = true; });
-(async () => {
-  for (let i = 0; !stop && performance.now() - start < maxMs; i++) {
-    const wait = start + i * every - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const t = performance.now();
-    samples.push(fetch(url + '/healthz', { signal: AbortSignal.timeout(60000) })
-      .then((r) => r.arrayBuffer()).then(() => performance.now() - t, () => performance.now() - t));
-  }
-  process.stdout.write(JSON.stringify(await Promise.all(samples)));
-  process.exit(0);
-})();
-`;
+const PROBER = fileURLToPath(new URL('./lib/prober.mjs', import.meta.url));
+const PROBER_NICE = -10;
 
-/** `/healthz` latencies, asked every 10 ms (never waiting for an answer) until `done` settles or `maxMs` passes. */
-async function probe(url: string, done: Promise<unknown>, maxMs: number): Promise<Summary> {
-  const child = spawnChild(process.execPath, ['-e', PROBER, url, String(PROBE_EVERY_MS), String(maxMs)], {
+interface Probed {
+  /** `/healthz` latencies as the prober saw them. */
+  probes: Summary;
+  /** The longest the prober's own loop was held (the machine's share of the figure). */
+  proberLagMs: number;
+  /** The prober's nice value (PROBER_NICE where the bench may raise it, else the bench's own). */
+  proberNice: number;
+}
+
+/**
+ * `/healthz` latencies from the prober (lib/prober.mjs), asked every 10 ms from when it is warm
+ * until `start()`'s work settles or `maxMs` passes; `start` is called once the prober is ready,
+ * so the window holds the work and nothing of the prober's own start.
+ */
+async function probe<T>(
+  url: string,
+  start: () => Promise<T>,
+  maxMs: number,
+): Promise<Probed & { work: Promise<T> }> {
+  // With STALL_PROFILE, every probe's send time and latency is kept beside the profiles.
+  const dump = process.env.STALL_PROFILE
+    ? { PROBER_DUMP: join(process.env.STALL_PROFILE, `probes-${Math.round(performance.now())}.json`) }
+    : {};
+  const child = spawnChild(process.execPath, [PROBER, url, String(PROBE_EVERY_MS), String(maxMs)], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, ...dump },
   });
-  let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    out += d;
-  });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // A health checker does not wait behind the attacker for a core: the prober runs ahead of the
+  // bench and the server where it may (root), so its figure is the server's, not its own turn.
   try {
-    await Promise.race([done.catch(() => {}), exited]);
-    child.stdin!.end('stop\n');
+    setPriority(child.pid!, PROBER_NICE);
+  } catch {}
+  const proberNice = getPriority(child.pid!);
+  let out = '';
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const ready = new Promise<void>((resolve) => {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.startsWith('ready\n')) resolve();
+    });
+  });
+  try {
+    await Promise.race([ready, exited]);
+    if (!out.startsWith('ready\n')) throw new Error(`the prober ended before it was ready: ${out}`);
+    const work = start();
+    await Promise.race([work.catch(() => {}), exited]);
+    // It may have ended on its own (maxMs): then there is no one to tell.
+    child.stdin!.on('error', () => {});
+    if (child.exitCode === null) child.stdin!.end('stop\n');
     await exited;
+    const { latencies, lagMs } = JSON.parse(out.slice('ready\n'.length)) as {
+      latencies: number[];
+      lagMs: number;
+    };
+    return { probes: summary(latencies), proberLagMs: lagMs, proberNice, work };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }
-  return summary(JSON.parse(out) as number[]);
 }
 
-const idle = (url: string) => probe(url, sleep(IDLE_MS), IDLE_MS);
+const idle = (url: string) => probe(url, () => sleep(IDLE_MS), IDLE_MS);
 
 // biome-ignore lint/suspicious/noExplicitAny: REST answers are checked by the server's own schemas
 type Any = any;
@@ -110,12 +142,20 @@ async function pool<T>(items: readonly T[], width: number, fn: (x: T) => Promise
 async function ended(server: ServerProcess, ids: readonly string[], maxMs: number): Promise<void> {
   const until = performance.now() + maxMs;
   const want = new Set(ids);
-  while (performance.now() < until) {
-    const res = await ok(server, 'GET', '/v1/sessions?limit=200');
-    if (!(res.sessions as Array<{ id: string }>).some((s) => want.has(s.id))) return;
+  const live = async () =>
+    ((await ok(server, 'GET', '/v1/sessions?limit=200')).sessions as Array<{ id: string }>).some((s) =>
+      want.has(s.id),
+    );
+  while (await live()) {
+    if (performance.now() > until) throw new Error(`not every session ended within ${maxMs} ms`);
     await sleep(250);
   }
-  throw new Error(`not every session ended within ${maxMs} ms`);
+  // A script that failed early would measure nothing: every one must have run to its end.
+  for (const id of ids) {
+    const { session } = await ok(server, 'GET', `/v1/sessions/${id}`);
+    if (session.endReason !== 'completed')
+      throw new Error(`${id} ended ${session.endReason}: ${String(session.endDetail).slice(0, 200)}`);
+  }
 }
 
 const spawn = async (server: ServerProcess, script: unknown): Promise<string> =>
@@ -168,7 +208,7 @@ const longScript = {
       ? { say: `step ${i}` }
       : i % 3 === 1
         ? { usage: { inputTokens: 1 } }
-        : { call: { syscall: 'ps' } },
+        : { call: { syscall: 'ipc_list_fds' } },
   ),
 };
 
@@ -187,10 +227,13 @@ const scriptSteps = (): Attack => {
       // A run first: the server's code is warm, as it is for an attacker of a running server.
       await ended(server, [await spawn(server, longScript)], 60_000);
       const script = { steps: [{ wait: {} }, ...longScript.steps.slice(1)] };
-      const spawning = Promise.all(Array.from({ length: 10 }, () => spawn(server, script)));
-      const during = await probe(server.url, spawning, 60_000);
-      ids.push(...(await spawning));
-      spawnGap = `spawning the ten at once: /healthz p99 ${round(during.p99, 0)} ms`;
+      const spawning = await probe(
+        server.url,
+        () => Promise.all(Array.from({ length: 10 }, () => spawn(server, script))),
+        60_000,
+      );
+      ids.push(...(await spawning.work));
+      spawnGap = `spawning the ten at once: /healthz p99 ${round(spawning.probes.p99, 0)} ms`;
     },
     async run(server) {
       await Promise.all(ids.map((id) => ok(server, 'POST', `/v1/sessions/${id}/send`, { text: 'go' })));
@@ -375,18 +418,63 @@ function rssMib(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : Number.NaN;
 }
 
+interface Window<T> extends Probed {
+  /** The server's own loop over the same window. */
+  loop: LoopWindow;
+  /** Who used the CPUs in the window. */
+  cpu: CpuShare;
+  work: Promise<T>;
+  seconds: number;
+}
+
+/**
+ * One measured window: the prober's figures and the server's loop over the same stretch. The
+ * previous window is closed first (the server answers a mark on its loop, and with profiling
+ * writes a profile there), so no probe of this window waits behind it.
+ */
+async function measure<T>(
+  server: ServerProcess,
+  watch: LoopWatch,
+  start: () => Promise<T>,
+  maxMs: number,
+): Promise<Window<T>> {
+  await watch.mark();
+  let from: CpuMark | undefined;
+  const probed = await probe(
+    server.url,
+    () => {
+      from = cpuMark(server.child.pid!);
+      return start();
+    },
+    maxMs,
+  );
+  const cpu = cpuShare(from!, cpuMark(server.child.pid!));
+  const seconds = (performance.now() - from!.at) / 1000;
+  return { ...probed, loop: await watch.mark(), cpu, seconds };
+}
+
+/**
+ * Where the figures come from (idle / during): the CPUs in use (cores: the server, this bench,
+ * and other work on the machine); the server's loop (ms), its longest gap and the most of one
+ * it spent on its own work (CPU) rather than waiting for a core; the prober's own loop.
+ */
+const held = (idle: Window<unknown>, during: Window<unknown>): string => {
+  const [i, d] = [idle.loop, during.loop];
+  const used = (c: CpuShare) => `${c.machine} (server ${c.server}, bench ${c.bench}, other ${c.other})`;
+  return `CPUs busy of ${during.cpu.cores}, idle / during: ${used(idle.cpu)} / ${used(during.cpu)}; server loop: longest gap ${i.gap.max} / ${d.gap.max} (p99 ${i.gap.p99} / ${d.gap.p99}), its own CPU in one gap at most ${i.cpu.max} / ${d.cpu.max} (p99 ${i.cpu.p99} / ${d.cpu.p99}), waiting for a core at most ${i.wait.max} / ${d.wait.max}; the prober's own loop (nice ${during.proberNice}) ${idle.proberLagMs} / ${during.proberLagMs}`;
+};
+
 async function stall(): Promise<BenchRow[]> {
   using tmp = tempDir('warren-bench-stall-');
+  // STALL_PROFILE=<dir> keeps each window's CPU profile of the server's main thread there.
+  const profiles = process.env.STALL_PROFILE;
+  const watchDir = profiles ?? join(tmp.dir, 'watch');
+  mkdirSync(watchDir, { recursive: true });
   const server = await startServer({
     dataDir: join(tmp.dir, 'data'),
-    env: {
-      WARREN_MAX_SESSIONS_PER_ZONE: '200',
-      LOG_LEVEL: 'warn',
-      ...(process.env.STALL_SERVER_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.STALL_SERVER_NODE_OPTIONS }
-        : {}),
-    },
+    env: { WARREN_MAX_SESSIONS_PER_ZONE: '200', LOG_LEVEL: 'warn', ...watchEnv(watchDir, !!profiles) },
   });
+  const watch = new LoopWatch(server.child.pid!, watchDir);
   const rows: BenchRow[] = [];
   try {
     await idle(server.url); // warm-up: connections, JIT
@@ -396,21 +484,21 @@ async function stall(): Promise<BenchRow[]> {
     for (const attack of attacks.filter((a) => !only || only.includes(a.name))) {
       process.stderr.write(`stall: ${attack.name} …\n`);
       await attack.setup(server);
-      const before = await idle(server.url);
-      const t = performance.now();
-      const work = attack.run(server);
-      const during = await probe(server.url, work, attack.maxMs);
-      const note = await work;
-      const s = ((performance.now() - t) / 1000).toFixed(1);
+      const before = await measure(server, watch, () => sleep(IDLE_MS), IDLE_MS);
+      const during = await measure(server, watch, () => attack.run(server), attack.maxMs);
+      const note = await during.work;
+      if (profiles)
+        process.stderr.write(`  profiles: idle ${before.loop.profile}, during ${during.loop.profile}\n`);
       await attack.teardown?.(server);
+      const [i, d] = [before.probes, during.probes];
       rows.push({
         name: attack.name,
-        value: round(during.p99, 1),
+        value: round(d.p99, 1),
         unit: 'ms p99',
-        baseline: round(before.p99, 1),
-        ratio: round(during.p99 / before.p99, 1),
+        baseline: round(i.p99, 1),
+        ratio: round(d.p99 / i.p99, 1),
         max: GOAL_MS,
-        note: `${attack.what}; ${s} s; idle p50 ${round(before.p50, 1)} ms, during p50 ${round(during.p50, 1)} max ${round(during.max, 0)} ms${note ? `; ${note}` : ''}`,
+        note: `${attack.what}; ${during.seconds.toFixed(1)} s; idle p50 ${round(i.p50, 1)} ms, during p50 ${round(d.p50, 1)} max ${round(d.max, 0)} ms; ${held(before, during)}${note ? `; ${note}` : ''}`,
       });
     }
   } finally {

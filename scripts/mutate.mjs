@@ -20,10 +20,14 @@ const survivors = [];
 let failed = false;
 for (const area of areas) {
   const t0 = Date.now();
-  const run = spawnSync(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', ...flags], {
-    stdio: 'inherit',
-    env: { ...process.env, MUTATE_AREA: area, WARREN_TEST_PG_URL: 'postgres://127.0.0.1:1/none' },
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', ...flags],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, MUTATE_AREA: area, WARREN_TEST_PG_URL: 'postgres://127.0.0.1:1/none' },
+    },
+  );
   const seconds = Math.round((Date.now() - t0) / 1000);
   if (run.status !== 0) {
     failed = true;

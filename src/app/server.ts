@@ -9,6 +9,7 @@ import { buildHttpServer } from '../surfaces/http/server.ts';
 import { ToolCatalog } from '../surfaces/mcp/catalog.ts';
 import { ZoneSockets } from '../surfaces/mcp/socket.ts';
 import { Warren } from '../syscalls/warren.ts';
+import { slowStep } from '../util/slow-step.ts';
 
 /**
  * The configuration loader, from the same bundle: `warren serve` reads its settings with it, so
@@ -137,12 +138,12 @@ async function serveLocked(
         http.server.closeAllConnections();
       }, graceMs);
       try {
-        await http.close();
+        await slowStep(log, 'shutdown: closing HTTP', () => http.close());
       } finally {
         clearTimeout(cut);
       }
       try {
-        await sockets.close();
+        await slowStep(log, 'shutdown: closing sockets', () => sockets.close());
         await warren.close();
       } finally {
         lock.release();

@@ -7,13 +7,16 @@ import {
   type QueryResult,
   SqliteDialect,
 } from 'kysely';
+import { LOWER_OWN_PRIORITY } from '../util/thread-priority.ts';
 
 /**
  * The worker: its own connection to the database file, read-only (`query_only`), a query at
  * a time. Inline (an eval worker loading better-sqlite3 by resolved path, as the checkpoint
- * worker does) so it runs the same from TypeScript sources and from the bundled build.
+ * worker does) so it runs the same from TypeScript sources and from the bundled build. The
+ * reads it runs are callers' searches: its thread runs at a lower priority than the
+ * server's (thread-priority.ts).
  */
-const WORKER_SOURCE = `
+const WORKER_SOURCE = `${LOWER_OWN_PRIORITY}
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });

@@ -24,6 +24,7 @@ import { Store } from '../store/store.ts';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
+import { slowStep } from '../util/slow-step.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
 import { DATABASE_RETRY_AFTER_S } from '../vocab/unreachable.ts';
@@ -337,10 +338,10 @@ export class Warren implements Authority {
   }
 
   async close(): Promise<void> {
-    await this.plugins.stop();
-    await this.kernel.shutdown();
+    await slowStep(this.log, 'shutdown: stopping plugins', () => this.plugins.stop());
+    await slowStep(this.log, 'shutdown: stopping agents', () => this.kernel.shutdown());
     // After its agents stopped: the lease ends now and the other nodes take its sessions.
-    await this.cluster?.stop();
+    await slowStep(this.log, 'shutdown: leaving the cluster', async () => this.cluster?.stop());
     this.metrics?.close();
     // Finished spans are sent before the store closes; an exporter that cannot reach its
     // collector must not keep the server from stopping.

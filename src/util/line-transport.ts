@@ -3,6 +3,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorLine } from './error-line.ts';
+import { refuseConnection } from './refuse-connection.ts';
 
 /** Pieces smaller than this are copied into blocks of this size. */
 const BLOCK = 4096;
@@ -124,16 +125,12 @@ export class LineTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  /** Say why, then close: the peer reads the reason before its end of the socket closes. */
+  /** Say why and close (after the peer has read it: refuse-connection.ts). */
   private refuse(why: string): void {
     this.conn.off('data', this.onData);
-    // Read nothing more of it (reading only to discard would cost what the cap saves).
-    this.conn.pause();
     this.pieces = [];
     this.block = undefined;
     this.length = 0;
-    this.conn.end(errorLine(INVALID_REQUEST, why), () => void this.close());
-    // A peer that never reads would keep the socket open for the write above.
-    this.conn.setTimeout(1000, () => void this.close());
+    refuseConnection(this.conn, errorLine(INVALID_REQUEST, why));
   }
 }

@@ -3,6 +3,7 @@ import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorLine } from './error-line.ts';
+import { refuseConnection } from './refuse-connection.ts';
 import { UNIX_SOCKET_DEFAULTS, type UnixSocketLimits } from './socket-limits.ts';
 
 /** A JSON-RPC server error (the implementation-defined range). */
@@ -40,9 +41,7 @@ export class UnixMcpListeners {
       conn.on('error', () => conn.destroy());
       if (conns.size >= maxConnections) {
         const why = `this socket has ${maxConnections} connections open, the most it takes: connection refused`;
-        conn.pause();
-        conn.end(errorLine(SERVER_ERROR, why), () => conn.destroy());
-        conn.setTimeout(1000, () => conn.destroy());
+        refuseConnection(conn, errorLine(SERVER_ERROR, why));
         return;
       }
       conns.add(conn);

@@ -6,7 +6,9 @@ import { checkFolder } from '../../src/plugins/groups/names.ts';
 import { RouteIndex } from '../../src/plugins/groups/route-index.ts';
 import { refusal, toolsOf } from '../../src/plugins/groups/tiers.ts';
 import { globSteps } from '../../src/util/glob.ts';
+import { SliceGate } from '../../src/util/slice-gate.ts';
 import { WarrenError } from '../../src/vocab/errors.ts';
+import { turnsDuring } from '../helpers/loop-turns.ts';
 
 const invalidInput = (fn: () => unknown, re: RegExp) =>
   assert.throws(
@@ -153,27 +155,27 @@ describe('groups: the route index', () => {
     })).sort(byOrder);
     const index = new RouteIndex(routes);
     const msg = { room: field, sender: field };
-    /** How many times the event loop turned while `work` ran. */
-    const turnsDuring = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
-      let turns = 0;
-      let ticking = true;
-      const tick = () => {
-        turns++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
-      const out = await work();
-      ticking = false;
-      return [out, turns];
-    };
-    const [found, matching] = await turnsDuring(() => index.firstYielding(msg, 0));
+    const [found, matching] = await turnsDuring(() => index.firstYielding(msg, new SliceGate(0)));
     const [built, building] = await turnsDuring(() => RouteIndex.build(routes, 0));
     assert.equal(found?.id, 'r2999');
     assert.equal(index.first(msg)?.id, 'r2999');
     assert.equal(built.first(msg)?.id, 'r2999', 'an index built in slices answers the same');
     assert.ok(matching > 10, `the loop turned ${matching} times while 3,000 routes were matched`);
     assert.ok(building > 10, `the loop turned ${building} times while 3,000 routes were indexed`);
-    assert.equal(await index.firstYielding({ room: 'x' }, 0), null);
+    assert.equal(await index.firstYielding({ room: 'x' }, new SliceGate(0)), null);
+
+    // Many messages at once share the gate: with a slice of 0 the loop runs one piece (32
+    // routes) a turn for all of them together, not one per message. Each walks all 3,000.
+    const gate = new SliceGate(0);
+    const [answers, together] = await turnsDuring(() =>
+      Promise.all(Array.from({ length: 4 }, () => index.firstYielding(msg, gate))),
+    );
+    assert.deepEqual(
+      answers.map((r) => r?.id),
+      ['r2999', 'r2999', 'r2999', 'r2999'],
+    );
+    const pieces = Math.ceil(3000 / 32);
+    assert.ok(together >= 4 * pieces, `${together} loop turns for 4 × ${pieces} pieces`);
   });
 
   it('gives the same first match as walking every route, for random routes and messages', async () => {
@@ -223,7 +225,8 @@ describe('groups: the route index', () => {
           keys.filter(() => rnd(8) !== 0).map((k) => [k, values[k][rnd(values[k].length)]!]),
         );
         assert.equal(index.first(msg)?.id, firstMatch(routes, msg)?.id, JSON.stringify(msg));
-        if (i % 20 === 0) assert.equal((await index.firstYielding(msg, 0))?.id, firstMatch(routes, msg)?.id);
+        if (i % 20 === 0)
+          assert.equal((await index.firstYielding(msg, new SliceGate(0)))?.id, firstMatch(routes, msg)?.id);
       }
     }
     assert.equal(new RouteIndex([]).first({ room: '1' }), null);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Gone: no such process, or a zombie waiting for a reaper that is not us (in a container,
@@ -17,3 +17,22 @@ export function gone(pid: number): boolean {
     return true;
   }
 }
+
+/** Linux: each thread of this process by its id, with its nice value (threads keep their own). */
+export function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis start at the 3rd; nice is the 19th.
+      nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return nices;
+}
+
+/** The nice values of the threads that are in `after` and not in `before`. */
+export const newThreadNices = (before: Map<number, number>, after: Map<number, number>): number[] =>
+  [...after].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);

@@ -50,8 +50,25 @@ export interface StoreTarget {
   prepare(location: StoreLocation): Promise<void>;
 }
 
+/**
+ * Whether PostgreSQL answers (undefined) or why not. Tried three times: a process loading a
+ * shard of test files on a busy machine can miss one connect's deadline, and its every
+ * PostgreSQL suite would then fail (under CI) for a server that is there.
+ */
 async function probePostgres(url: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  const tries: string[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 500 * attempt));
+    const t0 = Date.now();
+    const why = await probeOnce(url);
+    if (why === undefined) return undefined;
+    tries.push(`${why} after ${Date.now() - t0} ms`);
+  }
+  return tries.join('; ');
+}
+
+async function probeOnce(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
   try {
     await client.connect();

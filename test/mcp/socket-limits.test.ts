@@ -130,7 +130,8 @@ describe('MCP unix socket limits (a real server)', () => {
     const bystander = await open();
     await works(bystander);
     const attacker = await open();
-    await flood(attacker, 4 * MAX_LINE);
+    // Far past the cap: the attacker is still writing when it is refused, and reads the reason anyway.
+    await flood(attacker, 64 * MAX_LINE);
     await closedByServer(attacker);
     const said = JSON.parse(attacker.lines[0] ?? '{}');
     assert.equal(said.id, null);
@@ -230,7 +231,8 @@ forEachWarren('MCP unix socket limits: a group socket', (t) => {
     await start(w, dir, 'main');
     const path = socketOf(dir, 'main');
     const attacker = await peer(path);
-    await flood(attacker, 4 * MAX_LINE);
+    // Far past the cap: the attacker is still writing when it is refused, and reads the reason anyway.
+    await flood(attacker, 64 * MAX_LINE);
     await closedByServer(attacker);
     assert.match(JSON.parse(attacker.lines[0] ?? '{}').error?.message ?? '', /longer than 65536 bytes/);
     const ok = await peer(path);

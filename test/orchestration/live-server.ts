@@ -55,7 +55,14 @@ export async function liveServer(opts: { db?: string } = {}): Promise<LiveServer
     cli,
     async ok(...args) {
       const r = await cli(...args);
-      assert.equal(r.code, 0, `warren ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
+      const c = server.child;
+      const state =
+        c.exitCode !== null || c.signalCode !== null ? `exited (${c.exitCode ?? c.signalCode})` : 'running';
+      assert.equal(
+        r.code,
+        0,
+        `warren ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}\nthe server is ${state}; its output:\n${server.output().slice(-3000)}`,
+      );
       return r.stdout;
     },
     insertTask(row) {

@@ -117,6 +117,9 @@ forEachWarren('task-shaped signals', (t) => {
     assert.equal((await waitTask(w, dep.id, 'complete')).result, 'after ran');
 
     // The lead: one line per outcome, waiting then complete for the asker, complete for the other.
+    // The dependent's outcome reaches the lead after the task completes: wait for its line (the
+    // lead may be idle already), then for the lead to be idle again, and read what it got.
+    await until(async () => taskLines(await inputsOf(w, l.session)).length >= 3);
     await waitStatus(w, l.session, 'idle');
     const lines = taskLines(await inputsOf(w, l.session));
     assert.deepEqual(lines, [

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { describe, it } from 'node:test';
 import { MatchPool } from '../../src/runtimes/script/match.ts';
 import { ScriptRuntime } from '../../src/runtimes/script/runtime.ts';
+import { UNTRUSTED_NICE_STEPS } from '../../src/util/thread-priority.ts';
 import { WarrenError } from '../../src/vocab/errors.ts';
+import { newThreadNices, threadNices } from '../helpers/processes.ts';
 import { fakeContext, whenReady } from './script-helpers.ts';
 
 /**
@@ -107,6 +110,20 @@ describe('wait.match runs under a time bound', () => {
     const until = Date.now() + 5000;
     while (threads() > base && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     assert.equal(threads(), base, 'the worker thread ended');
+  });
+
+  it("its thread gives way to the server's: a lower priority (Linux keeps one per thread)", {
+    skip: process.platform !== 'linux' && 'Linux only',
+  }, async () => {
+    const before = threadNices();
+    const m = new MatchPool(100, 64 * 1024);
+    try {
+      assert.equal(await m.test('a', 'a'), true);
+      const lower = Math.min(19, getPriority() + UNTRUSTED_NICE_STEPS);
+      assert.deepEqual(newThreadNices(before, threadNices()), [lower], 'the worker, niced below this thread');
+    } finally {
+      await m.close();
+    }
   });
 
   it('a script agent waiting on (a+)+$ passes over the evil input promptly and stays responsive', async () => {

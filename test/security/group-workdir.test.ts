@@ -46,7 +46,8 @@ it('a group agent works outside the data dir: ../../operator.key is not there; o
   const script = [
     `pwd -P > ${out}/pwd.tmp && mv ${out}/pwd.tmp ${out}/pwd`,
     `cat ../../operator.key > ${out}/key 2>/dev/null`,
-    `cat notes.txt > ${out}/notes 2>/dev/null`,
+    // Written aside, then renamed: the test reads it as soon as it exists.
+    `cat notes.txt > ${out}/notes.tmp 2>/dev/null; mv ${out}/notes.tmp ${out}/notes`,
     `echo '{"warren":"idle"}'`,
     'exec sleep 300',
   ].join('; ');

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -13,6 +13,8 @@ import { Store } from '../../src/store/store.ts';
 import { ReadTimeoutError } from '../../src/store/worker-reader.ts';
 import { systemClock } from '../../src/util/clock.ts';
 import { createIds } from '../../src/util/ids.ts';
+import { UNTRUSTED_NICE_STEPS } from '../../src/util/thread-priority.ts';
+import { newThreadNices, threadNices } from '../helpers/processes.ts';
 
 const threads = () => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
 
@@ -59,6 +61,24 @@ describe('the heavy reader (SQLite)', () => {
       const r = await counting(10).execute(store.heavyReader);
       assert.equal(r.rows[0]?.n, 10, 'a new worker took the next read');
       await assert.rejects(sql`create table u (x integer)`.execute(store.heavyReader), /only reads|readonly/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("runs at a lower priority than the server's thread (Linux keeps one per thread)", {
+    skip: process.platform !== 'linux' && 'Linux only',
+  }, async () => {
+    const store = await open('d');
+    try {
+      const before = threadNices();
+      await counting(10).execute(store.heavyReader);
+      const lower = Math.min(19, getPriority() + UNTRUSTED_NICE_STEPS);
+      assert.deepEqual(
+        newThreadNices(before, threadNices()),
+        [lower],
+        'the read worker, niced below this thread',
+      );
     } finally {
       await store.close();
     }

@@ -1,6 +1,7 @@
 import type { PluginTables } from '../../contract/plugin.ts';
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { LogEvent } from '../../store/events.ts';
+import { SliceGate } from '../../util/slice-gate.ts';
 import { eachYielding } from '../../util/yielding.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { Principal } from '../../vocab/principal.ts';
@@ -25,7 +26,10 @@ export type InboundResult =
   | { routed: true; routeId: string; group: string; sessionId: string; how: string }
   | { routed: false; unroutedId: string; reason: string };
 
-/** The most route matching holds the event loop at once (a zone may hold thousands of routes). */
+/**
+ * The most route matching holds the event loop at once (a zone may hold thousands of routes):
+ * per loop turn, all inbound messages together (`Inbound.gate`).
+ */
 const MATCH_SLICE_MS = 5;
 
 const ROUTE_EVENTS = new Set(['group.route_added', 'group.routes_set', 'group.route_deleted']);
@@ -38,6 +42,8 @@ const ROUTE_EVENTS = new Set(['group.route_added', 'group.routes_set', 'group.ro
 export class Inbound {
   /** Each zone's compiled routes; dropped when a route changes (on any node). */
   private readonly routes = new Map<string, Promise<RouteIndex<CompiledRoute>>>();
+  /** Every message's matching takes turns here: many callers at once share one slice a loop turn. */
+  private readonly gate = new SliceGate(MATCH_SLICE_MS);
 
   constructor(
     private readonly kernel: Kernel,
@@ -65,7 +71,7 @@ export class Inbound {
   }
 
   async receive(p: Principal, msg: InboundMessage): Promise<InboundResult> {
-    const route = await (await this.compiled(p.zone)).firstYielding(msg, MATCH_SLICE_MS);
+    const route = await (await this.compiled(p.zone)).firstYielding(msg, this.gate);
     const by = principalId(p);
     const summary = {
       platform: msg.platform,

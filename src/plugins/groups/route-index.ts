@@ -1,3 +1,4 @@
+import type { SliceGate } from '../../util/slice-gate.ts';
 import { eachYielding } from '../../util/yielding.ts';
 import { type CompiledRoute, compileMatch, MATCH_KEYS, type MatchKey, type Message } from './match.ts';
 
@@ -79,19 +80,16 @@ export class RouteIndex<R extends CompiledRoute> {
   }
 
   /**
-   * `first`, letting the event loop turn whenever matching has run `sliceMs` (checked every
-   * 32 routes): a zone of many routes costs a message more time, never a longer stall.
+   * `first`, in pieces of 32 candidate routes, each taking a turn through `gate` (shared by
+   * every message of the server): a zone of many routes costs a message more time, and many
+   * messages at once wait for each other, never a longer stall.
    */
-  async firstYielding(msg: Message, sliceMs: number): Promise<R | null> {
-    let slice = performance.now();
-    let n = 0;
+  async firstYielding(msg: Message, gate: SliceGate): Promise<R | null> {
     const next = this.candidates(msg);
+    let n = 0;
     for (let e = next(); e; e = next()) {
+      if (n++ % 32 === 0) await gate.turn();
       if (e.test(msg)) return e.route;
-      if (++n % 32 === 0 && performance.now() - slice >= sliceMs) {
-        await new Promise((r) => setImmediate(r));
-        slice = performance.now();
-      }
     }
     return null;
   }

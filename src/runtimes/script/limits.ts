@@ -15,7 +15,7 @@ export interface ScriptLimits {
   matchTimeoutMs: number;
   /**
    * The most one turn of the event loop spends running script steps (all agents' together,
-   * taking turns) before it polls for I/O again (step-gate.ts).
+   * taking turns) before it polls for I/O again (util/slice-gate.ts).
    */
   stepSliceMs: number;
 }

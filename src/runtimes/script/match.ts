@@ -1,11 +1,13 @@
 import { Worker } from 'node:worker_threads';
+import { LOWER_OWN_PRIORITY } from '../../util/thread-priority.ts';
 
 /**
  * The worker: a vm context made once, each pattern tested in it under the vm's timeout, so a
  * backtracking pattern is cut off inside the worker (which then goes on). Inline (an eval
- * worker) so it runs the same from TypeScript sources and from the bundled build.
+ * worker) so it runs the same from TypeScript sources and from the bundled build. Its thread
+ * runs at a lower priority than the server's (thread-priority.ts).
  */
-const WORKER_SOURCE = `
+const WORKER_SOURCE = `${LOWER_OWN_PRIORITY}
 const { parentPort } = require('node:worker_threads');
 const vm = require('node:vm');
 const context = vm.createContext({ pattern: '', input: '' });

@@ -1,15 +1,15 @@
+import { SliceGate } from '../../util/slice-gate.ts';
 import type { AgentContext, AgentHandle, AgentInput, Runtime } from '../types.ts';
 import { loadScript, type Script, type Step } from './format.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
 import { MatchPool } from './match.ts';
-import { StepGate } from './step-gate.ts';
 import { interpolate } from './vars.ts';
 
 /**
  * A built-in deterministic agent: it plays a script of syscalls as its session. Needs no
  * API key; the demo and the tests run on it. Its position is saved after every step, so a
  * resumed script continues where it stood (a step cut off by a crash runs again). Scripts run
- * in the server, so they share it: steps take turns on the event loop (step-gate.ts) and
+ * in the server, so they share it: steps take turns on the event loop (util/slice-gate.ts) and
  * `wait.match` patterns run in a worker thread (match.ts), both held here, one per runtime.
  */
 export class ScriptRuntime implements Runtime {
@@ -17,7 +17,7 @@ export class ScriptRuntime implements Runtime {
   readonly inProcess = true;
   private readonly limits: ScriptLimits;
   private readonly matcher: MatchPool;
-  private readonly gate: StepGate;
+  private readonly gate: SliceGate;
   /** The last few inline scripts parsed, by their text: a spawn's check and its start parse once. */
   private readonly parsed = new Map<string, Script>();
 
@@ -25,7 +25,7 @@ export class ScriptRuntime implements Runtime {
   constructor(limits: Partial<ScriptLimits> = {}) {
     this.limits = scriptLimits(limits);
     this.matcher = new MatchPool(this.limits.matchTimeoutMs, this.limits.maxMatchInput);
-    this.gate = new StepGate(this.limits.stepSliceMs);
+    this.gate = new SliceGate(this.limits.stepSliceMs);
   }
 
   private load(config: Record<string, unknown>): Script {
@@ -70,7 +70,7 @@ class ScriptAgent implements AgentHandle {
     private readonly ctx: AgentContext,
     private readonly script: Script,
     private readonly matcher: MatchPool,
-    private readonly gate: StepGate,
+    private readonly gate: SliceGate,
   ) {
     const saved = ctx.resumeState as { pc?: number; vars?: Record<string, unknown> } | null;
     this.pc = saved?.pc ?? 0;
