@@ -42,7 +42,7 @@ function once(confine: ConfineOptions | undefined, cwd: string): Promise<number>
 async function compare(network: 'full' | 'none', rounds = 30): Promise<BenchRow[]> {
   const name = network === 'full' ? 'spawnConfined' : 'spawnConfinedOffline';
   const bwrap = findBwrap();
-  const why = probeBwrap(bwrap);
+  const why = await probeBwrap(bwrap);
   if (why || !bwrap) return [{ name, value: Number.NaN, unit: 'ms', note: `skipped: ${why}` }];
   const dir = mkdtempSync(join(tmpdir(), 'warren-bench-contain-'));
   const cwd = join(dir, 'work');

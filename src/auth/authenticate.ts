@@ -33,9 +33,7 @@ export async function authenticate(
   // A session token has a JWT's three dot-separated parts too: its prefix decides first.
   if (auth.jwt && !bearer.startsWith('wst_') && looksLikeJwt(bearer)) return auth.jwt.verify(bearer);
   if (!bearer.startsWith('wst_')) {
-    const name = auth.operatorKeys
-      ? await auth.operatorKeys.verify(bearer)
-      : await verifyOperatorKey(auth.store, bearer);
+    const name = await operatorOfKey(auth, bearer);
     if (!name) throw unauthenticated('invalid API key');
     return { kind: 'operator', name, zone: zone || DEFAULT_ZONE };
   }
@@ -58,6 +56,14 @@ export async function authenticate(
     depth: row.depth,
     tools: auth.toolsOf(row.tools, row.depth),
   };
+}
+
+/**
+ * The operator a live key belongs to, or null: the one check of an operator key, for a bearer
+ * credential and a browser's login alike (through the node's cache when it may keep one).
+ */
+export function operatorOfKey(auth: Authority, key: string): Promise<string | null> {
+  return auth.operatorKeys ? auth.operatorKeys.verify(key) : verifyOperatorKey(auth.store, key);
 }
 
 export function bearerOf(header: string | undefined): string | undefined {

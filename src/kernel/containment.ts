@@ -17,6 +17,14 @@ import type { NetworkGrant } from './grants.ts';
  */
 export type ContainmentSetting = 'auto' | 'bwrap' | 'none';
 
+/** Until the kernel has decided (in its start), nothing is confined: agents that run shells are refused. */
+export const undecided = (): ContainmentState => ({
+  setting: 'auto',
+  inForce: 'unavailable',
+  bwrap: null,
+  reason: 'containment is decided when the kernel starts',
+});
+
 /** What this node does, decided once at start. */
 export interface ContainmentState {
   setting: ContainmentSetting;
@@ -34,10 +42,14 @@ export interface SessionContainment {
   network?: NetworkGrant;
 }
 
-export function resolveContainment(setting: ContainmentSetting): ContainmentState {
+/**
+ * Decides how this node confines agents: probes bubblewrap (a child process) unless the
+ * setting is `none`. Rejects for `bwrap` where bubblewrap cannot make a sandbox.
+ */
+export async function resolveContainment(setting: ContainmentSetting): Promise<ContainmentState> {
   if (setting === 'none') return { setting, inForce: 'none', bwrap: null, reason: 'containment: none' };
   const bwrap = findBwrap();
-  const reason = probeBwrap(bwrap);
+  const reason = await probeBwrap(bwrap);
   if (reason === null) return { setting, inForce: 'bwrap', bwrap, reason: null };
   if (setting === 'bwrap') {
     throw new Error(`containment: bwrap, but ${reason} (install bubblewrap, or set containment: none)`);

@@ -3,6 +3,7 @@ import { renderInput } from '../runtimes/types.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { FdsTable } from '../store/schema.ts';
 import type { Core } from './core.ts';
+import { Handed } from './handed.ts';
 import { recordInput } from './input-record.ts';
 import { canRead, type MessageView } from './records.ts';
 import { isInit } from './zones.ts';
@@ -177,7 +178,7 @@ class Pump {
   /** Handed over, waiting for the end of the turn that takes them. */
   private inflight = new Map<string, number>();
   /** What was handed over, by seq: the fd it came on (see `Delivery.inputRecord`). */
-  private handed = new Map<number, number>();
+  private readonly handed = new Handed(MAX_HANDED);
   private more = false;
   private loading = false;
 
@@ -240,12 +241,7 @@ class Pump {
     }
     const messages = coalesce(batch.map(({ fd, event }) => toDelivered(fd, event, this.core)));
     // Remembered first: an agent may report the input it took from inside `deliver`.
-    for (const m of messages) this.handed.set(m.seq, m.fd);
-    // Oldest first out (a Map keeps insertion order).
-    for (const seq of this.handed.keys()) {
-      if (this.handed.size <= MAX_HANDED) break;
-      this.handed.delete(seq);
-    }
+    for (const m of messages) this.handed.remember(m.seq, m.fd);
     // Handed over now; acknowledged (and so persisted) when the turn that takes them ends.
     this.handle.deliver({ messages, text: renderInput(messages) });
     if (this.core.observers.length > 0) {
@@ -264,9 +260,7 @@ class Pump {
 
   /** The fd number a message was handed over on, or undefined when this pump did not hand it over. */
   handedFd(seq: number): number | undefined {
-    const fd = this.handed.get(seq);
-    this.handed.delete(seq);
-    return fd;
+    return this.handed.take(seq);
   }
 
   takeInflight(): Map<string, number> {
@@ -282,10 +276,8 @@ class Pump {
  * cursors move with the batch.
  */
 export function coalesce(messages: DeliveredMessage[]): DeliveredMessage[] {
-  const childOf = (m: DeliveredMessage) =>
-    m.kind === 'signal' && m.signal === 'SIGCHLD'
-      ? (m.data as { child?: unknown } | undefined)?.child
-      : undefined;
+  // Most inputs hold no SIGCHLD (a room's messages): every delivery pays only this scan.
+  if (!messages.some((m) => childOf(m) !== undefined)) return messages;
   const seen = new Set<unknown>();
   const kept: DeliveredMessage[] = [];
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -299,6 +291,12 @@ export function coalesce(messages: DeliveredMessage[]): DeliveredMessage[] {
   }
   return kept.reverse();
 }
+
+/** The child a SIGCHLD is about, else undefined. */
+const childOf = (m: DeliveredMessage): unknown =>
+  m.kind === 'signal' && m.signal === 'SIGCHLD'
+    ? (m.data as { child?: unknown } | undefined)?.child
+    : undefined;
 
 function toDelivered(fd: FdsTable, e: LogEvent, core: Core): DeliveredMessage {
   const p = e.payload as { text?: string; kind?: 'message' | 'signal'; signal?: string; data?: unknown };

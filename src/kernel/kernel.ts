@@ -14,7 +14,7 @@ import { readableSession } from './access.ts';
 import { endOrphans, recover } from './boot.ts';
 import { WallTimers } from './breach.ts';
 import { defaultKernelConfig, type KernelConfig } from './config.ts';
-import { resolveContainment } from './containment.ts';
+import { type ContainmentState, resolveContainment } from './containment.ts';
 import type { KernelContext } from './context.ts';
 import { Delivery } from './delivery.ts';
 import { environmentSessions, suspendedSessions } from './environment-sessions.ts';
@@ -28,14 +28,7 @@ import * as listing from './listing.ts';
 import { sessionById } from './lookup.ts';
 import { type NodeRole, soloNode } from './node.ts';
 import type { KernelObserver } from './observer.ts';
-import {
-  createOperatorKey,
-  firstOperator,
-  listOperatorKeys,
-  operatorHoldsKey,
-  revokeOperatorKey,
-  verifyOperatorKey,
-} from './operator-keys.ts';
+import { createOperatorKey, listOperatorKeys, revokeOperatorKey } from './operator-keys.ts';
 import {
   checkPersona,
   deletePersona,
@@ -94,6 +87,12 @@ export interface KernelOptions {
   log?: Log;
   /** The current call's W3C trace context, when tracing is on (agents get it as TRACEPARENT). */
   traceContext?: () => string | undefined;
+  /**
+   * How agents are confined, being decided (`resolveContainment` of `config.containment`),
+   * when the assembly started it early so the probe runs while the store opens; by default
+   * the kernel starts it itself. Awaited by `start`.
+   */
+  containment?: Promise<ContainmentState>;
 }
 
 /**
@@ -123,6 +122,8 @@ export class Kernel {
   private startedAt = 0;
   private unwatch: (() => void) | undefined;
   private readonly runtimes: RuntimeRegistry;
+  /** The bubblewrap probe in flight (a child process), awaited by `start`. */
+  private readonly containmentDecided: Promise<ContainmentState>;
 
   constructor(opts: KernelOptions) {
     this.store = opts.store;
@@ -158,14 +159,9 @@ export class Kernel {
     k.delivery = new Delivery(k);
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
-    // Decided once, before any agent starts: a `bwrap` setting without bubblewrap throws here.
-    k.supervisor.containment = resolveContainment(this.config.containment);
-    if (k.supervisor.containment.inForce === 'unavailable') {
-      k.log.warn(
-        { containment: this.config.containment, reason: k.supervisor.containment.reason },
-        'no confinement for agents: agents that can run shell commands will be refused (set containment: none to run them unconfined)',
-      );
-    }
+    this.containmentDecided = opts.containment ?? resolveContainment(this.config.containment);
+    // `start` reports a failed decision; until then it must not count as unhandled.
+    this.containmentDecided.catch(() => {});
     if (opts.toolsOf) k.supervisor.toolsOf = opts.toolsOf;
     this.k = k;
     this.reconciler = new Reconciler(k, {
@@ -188,6 +184,19 @@ export class Kernel {
   async start(opts: { deferResume?: boolean } = {}): Promise<void> {
     if (this.started) return;
     this.started = true;
+    // Decided once, before anything here can start an agent: `bwrap` without bubblewrap fails.
+    try {
+      this.k.supervisor.containment = await this.containmentDecided;
+    } catch (error) {
+      this.started = false;
+      throw error;
+    }
+    if (this.k.supervisor.containment.inForce === 'unavailable') {
+      this.k.log.warn(
+        { containment: this.config.containment, reason: this.k.supervisor.containment.reason },
+        'no confinement for agents: agents that can run shell commands will be refused (set containment: none to run them unconfined)',
+      );
+    }
     this.startedAt = this.clock.now();
     this.unwatch = this.store.writer.onBatch(this.commits.observe);
     await this.store.writer.write(async (tx) => ensureZone(tx, DEFAULT_ZONE));
@@ -366,12 +375,6 @@ export class Kernel {
   operatorKeyList = () => listOperatorKeys(this.store);
   /** Revoke an operator key (the last live one is kept). */
   operatorKeyRevoke = (by: Principal, id: string) => revokeOperatorKey(this.store, id, principalId(by));
-  /** The operator a key belongs to (a live key's), or null. */
-  operatorOfKey = (key: string) => verifyOperatorKey(this.store, key);
-  /** True while `name` holds a live key. */
-  operatorHoldsKey = (name: string) => operatorHoldsKey(this.store, name);
-  /** The first live key's operator, or null. */
-  firstOperator = () => firstOperator(this.store);
 
   /** Every zone's id (a server opens a socket per zone). */
   zoneIds = async (): Promise<string[]> =>

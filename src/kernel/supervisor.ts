@@ -10,6 +10,7 @@ import {
   type SessionContainment,
   type SessionNetwork,
   sessionContainment,
+  undecided,
 } from './containment.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
@@ -57,8 +58,8 @@ export class Supervisor {
   private closing = false;
   /** Where agents run: this node's runtimes, and the environments plugins provide (runners). */
   readonly environments: Environments;
-  /** How this node confines agent processes (set by the kernel at construction). */
-  containment: ContainmentState = { setting: 'none', inForce: 'none', bwrap: null, reason: null };
+  /** How this node confines agent processes (set by the kernel's start; until then, fail closed). */
+  containment: ContainmentState = undecided();
   /** The last `resumeAll`: how many of how many have been tried (`warren status`). */
   resuming = { done: 0, total: 0 };
   invoke: SyscallInvoker = async () => {

@@ -1,5 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
 import type { Authority } from '../auth/authenticate.ts';
+import { BrowserLogin } from '../auth/browser-login.ts';
 import { BrowserSessions } from '../auth/browser-sessions.ts';
 import { type JwtOptions, JwtVerifier } from '../auth/jwt.ts';
 import { OperatorKeyCache } from '../auth/key-cache.ts';
@@ -9,7 +10,8 @@ import { Cluster } from '../cluster/cluster.ts';
 import { type ClusterConfig, defaultClusterConfig } from '../cluster/config.ts';
 import { deriveNodeId } from '../cluster/node-id.ts';
 import type { InputLimits, SyscallContext } from '../contract/syscall.ts';
-import type { KernelConfig } from '../kernel/config.ts';
+import { defaultKernelConfig, type KernelConfig } from '../kernel/config.ts';
+import { resolveContainment } from '../kernel/containment.ts';
 import { Kernel } from '../kernel/kernel.ts';
 import { loadSecretsKey } from '../kernel/secrets-key.ts';
 import type { WarrenMetrics } from '../observability/metrics.ts';
@@ -102,7 +104,7 @@ export class Warren implements Authority {
     /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
     readonly cluster: Cluster | null,
   ) {
-    this.browserSessions = new BrowserSessions(store, kernel.clock, kernel.ids);
+    this.browser = new BrowserLogin(this, new BrowserSessions(store, kernel.clock, kernel.ids));
     this.dispatchPolicy = { gate, limits, absent: plugins.absent, self: (name) => plugins.instance(name) };
     this.contributions = new Contributions(plugins.loaded, {
       table,
@@ -116,8 +118,8 @@ export class Warren implements Authority {
 
   /** What the plugins offer besides syscalls (completions, resources, prompts), through the gate. */
   readonly contributions: Contributions;
-  /** Browser logins (cookie sessions and one-time login links); they only name an operator. */
-  readonly browserSessions: BrowserSessions;
+  /** Browser logins (cookie sessions, one-time login links): each names an operator, as its key does. */
+  readonly browser: BrowserLogin;
 
   static async open(opts: WarrenOptions = {}): Promise<Warren> {
     const clock = opts.clock ?? systemClock;
@@ -125,6 +127,10 @@ export class Warren implements Authority {
     const log = opts.log ?? stderrLog;
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const clusterConfig = { ...defaultClusterConfig(), ...opts.cluster };
+    // The bubblewrap probe is a child process: it runs while the store opens and migrates
+    // (the kernel awaits it in its start; a failure is reported there).
+    const containment = resolveContainment(opts.kernel?.containment ?? defaultKernelConfig().containment);
+    containment.catch(() => {});
     if (clusterConfig.mode === 'on' && !isPostgresUrl(url)) {
       throw new Error(
         'several nodes need PostgreSQL (--db postgres://…): a SQLite file belongs to one node (docs/scaling.md)',
@@ -188,6 +194,7 @@ export class Warren implements Authority {
         ...opts.kernel,
       },
       log,
+      containment,
       ...(tracer ? { traceContext: () => tracer.traceparent() } : {}),
     });
     const limits = { ...DEFAULT_LIMITS, ...opts.limits };

@@ -200,6 +200,18 @@ describe('what a surface reaches', () => {
   const surfaces = sourceFiles('src/surfaces');
   const text = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 
+  // Keys and browser sessions are read by auth/ alone (authenticate.ts, browser-login.ts):
+  // a surface that read them would be a second, drifting authentication path.
+  const AUTH_READS = ['src/kernel/operator-keys.ts', 'src/auth/browser-sessions.ts'];
+  it('authenticates through auth/ only: it imports no operator-key or browser-session reads', () => {
+    const edges = surfaces.flatMap((f) => importsOf(f));
+    assert.deepEqual(
+      edges.filter((e) => AUTH_READS.includes(e.to)).map((e) => `${e.from} imports ${e.to}`),
+      [],
+    );
+    assert.ok(edges.some((e) => e.to === 'src/auth/authenticate.ts'), 'the HTTP surface authenticates');
+  });
+
   it('goes through the door: no store, and no table named (the kernel and the syscalls read them)', () => {
     const reach = /\bwarren\.store\b|\bstore\.(?:reader|writer|log)\b/;
     const sideDoors = surfaces.flatMap((f) => [

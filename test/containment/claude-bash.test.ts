@@ -15,7 +15,7 @@ import {
 import { until } from '../helpers/warrens.ts';
 import { bwrapMissing, type Confined, confined } from './harness.ts';
 
-const skip = bwrapMissing();
+const skip = await bwrapMissing();
 
 describe('a confined claude-code agent with Bash', { skip: skip ?? false }, () => {
   let w: Confined;

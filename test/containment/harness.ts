@@ -14,8 +14,8 @@ import { skipUnless } from '../helpers/system-tools.ts';
 import { until } from '../helpers/warrens.ts';
 
 /** Why the containment tests cannot run here (null: they can). Under CI that is a failure. */
-export function bwrapMissing(): string | null {
-  return skipUnless('containment (bubblewrap)', probeBwrap()) || null;
+export async function bwrapMissing(): Promise<string | null> {
+  return skipUnless('containment (bubblewrap)', await probeBwrap()) || null;
 }
 
 export interface Confined {

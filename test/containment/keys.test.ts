@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bwrapMissing, type Confined, confined } from './harness.ts';
 
-const skip = bwrapMissing();
+const skip = await bwrapMissing();
 
 const ATTACK = `
 for f in operator.key secret secrets.key warren.db; do

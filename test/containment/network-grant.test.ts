@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { until } from '../helpers/warrens.ts';
 import { bwrapMissing, type Confined, confined } from './harness.ts';
 
-const skip = bwrapMissing();
+const skip = await bwrapMissing();
 
 /** Connects to AGENT_PORT, calls warren, and (with SPAWN) spawns itself twice: asking for full, and not asking. */
 const AGENT = `

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bwrapMissing, type Confined, confined } from './harness.ts';
 
-const skip = bwrapMissing();
+const skip = await bwrapMissing();
 
 const AGENT = `
 const say = (s) => process.stdout.write(s + '\\n');

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { until } from '../helpers/warrens.ts';
 import { alive, bwrapMissing, type Confined, confined, hostPids } from './harness.ts';
 
-const skip = bwrapMissing();
+const skip = await bwrapMissing();
 
 const SNOOP = `
 if grep -l "$NEEDLE_A$NEEDLE_B" /proc/[0-9]*/environ >/dev/null 2>&1; then echo "FOUND environ"; else echo "NOT FOUND environ"; fi

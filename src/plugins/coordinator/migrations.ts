@@ -1,10 +1,12 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
+import { renameOld } from '../../store/renames.ts';
 
 /**
  * The coordinator's tables: the agent-session extension, the transactional outbox, services,
- * invocations and delegations. 001 and 002 created them as `coord_…`; 003 names them for the
- * plugin. A migration never changes once shipped: a new one is appended.
+ * invocations and delegations. 001 and 002 make them under their current names
+ * (`coordinator_…`; indexes keep the `coord_…` names they always had); a database made before
+ * `003_plugin_prefix` holds some or all of them as `coord_…`, and 003 renames those there.
  */
 export function coordinatorMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
@@ -12,7 +14,7 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
     '001_agents_outbox': {
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
-          .createTable('coord_agents')
+          .createTable('coordinator_agents')
           .addColumn('session_id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('application_id', 'text', (c) => c.notNull())
@@ -33,29 +35,33 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
         // Limits count live agents per zone, application and parent; listings page by id.
         await db.schema
           .createIndex('coord_agents_zone_app')
-          .on('coord_agents')
+          .on('coordinator_agents')
           .columns(['zone', 'application_id', 'status'])
           .execute();
         await db.schema
           .createIndex('coord_agents_zone_status')
-          .on('coord_agents')
+          .on('coordinator_agents')
           .columns(['zone', 'status'])
           .execute();
-        await db.schema.createIndex('coord_agents_parent').on('coord_agents').column('parent_id').execute();
+        await db.schema
+          .createIndex('coord_agents_parent')
+          .on('coordinator_agents')
+          .column('parent_id')
+          .execute();
         await db.schema
           .createIndex('coord_agents_zone_id')
-          .on('coord_agents')
+          .on('coordinator_agents')
           .columns(['zone', 'session_id'])
           .execute();
         // One creation per key in a zone, whatever the callers (the database says so too).
         await db.schema
           .createIndex('coord_agents_idem')
-          .on('coord_agents')
+          .on('coordinator_agents')
           .columns(['zone', 'idempotency_key'])
           .unique()
           .execute();
         await db.schema
-          .createTable('coord_outbox')
+          .createTable('coordinator_outbox')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('topic', 'text', (c) => c.notNull())
@@ -72,7 +78,7 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
         // The publisher reads pending rows oldest first; retention drops old delivered ones.
         await db.schema
           .createIndex('coord_outbox_status')
-          .on('coord_outbox')
+          .on('coordinator_outbox')
           .columns(['status', 'created_at', 'id'])
           .execute();
       },
@@ -80,7 +86,7 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
     '002_services_invocations_delegations': {
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
-          .createTable('coord_services')
+          .createTable('coordinator_services')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('agent_id', 'text', (c) => c.notNull())
@@ -99,22 +105,22 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
           .execute();
         await db.schema
           .createIndex('coord_services_endpoint')
-          .on('coord_services')
+          .on('coordinator_services')
           .columns(['zone', 'application_id', 'endpoint_url'])
           .unique()
           .execute();
         await db.schema
           .createIndex('coord_services_agent')
-          .on('coord_services')
+          .on('coordinator_services')
           .columns(['zone', 'agent_id'])
           .execute();
         await db.schema
           .createIndex('coord_services_heartbeat')
-          .on('coord_services')
+          .on('coordinator_services')
           .columns(['silent', 'last_heartbeat_at'])
           .execute();
         await db.schema
-          .createTable('coord_invocations')
+          .createTable('coordinator_invocations')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('service_id', 'text', (c) => c.notNull())
@@ -140,27 +146,27 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
         // A duplicate enqueue finds the first (the database refuses a second row).
         await db.schema
           .createIndex('coord_invocations_idem')
-          .on('coord_invocations')
+          .on('coordinator_invocations')
           .columns(['zone', 'service_id', 'idempotency_key'])
           .unique()
           .execute();
         await db.schema
           .createIndex('coord_invocations_status')
-          .on('coord_invocations')
+          .on('coordinator_invocations')
           .columns(['status', 'next_attempt_at'])
           .execute();
         await db.schema
           .createIndex('coord_invocations_deadline')
-          .on('coord_invocations')
+          .on('coordinator_invocations')
           .columns(['status', 'deadline_at'])
           .execute();
         await db.schema
           .createIndex('coord_invocations_target')
-          .on('coord_invocations')
+          .on('coordinator_invocations')
           .columns(['target_session_id', 'status'])
           .execute();
         await db.schema
-          .createTable('coord_delegations')
+          .createTable('coordinator_delegations')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('source_agent_id', 'text', (c) => c.notNull())
@@ -173,17 +179,17 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
           .execute();
         await db.schema
           .createIndex('coord_delegations_target')
-          .on('coord_delegations')
+          .on('coordinator_delegations')
           .columns(['zone', 'target_agent_id'])
           .execute();
         await db.schema
           .createIndex('coord_delegations_parent')
-          .on('coord_delegations')
+          .on('coordinator_delegations')
           .column('parent_edge_id')
           .execute();
         await db.schema
           .createIndex('coord_delegations_created')
-          .on('coord_delegations')
+          .on('coordinator_delegations')
           .column('created_at')
           .execute();
       },
@@ -192,9 +198,13 @@ export function coordinatorMigrations(kind: DialectKind): Record<string, Migrati
     // kept (no migration or query names an index, so theirs stay as created).
     '003_plugin_prefix': {
       async up(db: Kysely<unknown>): Promise<void> {
-        for (const name of ['agents', 'outbox', 'services', 'invocations', 'delegations']) {
-          await db.schema.alterTable(`coord_${name}`).renameTo(`coordinator_${name}`).execute();
-        }
+        await renameOld(
+          db,
+          kind,
+          ['agents', 'outbox', 'services', 'invocations', 'delegations'].map(
+            (name) => [`coord_${name}`, `coordinator_${name}`] as const,
+          ),
+        );
       },
     },
   };

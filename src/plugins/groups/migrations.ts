@@ -1,7 +1,12 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
+import { renameOld } from '../../store/renames.ts';
 
-/** The groups plugin's tables: groups, routes and the unrouted inbox. */
+/**
+ * The groups plugin's tables: groups, routes and the unrouted inbox. `001_groups` makes them
+ * under their current names (indexes keep the names they always had); a database made before
+ * `002_prefixed_tables` holds their first names, and 002 renames them there.
+ */
 export function groupsMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
   return {
@@ -23,7 +28,7 @@ export function groupsMigrations(kind: DialectKind): Record<string, Migration> {
         // Session events find their group by session.
         await db.schema.createIndex('groups_session').on('groups').column('session_id').execute();
         await db.schema
-          .createTable('group_routes')
+          .createTable('groups_routes')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('seq', big, (c) => c.notNull())
@@ -34,11 +39,11 @@ export function groupsMigrations(kind: DialectKind): Record<string, Migration> {
           .execute();
         await db.schema
           .createIndex('group_routes_order')
-          .on('group_routes')
+          .on('groups_routes')
           .columns(['zone', 'seq', 'id'])
           .execute();
         await db.schema
-          .createTable('group_unrouted')
+          .createTable('groups_unrouted')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('platform', 'text', (c) => c.notNull())
@@ -53,7 +58,7 @@ export function groupsMigrations(kind: DialectKind): Record<string, Migration> {
           .execute();
         await db.schema
           .createIndex('group_unrouted_zone')
-          .on('group_unrouted')
+          .on('groups_unrouted')
           .columns(['zone', 'id'])
           .execute();
       },
@@ -61,8 +66,10 @@ export function groupsMigrations(kind: DialectKind): Record<string, Migration> {
     // A plugin's tables carry its name: renamed in place, rows and indexes kept.
     '002_prefixed_tables': {
       async up(db: Kysely<unknown>): Promise<void> {
-        await db.schema.alterTable('group_routes').renameTo('groups_routes').execute();
-        await db.schema.alterTable('group_unrouted').renameTo('groups_unrouted').execute();
+        await renameOld(db, kind, [
+          ['group_routes', 'groups_routes'],
+          ['group_unrouted', 'groups_unrouted'],
+        ]);
       },
     },
   };

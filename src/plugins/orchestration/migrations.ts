@@ -1,5 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
+import { nameBeforeRename, renameOld } from '../../store/renames.ts';
 
 /** Each table's first name, and the name it carries now: the plugin's own prefix. */
 export const ORCHESTRATION_RENAMES = [
@@ -11,7 +12,9 @@ export const ORCHESTRATION_RENAMES = [
 
 /**
  * The orchestration plugin's tables: tasks, their dependencies, escalations, durable
- * attachments. Created under their first names; `003_prefixed_names` renames them.
+ * attachments. `001_tasks` makes them under their current names (indexes keep the names they
+ * always had); a database made before `003_prefixed_names` holds their first names, and 003
+ * renames them there (store/renames.ts).
  */
 export function orchestrationMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
@@ -19,7 +22,7 @@ export function orchestrationMigrations(kind: DialectKind): Record<string, Migra
     '001_tasks': {
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
-          .createTable('tasks')
+          .createTable('orchestration_tasks')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('parent_id', 'text')
@@ -44,19 +47,27 @@ export function orchestrationMigrations(kind: DialectKind): Record<string, Migra
           .execute();
         // Dispatch and listings select by status; SIGCHLD and adoption walk parents; a
         // session's events find their task.
-        await db.schema.createIndex('tasks_zone_status').on('tasks').columns(['zone', 'status']).execute();
-        await db.schema.createIndex('tasks_status').on('tasks').column('status').execute();
-        await db.schema.createIndex('tasks_parent').on('tasks').column('parent_id').execute();
-        await db.schema.createIndex('tasks_session').on('tasks').column('session_id').execute();
         await db.schema
-          .createTable('task_deps')
+          .createIndex('tasks_zone_status')
+          .on('orchestration_tasks')
+          .columns(['zone', 'status'])
+          .execute();
+        await db.schema.createIndex('tasks_status').on('orchestration_tasks').column('status').execute();
+        await db.schema.createIndex('tasks_parent').on('orchestration_tasks').column('parent_id').execute();
+        await db.schema.createIndex('tasks_session').on('orchestration_tasks').column('session_id').execute();
+        await db.schema
+          .createTable('orchestration_task_deps')
           .addColumn('task_id', 'text', (c) => c.notNull())
           .addColumn('depends_on', 'text', (c) => c.notNull())
           .addPrimaryKeyConstraint('task_deps_pk', ['task_id', 'depends_on'])
           .execute();
-        await db.schema.createIndex('task_deps_depends_on').on('task_deps').column('depends_on').execute();
         await db.schema
-          .createTable('escalations')
+          .createIndex('task_deps_depends_on')
+          .on('orchestration_task_deps')
+          .column('depends_on')
+          .execute();
+        await db.schema
+          .createTable('orchestration_escalations')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('task_id', 'text', (c) => c.notNull())
@@ -71,12 +82,16 @@ export function orchestrationMigrations(kind: DialectKind): Record<string, Migra
           .execute();
         await db.schema
           .createIndex('escalations_zone_status')
-          .on('escalations')
+          .on('orchestration_escalations')
           .columns(['zone', 'status'])
           .execute();
-        await db.schema.createIndex('escalations_task').on('escalations').column('task_id').execute();
         await db.schema
-          .createTable('task_attachments')
+          .createIndex('escalations_task')
+          .on('orchestration_escalations')
+          .column('task_id')
+          .execute();
+        await db.schema
+          .createTable('orchestration_task_attachments')
           .addColumn('task_id', 'text', (c) => c.notNull())
           .addColumn('stream_id', 'text', (c) => c.notNull())
           .addColumn('zone', 'text', (c) => c.notNull())
@@ -92,25 +107,21 @@ export function orchestrationMigrations(kind: DialectKind): Record<string, Migra
     // own size however many escalations a zone holds.
     '002_inbox_paging': {
       async up(db: Kysely<unknown>): Promise<void> {
+        const escalations = await nameBeforeRename(db, kind, ['escalations', 'orchestration_escalations']);
         await db.schema
           .createIndex('escalations_zone_status_id')
-          .on('escalations')
+          .on(escalations)
           .columns(['zone', 'status', 'id'])
           .execute();
-        await db.schema
-          .createIndex('escalations_zone_id')
-          .on('escalations')
-          .columns(['zone', 'id'])
-          .execute();
+        await db.schema.createIndex('escalations_zone_id').on(escalations).columns(['zone', 'id']).execute();
       },
     },
     // Every table carries the plugin's name (`orchestration_…`), as the kernel's and other
     // plugins' tables never do: renamed in place on both backends, rows, keys and indexes
-    // kept (the indexes keep their names; nothing names them).
+    // kept (the indexes keep their names; nothing names them). A fresh database has them so.
     '003_prefixed_names': {
       async up(db: Kysely<unknown>): Promise<void> {
-        for (const [from, to] of ORCHESTRATION_RENAMES)
-          await db.schema.alterTable(from).renameTo(to).execute();
+        await renameOld(db, kind, ORCHESTRATION_RENAMES);
       },
     },
   };

@@ -1,14 +1,19 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
+import { renameOld } from '../../store/renames.ts';
 
-/** The scheduling plugin's tables: its schedules and the log of their fires. */
+/**
+ * The scheduling plugin's tables: its schedules and the log of their fires. `001_schedules`
+ * makes them under their current names (indexes keep the names they always had); a database
+ * made before `002_prefixed_tables` holds their first names, and 002 renames them there.
+ */
 export function schedulingMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
   return {
     '001_schedules': {
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
-          .createTable('schedules')
+          .createTable('scheduling_schedules')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('name', 'text', (c) => c.notNull())
@@ -35,12 +40,16 @@ export function schedulingMigrations(kind: DialectKind): Record<string, Migratio
         // The firing pass and the timer select the earliest due enabled schedules.
         await db.schema
           .createIndex('schedules_due')
-          .on('schedules')
+          .on('scheduling_schedules')
           .columns(['enabled', 'next_fire_at'])
           .execute();
-        await db.schema.createIndex('schedules_zone_id').on('schedules').columns(['zone', 'id']).execute();
         await db.schema
-          .createTable('schedule_fires')
+          .createIndex('schedules_zone_id')
+          .on('scheduling_schedules')
+          .columns(['zone', 'id'])
+          .execute();
+        await db.schema
+          .createTable('scheduling_fires')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('schedule_id', 'text', (c) => c.notNull())
           .addColumn('zone', 'text', (c) => c.notNull())
@@ -56,22 +65,28 @@ export function schedulingMigrations(kind: DialectKind): Record<string, Migratio
           .execute();
         // The last line of defence against a double fire: one row per schedule and due time,
         // whatever servers race (run-now fires are manual and may share a millisecond).
-        await sql`create unique index schedule_fires_once on schedule_fires (schedule_id, due_at) where manual = 0`.execute(
+        await sql`create unique index schedule_fires_once on scheduling_fires (schedule_id, due_at) where manual = 0`.execute(
           db,
         );
         await db.schema
           .createIndex('schedule_fires_schedule')
-          .on('schedule_fires')
+          .on('scheduling_fires')
           .columns(['schedule_id', 'status'])
           .execute();
-        await db.schema.createIndex('schedule_fires_status').on('schedule_fires').column('status').execute();
+        await db.schema
+          .createIndex('schedule_fires_status')
+          .on('scheduling_fires')
+          .column('status')
+          .execute();
       },
     },
     // A plugin's tables carry its name: renamed in place, rows and indexes kept.
     '002_prefixed_tables': {
       async up(db: Kysely<unknown>): Promise<void> {
-        await db.schema.alterTable('schedules').renameTo('scheduling_schedules').execute();
-        await db.schema.alterTable('schedule_fires').renameTo('scheduling_fires').execute();
+        await renameOld(db, kind, [
+          ['schedules', 'scheduling_schedules'],
+          ['schedule_fires', 'scheduling_fires'],
+        ]);
       },
     },
   };

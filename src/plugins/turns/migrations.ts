@@ -1,10 +1,11 @@
 import type { Kysely, Migration } from 'kysely';
 import type { DialectKind } from '../../store/dialect.ts';
+import { renameOld } from '../../store/renames.ts';
 
 /**
- * The turns plugin's tables: bridge sessions, turns, questions, reports. 001 created three of
- * them under other names; 002 names them for the plugin. A migration never changes once
- * shipped: a new one is appended.
+ * The turns plugin's tables: bridge sessions, turns, questions, reports. `001_turns` makes
+ * them under their current names (indexes keep the names they always had); a database made
+ * before `002_plugin_prefix` holds three of them under other names, and 002 renames them there.
  */
 export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
   const big = kind === 'postgres' ? 'bigint' : 'integer';
@@ -12,7 +13,7 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
     '001_turns': {
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
-          .createTable('coord_sessions')
+          .createTable('turns_sessions')
           .addColumn('session_id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('profile', 'text', (c) => c.notNull())
@@ -30,7 +31,7 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
         // Enumeration is always by namespace.
         await db.schema
           .createIndex('coord_sessions_ns')
-          .on('coord_sessions')
+          .on('turns_sessions')
           .columns(['zone', 'profile', 'repo', 'session_id'])
           .execute();
         await db.schema
@@ -63,7 +64,7 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
           .execute();
         await db.schema.createIndex('turns_status').on('turns').columns(['status']).execute();
         await db.schema
-          .createTable('turn_questions')
+          .createTable('turns_questions')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('session_id', 'text', (c) => c.notNull())
@@ -78,11 +79,11 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
           .execute();
         await db.schema
           .createIndex('turn_questions_session')
-          .on('turn_questions')
+          .on('turns_questions')
           .columns(['session_id', 'status', 'id'])
           .execute();
         await db.schema
-          .createTable('turn_reports')
+          .createTable('turns_reports')
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('zone', 'text', (c) => c.notNull())
           .addColumn('session_id', 'text', (c) => c.notNull())
@@ -96,7 +97,7 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
           .execute();
         await db.schema
           .createIndex('turn_reports_session')
-          .on('turn_reports')
+          .on('turns_reports')
           .columns(['session_id', 'id'])
           .execute();
       },
@@ -106,13 +107,11 @@ export function turnsMigrations(kind: DialectKind): Record<string, Migration> {
     // names an index, so theirs stay as created).
     '002_plugin_prefix': {
       async up(db: Kysely<unknown>): Promise<void> {
-        for (const [from, to] of [
+        await renameOld(db, kind, [
           ['coord_sessions', 'turns_sessions'],
           ['turn_questions', 'turns_questions'],
           ['turn_reports', 'turns_reports'],
-        ] as const) {
-          await db.schema.alterTable(from).renameTo(to).execute();
-        }
+        ]);
       },
     },
   };

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { resolveExecutable } from './exec.ts';
 
@@ -35,22 +35,43 @@ export function findBwrap(path = process.env.PATH ?? ''): string | null {
 
 /**
  * Whether bwrap can make a sandbox here (it may be installed but refused user namespaces).
- * Returns null when it works, else why not.
+ * Resolves null when it works, else why not. A child process, waited for off the event loop:
+ * a server's start does other work meanwhile.
  */
-export function probeBwrap(bwrap: string | null = findBwrap()): string | null {
+export async function probeBwrap(bwrap: string | null = findBwrap()): Promise<string | null> {
   if (!bwrap) {
     return process.platform === 'linux'
       ? 'bubblewrap (bwrap) is not installed'
       : `not Linux (${process.platform})`;
   }
-  const r = spawnSync(
-    bwrap,
-    [...BASE, '--unshare-net', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/true'],
-    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
-  );
-  if (r.status === 0) return null;
-  const why = (r.stderr || r.error?.message || `exit ${r.status ?? r.signal}`).trim();
-  return `bwrap cannot make a sandbox here: ${why}`;
+  const why = await new Promise<string | null>((resolve) => {
+    const child = spawn(
+      bwrap,
+      [
+        ...BASE,
+        '--unshare-net',
+        '--ro-bind',
+        '/',
+        '/',
+        '--proc',
+        '/proc',
+        '--dev',
+        '/dev',
+        '--',
+        '/bin/true',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
+    child.once('error', (error) => resolve(error.message));
+    child.once('close', (code, signal) =>
+      resolve(code === 0 ? null : stderr.trim() || `exit ${code ?? signal}`),
+    );
+  });
+  return why === null ? null : `bwrap cannot make a sandbox here: ${why}`;
 }
 
 /** Namespaces and privileges, whatever the mounts. */

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticate, bearerOf } from '../../auth/authenticate.ts';
-import type { BrowserSessions } from '../../auth/browser-sessions.ts';
 import type { Warren } from '../../syscalls/warren.ts';
 import { WarrenError } from '../../vocab/errors.ts';
-import { DEFAULT_ZONE, type Principal } from '../../vocab/principal.ts';
+import type { Principal } from '../../vocab/principal.ts';
 import { cookieOf, SESSION_COOKIE } from './cookie.ts';
 
 declare module 'fastify' {
@@ -24,7 +23,7 @@ const ZONE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  * gets its whole principal in an `onRequest` hook, before its body is read or validated, so
  * a caller without credentials learns nothing but 401.
  */
-export function registerAuth(app: FastifyInstance, warren: Warren, cookies: BrowserSessions): void {
+export function registerAuth(app: FastifyInstance, warren: Warren): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config?.public) return;
@@ -34,7 +33,7 @@ export function registerAuth(app: FastifyInstance, warren: Warren, cookies: Brow
     const bearer = bearerOf(req.headers.authorization);
     const cookie = bearer ? undefined : cookieOf(req.headers.cookie, SESSION_COOKIE);
     const principal = cookie
-      ? await cookiePrincipal(warren, cookies, req, cookie, zone as string | undefined)
+      ? await cookiePrincipal(warren, req, cookie, zone as string | undefined)
       : await authenticate(warren, bearer, zone as string | undefined);
     if (zone !== undefined && (typeof zone !== 'string' || !ZONE.test(zone))) {
       throw new WarrenError('invalid_input', 'X-Warren-Zone must be lowercase letters, digits, - or _');
@@ -47,13 +46,13 @@ export function registerAuth(app: FastifyInstance, warren: Warren, cookies: Brow
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * A browser's cookie session as the operator principal its key gives. A state-changing request
- * carrying the cookie must come from a page of this server (`Origin` equal to its own): a page of
- * another origin cannot drive warren, even where a browser would send the cookie.
+ * A browser's cookie session as the operator principal its key gives (auth/browser-login.ts).
+ * A state-changing request carrying the cookie must come from a page of this server (`Origin`
+ * equal to its own): a page of another origin cannot drive warren, even where a browser would
+ * send the cookie.
  */
 async function cookiePrincipal(
   warren: Warren,
-  cookies: BrowserSessions,
   req: FastifyRequest,
   cookie: string,
   zone: string | undefined,
@@ -64,14 +63,7 @@ async function cookiePrincipal(
       "cross-origin request refused: the session cookie works only from warren's own pages",
     );
   }
-  const name = await cookies.operatorOf(cookie);
-  if (!name) throw new WarrenError('unauthenticated', 'the browser session has ended: log in again');
-  // A revoked key ends its browser sessions too: the name must still hold a live key.
-  if (!(await warren.kernel.operatorHoldsKey(name))) {
-    await cookies.close(cookie);
-    throw new WarrenError('unauthenticated', `operator ${name} holds no key any more: log in again`);
-  }
-  return { kind: 'operator', name, zone: zone || DEFAULT_ZONE };
+  return warren.browser.principal(cookie, zone);
 }
 
 /** The request's Origin is this server's own (scheme and the Host it was reached by). */

@@ -83,14 +83,13 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     reply.header('x-request-id', req.id);
     done(null, payload);
   });
-  const cookies = warren.browserSessions;
-  registerAuth(app, warren, cookies);
+  registerAuth(app, warren);
   registerJsonParser(app, opts.maxJsonDepth ?? MAX_JSON_DEPTH);
   registerMetrics(app, warren, opts.metricsPublic === true);
-  registerUi(app, warren, cookies, opts.webRoot === undefined ? webRoot() : opts.webRoot);
+  registerUi(app, warren, opts.webRoot === undefined ? webRoot() : opts.webRoot);
   app.decorate('uiLoginUrl', async (base: string) => {
-    const name = await warren.kernel.firstOperator();
-    return name ? `${base}/login#token=${cookies.mintLoginToken(name)}` : null;
+    const token = await warren.browser.loginToken();
+    return token ? `${base}/login#token=${token}` : null;
   });
 
   const invoke = (syscall: Syscall, req: FastifyRequest, reply: FastifyReply, input: unknown) => {

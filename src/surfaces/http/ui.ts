@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { BrowserSessions } from '../../auth/browser-sessions.ts';
 import type { Warren } from '../../syscalls/warren.ts';
 import { packageRoot } from '../../util/package-root.ts';
 import { WarrenError } from '../../vocab/errors.ts';
@@ -55,12 +54,7 @@ const LoginBody = z.union([
  * (an operator key or a one-time login token in, an HttpOnly SameSite=Strict cookie out). The
  * cookie then stands for that operator in the one auth hook (auth.ts); nothing here reads data.
  */
-export function registerUi(
-  app: FastifyInstance,
-  warren: Warren,
-  cookies: BrowserSessions,
-  root: string | null,
-) {
+export function registerUi(app: FastifyInstance, warren: Warren, root: string | null) {
   const page = async (_req: FastifyRequest, reply: FastifyReply) => {
     if (!root) {
       return secure(reply)
@@ -108,26 +102,18 @@ export function registerUi(
     const parsed = LoginBody.safeParse(req.body ?? {});
     if (!parsed.success)
       throw new WarrenError('invalid_input', 'send { "key": "wk_…" } or { "token": "wlt_…" }');
-    const body = parsed.data;
-    const operator = 'key' in body ? await warren.kernel.operatorOfKey(body.key) : cookies.redeem(body.token);
-    if (!operator) {
-      throw new WarrenError(
-        'unauthenticated',
-        'key' in body ? 'invalid API key' : 'this login link was already used or has expired',
-      );
-    }
-    const session = await cookies.open(operator);
+    const { operator, cookie, maxAgeSeconds } = await warren.browser.login(parsed.data);
     const secureFlag = req.protocol === 'https' ? '; Secure' : '';
     reply.header(
       'set-cookie',
-      `${SESSION_COOKIE}=${session.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${session.maxAgeSeconds}${secureFlag}`,
+      `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSeconds}${secureFlag}`,
     );
     return { operator };
   });
 
   app.post('/v1/ui/logout', async (req, reply) => {
     principalOf(req);
-    await cookies.close(cookieOf(req.headers.cookie, SESSION_COOKIE));
+    await warren.browser.logout(cookieOf(req.headers.cookie, SESSION_COOKIE));
     reply.header('set-cookie', `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
     return { ok: true };
   });
