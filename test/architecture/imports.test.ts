@@ -209,7 +209,10 @@ describe('what a surface reaches', () => {
       edges.filter((e) => AUTH_READS.includes(e.to)).map((e) => `${e.from} imports ${e.to}`),
       [],
     );
-    assert.ok(edges.some((e) => e.to === 'src/auth/authenticate.ts'), 'the HTTP surface authenticates');
+    assert.ok(
+      edges.some((e) => e.to === 'src/auth/authenticate.ts'),
+      'the HTTP surface authenticates',
+    );
   });
 
   it('goes through the door: no store, and no table named (the kernel and the syscalls read them)', () => {
