@@ -6,9 +6,10 @@ import { ClusterConnection } from './channel.ts';
 import type { ClusterConfig } from './config.ts';
 import { LeaseClient } from './lease-client.ts';
 import { fenceAfterMs, leaseCallMaxMs, leaseCallMs, renewEveryMs, takeoverGraceMs } from './lease-timing.ts';
+import { sessionsToRun } from './own-sessions.ts';
 import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
-import { NODE_LOST, takeOverLost } from './takeover.ts';
+import { takeOverLost } from './takeover.ts';
 
 export interface ClusterOptions {
   store: Store;
@@ -292,11 +293,27 @@ export class Cluster {
     return this.fencing;
   }
 
+  /**
+   * Whether this node holds its lease now, on its own clock: not fenced, and its last renewal
+   * recent enough that its watchdog has not had to fire yet (a timer may be late after a stall).
+   */
+  private holdsOwnLease(): boolean {
+    const { clock, config } = this.o;
+    return !this.isFenced() && clock.now() < this.renewedAt + fenceAfterMs(config.leaseMs);
+  }
+
   private async takeover(): Promise<void> {
-    // A fenced node hands nothing on: its own view of the lease is what is in doubt.
-    if (this.isFenced()) return;
+    // A node whose own lease is not current declares nobody lost and claims nothing: its own
+    // view of the lease is what is in doubt (after an outage every lease looks expired). The
+    // takeover's transaction checks the same on the database (takeover.ts).
+    if (!this.holdsOwnLease()) return;
     const { store, clock, config } = this.o;
-    const done = await takeOverLost(store, clock.now(), this.nodeId, takeoverGraceMs(config.leaseMs));
+    const done = await takeOverLost(
+      store,
+      clock.now(),
+      { id: this.nodeId, epoch: this.epoch },
+      takeoverGraceMs(config.leaseMs),
+    );
     for (const r of done) {
       const mine = Object.keys(r.moved).filter((id) => r.moved[id] === this.nodeId);
       this.o.log.warn(
@@ -308,20 +325,14 @@ export class Cluster {
   }
 
   /**
-   * The backstop of a handover: sessions a lost node left to this one (or to nobody, when no
-   * node could run them then) that are not running here yet.
+   * The backstop of a handover and of every fence, outage and failed start: sessions this node
+   * owns in a live status, or that a lost node left to it (or to nobody), that do not run
+   * here are started (own-sessions.ts). Each reconcile tick, so no session stays `idle` or
+   * `running` without a process however its restart was missed.
    */
   private async adoptMine(): Promise<void> {
-    if (this.isFenced()) return; // resumed when the lease is held again
-    const rows = await this.o.store.reader
-      .selectFrom('sessions')
-      .select('id')
-      .where('status', '=', 'suspended')
-      .where('suspend_reason', '=', NODE_LOST)
-      .where((eb) => eb.or([eb('owner_node', '=', this.nodeId), eb('owner_node', 'is', null)]))
-      .where('runtime', 'in', [...this.o.runtimes])
-      .limit(500)
-      .execute();
-    this.o.kernel.adopt(rows.map((r) => r.id).filter((id) => !this.o.kernel.runsHere(id)));
+    if (!this.holdsOwnLease()) return; // resumed when the lease is held again
+    const ids = await sessionsToRun(this.o.store, this.nodeId, this.o.runtimes);
+    this.o.kernel.adopt(ids.filter((id) => !this.o.kernel.runsHere(id)));
   }
 }

@@ -1,6 +1,6 @@
 import { bootId, killRecordedGroup } from '../runtimes/process/identity.ts';
 import type { Store } from '../store/store.ts';
-import { type LiveNode, liveNodes } from './registry.ts';
+import { type LiveNode, liveNodes, type NodeEntry } from './registry.ts';
 
 /** Why a taken-over session is suspended (and what the adopt phase looks for). */
 export const NODE_LOST = 'node lost';
@@ -25,13 +25,18 @@ export interface TakeoverResult {
  * A node counts as lost only `graceMs` after its lease ran out (lease-timing.ts: the margin):
  * it fenced itself, on its own clock, that margin *before* its lease ran out, so its agents
  * are ended before anyone takes their sessions, even with the nodes' clocks a little apart.
+ *
+ * Only a node that holds its own lease takes over: each transaction first locks this node's
+ * row and checks its epoch is current, live and unexpired at `now`, so a node back from an
+ * outage (when every lease looks expired) or declared lost itself meanwhile claims nothing.
  */
 export async function takeOverLost(
   store: Store,
   now: number,
-  self: string,
+  me: NodeEntry,
   graceMs: number,
 ): Promise<TakeoverResult[]> {
+  const self = me.id;
   const expiredBefore = now - graceMs;
   const lost = await store.reader
     .selectFrom('nodes')
@@ -44,6 +49,15 @@ export async function takeOverLost(
   for (const dead of lost) {
     const live = (await liveNodes(store, now)).filter((n) => n.id !== dead.id);
     const r = await store.writer.write(async (tx) => {
+      const mine = await tx.db
+        .updateTable('nodes')
+        .set((eb) => ({ heartbeat_at: eb.ref('heartbeat_at') }))
+        .where('id', '=', me.id)
+        .where('epoch', '=', me.epoch)
+        .where('state', '=', 'live')
+        .where('lease_until', '>=', now)
+        .executeTakeFirst();
+      if (Number(mine.numUpdatedRows) !== 1) return null;
       const declared = await tx.db
         .updateTable('nodes')
         .set({ state: 'lost' })

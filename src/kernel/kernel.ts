@@ -156,6 +156,9 @@ export class Kernel {
     k.term = new TermTimers(k);
     k.wall = new WallTimers(k);
     k.delivery = new Delivery(k);
+    // Cursor flushes are conditioned on this node's ownership of the fds' sessions (cursors.ts).
+    k.fdTable.owner = () =>
+      !k.node.clustered ? null : k.node.epoch === 0 ? undefined : { node: k.node.id, epoch: k.node.epoch };
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
     // Decided once, before any agent starts: a `bwrap` setting without bubblewrap throws here.

@@ -8,6 +8,7 @@ import {
   takeoverGraceMs,
 } from '../../src/cluster/lease-timing.ts';
 import { takeOverLost } from '../../src/cluster/takeover.ts';
+import type { Store } from '../../src/store/store.ts';
 import { forEachStore } from '../helpers/stores.ts';
 
 /**
@@ -23,21 +24,9 @@ forEachStore(
       const leaseMs = 3000;
       const grace = takeoverGraceMs(leaseMs);
       const until = 1_000_000;
-      await store.writer.write(async (tx) => {
-        await tx.db
-          .insertInto('nodes')
-          .values({
-            id: 'gone',
-            address: null,
-            runtimes: '["command"]',
-            epoch: 1,
-            state: 'live',
-            joined_at: 0,
-            heartbeat_at: until - leaseMs,
-            lease_until: until,
-          })
-          .execute();
-      });
+      await addNode(store, 'gone', 1, until - leaseMs, until);
+      await addNode(store, 'me', 1, 0, until * 2);
+      const me = { id: 'me', epoch: 1 };
       const state = async () =>
         (
           await store.reader
@@ -47,20 +36,74 @@ forEachStore(
             .executeTakeFirstOrThrow()
         ).state;
       // Expired, but within the margin: it may still be ending its agents.
-      assert.deepEqual(await takeOverLost(store, until + 1, 'me', grace), []);
-      assert.deepEqual(await takeOverLost(store, until + grace, 'me', grace), []);
+      assert.deepEqual(await takeOverLost(store, until + 1, me, grace), []);
+      assert.deepEqual(await takeOverLost(store, until + grace, me, grace), []);
       assert.equal(await state(), 'live');
       // Past the lease plus the margin: lost, once.
-      const r = await takeOverLost(store, until + grace + 1, 'me', grace);
+      const r = await takeOverLost(store, until + grace + 1, me, grace);
       assert.deepEqual(
         r.map((x) => x.node),
         ['gone'],
       );
       assert.equal(await state(), 'lost');
     });
+
+    it('a node whose own lease is not current declares nobody lost (issue 26, item 5)', async () => {
+      const store = await target.open();
+      const now = 1_000_000;
+      const grace = takeoverGraceMs(3000);
+      // Everyone's lease ran out long ago: what every node sees right after a database outage.
+      await addNode(store, 'other', 4, 0, now - 10 * grace);
+      await addNode(store, 'me', 2, 0, now - 5 * grace);
+      const other = async () =>
+        (
+          await store.reader
+            .selectFrom('nodes')
+            .select('state')
+            .where('id', '=', 'other')
+            .executeTakeFirstOrThrow()
+        ).state;
+      // Its own lease expired: nothing is taken.
+      assert.deepEqual(await takeOverLost(store, now, { id: 'me', epoch: 2 }, grace), []);
+      // An epoch of its own that is no longer the current one: nothing either.
+      await store.writer.write(async (tx) => {
+        await tx.db
+          .updateTable('nodes')
+          .set({ lease_until: now * 2 })
+          .where('id', '=', 'me')
+          .execute();
+      });
+      assert.deepEqual(await takeOverLost(store, now, { id: 'me', epoch: 1 }, grace), []);
+      assert.equal(await other(), 'live');
+      // Renewed under its current epoch: now it may.
+      const r = await takeOverLost(store, now, { id: 'me', epoch: 2 }, grace);
+      assert.deepEqual(
+        r.map((x) => x.node),
+        ['other'],
+      );
+      assert.equal(await other(), 'lost');
+    });
   },
   { backends: ['postgres'] },
 );
+
+async function addNode(store: Store, id: string, epoch: number, heartbeatAt: number, leaseUntil: number) {
+  await store.writer.write(async (tx) => {
+    await tx.db
+      .insertInto('nodes')
+      .values({
+        id,
+        address: null,
+        runtimes: '["command"]',
+        epoch,
+        state: 'live',
+        joined_at: 0,
+        heartbeat_at: heartbeatAt,
+        lease_until: leaseUntil,
+      })
+      .execute();
+  });
+}
 
 it('lease timing: the node fences before the lease ends, the others wait past it, calls fit inside', () => {
   for (const leaseMs of [500, 1000, 3000, 10_000, 60_000]) {

@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { sql } from 'kysely';
+import { flushCursors } from '../../src/store/cursors.ts';
+import type { Store } from '../../src/store/store.ts';
+import { forEachStore } from '../helpers/stores.ts';
+
+/**
+ * Issue 26, item 4: a cursor flush is conditioned on the owner's epoch in the same statement.
+ * A node that lost a session (its row names another owner, or another epoch of this node)
+ * cannot move the session's fd cursors; an operator's fds and a node alone (no owner given)
+ * are unaffected. On PostgreSQL the check locks the session row: a takeover committing while
+ * the flush runs is waited for and seen, not read from a snapshot taken before it.
+ */
+forEachStore('cluster: cursor flushes are conditioned on the owner epoch', (target) => {
+  it('moves only cursors of sessions the node owns under its epoch', async () => {
+    const store = await target.open();
+    await addSession(store, 'ses_a', 'node-a', 3);
+    await addFd(store, 'fd_s', 'ses_a');
+    await addFd(store, 'fd_o', 'operator:root');
+    const a3 = { node: 'node-a', epoch: 3 };
+
+    await store.writer.write((tx) => flushCursors(tx, [{ id: 'fd_s', cursor: 5 }], a3));
+    assert.equal(await cursor(store, 'fd_s'), 5, 'its owner moves it');
+
+    // The session was handed to node-b: node-a's late flush is refused, the operator's is not.
+    await setOwner(store, 'ses_a', 'node-b', 1);
+    await store.writer.write((tx) =>
+      flushCursors(
+        tx,
+        [
+          { id: 'fd_s', cursor: 9 },
+          { id: 'fd_o', cursor: 9 },
+        ],
+        a3,
+      ),
+    );
+    assert.equal(await cursor(store, 'fd_s'), 5, 'a node that lost the session moved its cursor');
+    assert.equal(await cursor(store, 'fd_o'), 9);
+
+    // Back to node-a, but under a newer epoch: the old epoch is refused too.
+    await setOwner(store, 'ses_a', 'node-a', 4);
+    await store.writer.write((tx) => flushCursors(tx, [{ id: 'fd_s', cursor: 9 }], a3));
+    assert.equal(await cursor(store, 'fd_s'), 5, 'an old epoch moved the cursor');
+    await store.writer.write((tx) =>
+      flushCursors(tx, [{ id: 'fd_s', cursor: 9 }], { node: 'node-a', epoch: 4 }),
+    );
+    assert.equal(await cursor(store, 'fd_s'), 9);
+
+    // Alone (no owner): no condition, still only forward.
+    await store.writer.write((tx) => flushCursors(tx, [{ id: 'fd_s', cursor: 12 }], null));
+    assert.equal(await cursor(store, 'fd_s'), 12);
+    await store.writer.write((tx) => flushCursors(tx, [{ id: 'fd_s', cursor: 11 }], null));
+    assert.equal(await cursor(store, 'fd_s'), 12);
+  });
+
+  if (target.kind === 'postgres') {
+    it('a takeover committing during the flush is seen: the flush waits for it and is refused', async () => {
+      const location = target.location();
+      const mine = await target.open({ location });
+      const theirs = await target.open({ location });
+      await addSession(mine, 'ses_b', 'node-a', 3);
+      await addFd(mine, 'fd_b', 'ses_b');
+      // The other node's takeover: the row is updated, its transaction not committed yet.
+      let commit!: () => void;
+      const held = new Promise<void>((r) => {
+        commit = r;
+      });
+      let updated!: () => void;
+      const inTx = new Promise<void>((r) => {
+        updated = r;
+      });
+      const takeover = theirs.writer.write(async (tx) => {
+        await tx.db
+          .updateTable('sessions')
+          .set({ owner_node: 'node-b', owner_epoch: 1, status: 'suspended' })
+          .where('id', '=', 'ses_b')
+          .execute();
+        updated();
+        await held;
+      });
+      try {
+        await inTx;
+        let flushed = false;
+        const flush = mine.writer
+          .write((tx) => flushCursors(tx, [{ id: 'fd_b', cursor: 7 }], { node: 'node-a', epoch: 3 }))
+          .then(() => {
+            flushed = true;
+          });
+        // The flush cannot finish while the takeover holds the row (it waits on its lock).
+        await waitForLockWait(mine);
+        assert.equal(flushed, false);
+        commit();
+        await takeover;
+        await flush;
+        assert.equal(
+          await cursor(mine, 'fd_b'),
+          0,
+          'the flush moved a cursor of a session taken over under it',
+        );
+      } finally {
+        commit();
+        await takeover.catch(() => {});
+      }
+    });
+  }
+});
+
+/** Until a connection waits on a lock in a cursor flush (this one, behind the takeover). */
+async function waitForLockWait(store: Store): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const r = await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+      where wait_event_type = 'Lock' and query like ${'update "fds"%'} and pid <> pg_backend_pid()`.execute(
+      store.reader,
+    );
+    if (Number(r.rows[0]?.n ?? 0) > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the flush never waited on the takeover’s lock');
+}
+
+async function addSession(store: Store, id: string, owner: string, epoch: number): Promise<void> {
+  await store.writer.write(async (tx) => {
+    await tx.db
+      .insertInto('sessions')
+      .values({
+        id,
+        zone: 'default',
+        parent_id: null,
+        depth: 1,
+        status: 'running',
+        end_reason: null,
+        runtime: 'command',
+        runner: 'local',
+        title: null,
+        spec: '{}',
+        runtime_state: null,
+        parent_close: 'terminate',
+        token_hash: null,
+        idempotency_key: null,
+        last_message: null,
+        suspend_reason: null,
+        term_deadline: null,
+        expires_at: null,
+        max_turns: null,
+        turns: 0,
+        usage: '{}',
+        created_at: 0,
+        updated_at: 0,
+        ended_at: null,
+        tools: null,
+        grants: null,
+        end_detail: null,
+        activity: null,
+        budget: null,
+        ancestors: null,
+        budget_scope: null,
+        budget_deadline: null,
+        budget_breach: null,
+        subtree_input_tokens: 0,
+        subtree_output_tokens: 0,
+        subtree_cost_usd: 0,
+        subtree_turns: 0,
+        owner_node: owner,
+        owner_epoch: epoch,
+      } as never)
+      .execute();
+  });
+}
+
+async function setOwner(store: Store, id: string, owner: string, epoch: number): Promise<void> {
+  await store.writer.write(async (tx) => {
+    await tx.db
+      .updateTable('sessions')
+      .set({ owner_node: owner, owner_epoch: epoch })
+      .where('id', '=', id)
+      .execute();
+  });
+}
+
+async function addFd(store: Store, id: string, holder: string): Promise<void> {
+  await store.writer.write(async (tx) => {
+    await tx.db
+      .insertInto('fds')
+      .values({
+        id,
+        zone: 'default',
+        holder,
+        num: 3,
+        stream_id: 'st',
+        perm: 'r',
+        mode: 'async',
+        cursor: 0,
+        owned: 0,
+        spawned: 0,
+        created_at: 0,
+        closed_at: null,
+      })
+      .execute();
+  });
+}
+
+async function cursor(store: Store, id: string): Promise<number> {
+  const r = await store.reader
+    .selectFrom('fds')
+    .select('cursor')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return Number(r.cursor);
+}
