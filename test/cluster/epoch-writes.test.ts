@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
+import { ownerCondition } from '../../src/kernel/ownership.ts';
 import { flushCursors } from '../../src/store/cursors.ts';
 import type { Store } from '../../src/store/store.ts';
 import { forEachStore } from '../helpers/stores.ts';
@@ -12,7 +13,7 @@ import { forEachStore } from '../helpers/stores.ts';
  * are unaffected. On PostgreSQL the check locks the session row: a takeover committing while
  * the flush runs is waited for and seen, not read from a snapshot taken before it.
  */
-forEachStore('cluster: cursor flushes are conditioned on the owner epoch', (target) => {
+forEachStore('cluster: session writes are conditioned on the owner epoch', (target) => {
   it('moves only cursors of sessions the node owns under its epoch', async () => {
     const store = await target.open();
     await addSession(store, 'ses_a', 'node-a', 3);
@@ -52,6 +53,51 @@ forEachStore('cluster: cursor flushes are conditioned on the owner epoch', (targ
     assert.equal(await cursor(store, 'fd_s'), 12);
     await store.writer.write((tx) => flushCursors(tx, [{ id: 'fd_s', cursor: 11 }], null));
     assert.equal(await cursor(store, 'fd_s'), 12);
+  });
+
+  it("an agent's call through a node that lost its session writes nothing (owner condition)", async () => {
+    const store = await target.open();
+    await addSession(store, 'ses_c', 'node-a', 3);
+    const nodeA = { id: 'node-a', epoch: 3, clustered: true, once: async () => true };
+    const event = { zone: 'default', type: 'stream.message', actor: 'ses_c', session_id: 'ses_c' };
+    const count = async () =>
+      Number(
+        (
+          await store.reader
+            .selectFrom('events')
+            .select((e) => e.fn.countAll().as('n'))
+            .where('actor', '=', 'ses_c')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    // Every unit queued during the call is conditioned, an append-only one included.
+    const call = () =>
+      store.writer.conditions.run(ownerCondition(nodeA, 'ses_c'), async () => {
+        await store.writer.append([event]);
+        await store.writer.write(async (tx) => {
+          tx.append(event);
+        });
+      });
+    await call();
+    assert.equal(await count(), 2, 'its owner writes');
+    await setOwner(store, 'ses_c', 'node-b', 1);
+    await assert.rejects(call(), /not run by this node/);
+    assert.equal(await count(), 2, 'a node that lost the session wrote for it');
+    // Fenced (epoch 0): nothing either, even for a session still recorded as its own.
+    await setOwner(store, 'ses_c', 'node-a', 3);
+    nodeA.epoch = 0;
+    await assert.rejects(call(), /not run by this node/);
+    assert.equal(await count(), 2);
+    // Work queued after the call returned is not conditioned.
+    nodeA.epoch = 3;
+    await setOwner(store, 'ses_c', 'node-b', 1);
+    let later: Promise<unknown> = Promise.resolve();
+    await store.writer.conditions.run(ownerCondition(nodeA, 'ses_c'), async () => {
+      later = new Promise((r) => setImmediate(r)).then(() =>
+        store.writer.append([{ ...event, actor: 'kernel' }]),
+      );
+    });
+    await later;
   });
 
   if (target.kind === 'postgres') {
