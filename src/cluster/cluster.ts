@@ -88,7 +88,7 @@ export class Cluster {
     const at = clock.now();
     this.epoch = await join(
       store,
-      { id: this.nodeId, address: null, runtimes: this.o.runtimes },
+      { id: this.nodeId, address: null, runtimes: this.canRun() },
       config.leaseMs,
     );
     kernel.node.epoch = this.epoch;
@@ -153,6 +153,7 @@ export class Cluster {
         config.leaseMs,
         this.address(),
         leaseCallMs(config.leaseMs, toFence),
+        this.canRun(),
       );
     } catch (error) {
       // Only the watchdog fences for time (renewed): one rule, on this node's clock, whatever
@@ -251,6 +252,15 @@ export class Cluster {
     };
   }
 
+  /**
+   * What this node can run now, as the `nodes` row records it at each renewal: its runtimes
+   * and the environments of the runners connected to it, so a lost node's runner sessions go
+   * to a node their runner is connected to (takeover.ts).
+   */
+  private canRun(): string[] {
+    return [...this.o.runtimes, ...this.o.kernel.onlineEnvironments()];
+  }
+
   private address(): string | null {
     return this.o.kernel.config.publicUrl;
   }
@@ -332,7 +342,12 @@ export class Cluster {
    */
   private async adoptMine(): Promise<void> {
     if (!this.holdsOwnLease()) return; // resumed when the lease is held again
-    const ids = await sessionsToRun(this.o.store, this.nodeId, this.o.runtimes);
+    const ids = await sessionsToRun(
+      this.o.store,
+      this.nodeId,
+      this.o.runtimes,
+      this.o.kernel.onlineEnvironments(),
+    );
     this.o.kernel.adopt(ids.filter((id) => !this.o.kernel.runsHere(id)));
   }
 }

@@ -1,3 +1,4 @@
+import { LOCAL_ENVIRONMENT } from '../kernel/environments.ts';
 import type { Store } from '../store/store.ts';
 import { NODE_LOST } from './takeover.ts';
 
@@ -17,6 +18,8 @@ export async function sessionsToRun(
   store: Store,
   node: string,
   runtimes: readonly string[],
+  /** The runners' environments connected here: their waiting sessions are this node's to take. */
+  environments: readonly string[],
 ): Promise<string[]> {
   const owned = await store.reader
     .selectFrom('sessions')
@@ -29,9 +32,17 @@ export async function sessionsToRun(
     .selectFrom('sessions')
     .select('id')
     .where('status', '=', 'suspended')
-    .where('suspend_reason', '=', NODE_LOST)
-    .where((eb) => eb.or([eb('owner_node', '=', node), eb('owner_node', 'is', null)]))
-    .where('runtime', 'in', [...runtimes])
+    .where('suspend_reason', 'like', `${NODE_LOST}%`)
+    .where((eb) => {
+      // Local sessions handed here (or to nobody) it has the runtime of; a runner's wherever
+      // that runner is connected here now, whoever it was handed to (a claim is conditional).
+      const local = eb.and([
+        eb('runner', '=', LOCAL_ENVIRONMENT),
+        eb.or([eb('owner_node', '=', node), eb('owner_node', 'is', null)]),
+        eb('runtime', 'in', runtimes.length > 0 ? [...runtimes] : ['']),
+      ]);
+      return environments.length > 0 ? eb.or([local, eb('runner', 'in', [...environments])]) : local;
+    })
     .limit(500)
     .execute();
   return [...owned, ...handed].map((r) => r.id);

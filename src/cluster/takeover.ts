@@ -1,9 +1,15 @@
+import { LOCAL_ENVIRONMENT } from '../kernel/environments.ts';
 import { bootId, killRecordedGroup } from '../runtimes/process/identity.ts';
 import type { Store } from '../store/store.ts';
 import { type LiveNode, liveNodes, type NodeEntry } from './registry.ts';
 
-/** Why a taken-over session is suspended (and what the adopt phase looks for). */
+/** Why a taken-over session is suspended (and what the adopt phase looks for, as a prefix). */
 export const NODE_LOST = 'node lost';
+
+/** A lost node's runner session no live node can run yet: what it waits for, said in its reason. */
+export function waitingForRunner(runner: string): string {
+  return `${NODE_LOST}: waiting for ${runner} to connect to a live node`;
+}
 
 const LIVE = ['pending', 'running', 'idle'] as const;
 
@@ -69,7 +75,7 @@ export async function takeOverLost(
       if (Number(declared.numUpdatedRows) !== 1) return null;
       const sessions = await tx.db
         .selectFrom('sessions')
-        .select(['id', 'zone', 'status', 'runtime'])
+        .select(['id', 'zone', 'status', 'runtime', 'runner'])
         .where('owner_node', '=', dead.id)
         .where('status', 'in', LIVE)
         .orderBy('id')
@@ -77,13 +83,15 @@ export async function takeOverLost(
       const pick = picker(live);
       const moved: Record<string, string | null> = {};
       for (const s of sessions) {
-        const to = pick(s.runtime);
+        const to = pick(s.runtime, s.runner);
         moved[s.id] = to?.id ?? null;
+        // Visible: a runner session nobody can run says which runner it waits for.
+        const reason = to || s.runner === LOCAL_ENVIRONMENT ? NODE_LOST : waitingForRunner(s.runner);
         await tx.db
           .updateTable('sessions')
           .set({
             status: 'suspended',
-            suspend_reason: NODE_LOST,
+            suspend_reason: reason,
             owner_node: to?.id ?? null,
             owner_epoch: to?.epoch ?? null,
             updated_at: tx.now,
@@ -96,7 +104,7 @@ export async function takeOverLost(
           type: 'session.status',
           actor: 'kernel',
           session_id: s.id,
-          payload: { from: s.status, to: 'suspended', reason: NODE_LOST },
+          payload: { from: s.status, to: 'suspended', reason },
         });
       }
       // Its process records: ended here if they are on this machine (its agents would end by
@@ -126,14 +134,19 @@ export async function takeOverLost(
   return out;
 }
 
-/** Round robin over the live nodes that can run a runtime. */
-function picker(live: LiveNode[]): (runtime: string) => LiveNode | undefined {
+/**
+ * Round robin over the live nodes that can run a session: its runtime for a local one; for a
+ * runner's, a node that runner (or another of its name) is connected to, as the node's last
+ * renewal recorded it. None: the session waits, owned by nobody, for such a node to adopt it.
+ */
+function picker(live: LiveNode[]): (runtime: string, runner: string) => LiveNode | undefined {
   const next = new Map<string, number>();
-  return (runtime) => {
-    const able = live.filter((n) => n.runtimes.includes(runtime));
+  return (runtime, runner) => {
+    const needs = runner === LOCAL_ENVIRONMENT ? runtime : runner;
+    const able = live.filter((n) => n.runtimes.includes(needs));
     if (able.length === 0) return undefined;
-    const i = next.get(runtime) ?? 0;
-    next.set(runtime, i + 1);
+    const i = next.get(needs) ?? 0;
+    next.set(needs, i + 1);
     return able[i % able.length];
   };
 }

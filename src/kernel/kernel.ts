@@ -325,6 +325,11 @@ export class Kernel {
     return this.k.supervisor.environments.online(environment);
   }
 
+  /** The environments besides `local` agents can be started in here now (connected runners). */
+  onlineEnvironments(): string[] {
+    return this.k.supervisor.environments.onlineEnvironments();
+  }
+
   /** A typed `not_found` unless `environment` exists (offline is fine: a task waits for it). */
   checkEnvironment(environment: string): void {
     this.k.supervisor.environments.check(environment);

@@ -5,6 +5,7 @@ import { ownerCondition } from '../../src/kernel/ownership.ts';
 import { flushCursors } from '../../src/store/cursors.ts';
 import type { Store } from '../../src/store/store.ts';
 import { forEachStore } from '../helpers/stores.ts';
+import { addSession } from './rows.ts';
 
 /**
  * Issue 26, item 4: a cursor flush is conditioned on the owner's epoch in the same statement.
@@ -163,55 +164,6 @@ async function waitForLockWait(store: Store): Promise<void> {
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error('the flush never waited on the takeover’s lock');
-}
-
-async function addSession(store: Store, id: string, owner: string, epoch: number): Promise<void> {
-  await store.writer.write(async (tx) => {
-    await tx.db
-      .insertInto('sessions')
-      .values({
-        id,
-        zone: 'default',
-        parent_id: null,
-        depth: 1,
-        status: 'running',
-        end_reason: null,
-        runtime: 'command',
-        runner: 'local',
-        title: null,
-        spec: '{}',
-        runtime_state: null,
-        parent_close: 'terminate',
-        token_hash: null,
-        idempotency_key: null,
-        last_message: null,
-        suspend_reason: null,
-        term_deadline: null,
-        expires_at: null,
-        max_turns: null,
-        turns: 0,
-        usage: '{}',
-        created_at: 0,
-        updated_at: 0,
-        ended_at: null,
-        tools: null,
-        grants: null,
-        end_detail: null,
-        activity: null,
-        budget: null,
-        ancestors: null,
-        budget_scope: null,
-        budget_deadline: null,
-        budget_breach: null,
-        subtree_input_tokens: 0,
-        subtree_output_tokens: 0,
-        subtree_cost_usd: 0,
-        subtree_turns: 0,
-        owner_node: owner,
-        owner_epoch: epoch,
-      } as never)
-      .execute();
-  });
 }
 
 async function setOwner(store: Store, id: string, owner: string, epoch: number): Promise<void> {
