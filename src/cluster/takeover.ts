@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { LOCAL_ENVIRONMENT } from '../kernel/environments.ts';
 import { bootId, killRecordedGroup } from '../runtimes/process/identity.ts';
 import type { Store } from '../store/store.ts';
@@ -53,6 +54,7 @@ export async function takeOverLost(
     .execute();
   const out: TakeoverResult[] = [];
   for (const dead of lost) {
+    await endConnections(store, dead.id);
     const live = (await liveNodes(store, now)).filter((n) => n.id !== dead.id);
     const r = await store.writer.write(async (tx) => {
       const mine = await tx.db
@@ -132,6 +134,20 @@ export async function takeOverLost(
     if (r) out.push(r);
   }
   return out;
+}
+
+/**
+ * End the database connections of a node whose lease ran out past the margin (it fenced
+ * itself already). A node stalled or cut off inside a transaction keeps that transaction open,
+ * with its row locks (a report's locked session row, the log head) until its connection
+ * closes, and a blackholed connection never does: the takeover would wait on them for good.
+ * Ending them rolls back whatever it had in flight, so nothing it sent before the cut commits
+ * after. Its connections carry `application_name` `warren <id>` (and `… listen`, `… lease`).
+ */
+async function endConnections(store: Store, node: string): Promise<void> {
+  await sql`select pg_terminate_backend(pid) from pg_stat_activity
+    where (application_name = ${`warren ${node}`} or application_name like ${`warren ${node} %`})
+      and pid <> pg_backend_pid()`.execute(store.reader);
 }
 
 /**
