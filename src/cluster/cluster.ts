@@ -50,6 +50,8 @@ export class Cluster {
   private readonly lease: LeaseClient;
   /** Fires when the lease was not renewed in time, whatever the calls in flight are doing. */
   private watchdog: TimerHandle | undefined;
+  /** Sessions the last adopt tick found without a process here (started if still so at the next). */
+  private missing = new Set<string>();
 
   constructor(private readonly o: ClusterOptions) {
     this.tail = new CommitTail(o.store, o.clock, o.config.pollMs, o.log);
@@ -342,12 +344,12 @@ export class Cluster {
    */
   private async adoptMine(): Promise<void> {
     if (!this.holdsOwnLease()) return; // resumed when the lease is held again
-    const ids = await sessionsToRun(
-      this.o.store,
-      this.nodeId,
-      this.o.runtimes,
-      this.o.kernel.onlineEnvironments(),
-    );
-    this.o.kernel.adopt(ids.filter((id) => !this.o.kernel.runsHere(id)));
+    const { kernel } = this.o;
+    const ids = await sessionsToRun(this.o.store, this.nodeId, this.o.runtimes, kernel.onlineEnvironments());
+    const missing = new Set(ids.filter((id) => !kernel.runsHere(id)));
+    // Only what was missing at the previous tick too: an agent that just exited has its exit
+    // in flight (its row still says idle) and must not be started beside that record.
+    kernel.adopt([...missing].filter((id) => this.missing.has(id)));
+    this.missing = missing;
   }
 }
