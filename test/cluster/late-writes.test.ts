@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
-import { sql } from 'kysely';
 import { within } from '../crash/harness.ts';
 import { forEachStore, PG_URL } from '../helpers/stores.ts';
 import { TcpProxy } from '../helpers/tcp-proxy.ts';
 import { Cluster, echoProcesses, FAST, readUntil, spawnEcho } from './harness.ts';
+import { recordWrites, writesAfter } from './write-log.ts';
 
 /**
  * Issue 26, item 4 with real nodes: node 0 reaches PostgreSQL through a proxy that is
@@ -37,18 +37,7 @@ forEachStore(
       const n0 = c.nodes[0]!.nodeId;
       const n1 = c.nodes[1]!.nodeId;
       const schema = loc.schema!;
-      await c.withStore(async (store) => {
-        await sql
-          .raw(`create table "${schema}".write_log (tbl text, session text, app text, at double precision);
-            create function "${schema}".log_write() returns trigger language plpgsql as $f$ begin
-              insert into "${schema}".write_log values (TG_TABLE_NAME, to_jsonb(NEW)->>TG_ARGV[0],
-                current_setting('application_name'), extract(epoch from clock_timestamp()) * 1000);
-              return NEW; end $f$;
-            create trigger log_events after insert on "${schema}".events for each row execute function "${schema}".log_write('session_id');
-            create trigger log_fds after update on "${schema}".fds for each row execute function "${schema}".log_write('holder');
-            create trigger log_sessions after update on "${schema}".sessions for each row execute function "${schema}".log_write('id');`)
-          .execute(store.reader);
-      });
+      await c.withStore((store) => recordWrites(store, schema));
       const agents = [await spawnEcho(a, 'late-1'), await spawnEcho(a, 'late-2')];
       for (const g of agents) await a.until(g.id, (x) => x.status === 'idle', 20_000);
       const ids = agents.map((g) => g.id);
@@ -95,14 +84,7 @@ forEachStore(
         const h = (await (await fetch(`${a.url}/healthz`)).json()) as { ok: boolean };
         return h.ok;
       });
-      const late = await c.withStore(async (store) => {
-        const r = await sql<{ tbl: string; session: string; app: string; at: number }>`
-          select tbl, session, app, at from ${sql.table(`${schema}.write_log`)}
-          where app like ${`warren ${n0}%`} and session in (${sql.join(ids)}) and at > ${leaseEnd}`.execute(
-          store.reader,
-        );
-        return r.rows;
-      });
+      const late = await c.withStore((store) => writesAfter(store, schema, n0, ids, leaseEnd));
       assert.deepEqual(late, [], `rows node 0 wrote for moved sessions after its lease ended (${leaseEnd})`);
       const once = echoProcesses(ids);
       for (const id of ids) assert.equal(once.get(id)?.length, 1, `${id}: one agent process`);
