@@ -27,17 +27,15 @@ forEachStore(
       const g = await spawnEcho(a, 'echo-on-a');
       await a.until(g.id, (s) => s.status === 'idle', 20_000);
       await c.withStore((store) => recordWrites(store, loc.schema!));
-      const epochBefore = await c.withStore(async (s) =>
-        Number(
-          (
-            await s.reader
-              .selectFrom('nodes')
-              .select('epoch')
-              .where('id', '=', c.nodes[0]!.nodeId)
-              .executeTakeFirstOrThrow()
-          ).epoch,
-        ),
-      );
+      const nodeA = () =>
+        c.withStore((s) =>
+          s.reader
+            .selectFrom('nodes')
+            .selectAll()
+            .where('id', '=', c.nodes[0]!.nodeId)
+            .executeTakeFirstOrThrow(),
+        );
+      const epochBefore = Number((await nodeA()).epoch);
 
       // Its agent busy as it stalls: its reply (a call through A) and its reports wait in A.
       await a.api('POST', `/v1/sessions/${g.id}/send`, { text: 'as-it-stalls' });
@@ -54,17 +52,7 @@ forEachStore(
           );
           return r.owner_node === c.nodes[1]!.nodeId && (r.status === 'idle' || r.status === 'running');
         });
-        leaseEnd = await c.withStore(async (s) =>
-          Number(
-            (
-              await s.reader
-                .selectFrom('nodes')
-                .select('lease_until')
-                .where('id', '=', c.nodes[0]!.nodeId)
-                .executeTakeFirstOrThrow()
-            ).lease_until,
-          ),
-        );
+        leaseEnd = Number((await nodeA()).lease_until);
       } finally {
         a.child.kill('SIGCONT');
       }
