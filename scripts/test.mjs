@@ -99,7 +99,9 @@ function defaultFiles() {
   const test = join(ROOT, 'test');
   return readdirSync(test, { withFileTypes: true })
     .filter((d) => d.isDirectory())
-    .flatMap((d) => expand(join(test, d.name)));
+    .map((d) => d.name)
+    .sort()
+    .flatMap((name) => expand(join(test, name)));
 }
 
 /** A file as it is; a folder as its *.test.ts files. */
