@@ -257,11 +257,16 @@ export function agentSink(
       // Runtimes report idle last, once ready for input: what waited is handed over now, and
       // the next turn's busy and input are recorded in the same write as this idle.
       delivery.safePoint(id);
-      return recorded.then(() => {
-        delivery.turnRecorded(id, consumed);
-        // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.
-        if (termPending) hooks.finish(id);
-      });
+      return recorded.then(
+        () => {
+          delivery.turnRecorded(id, consumed);
+          // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.
+          if (termPending) hooks.finish(id);
+        },
+        // Logged by the queue. Runtimes do not wait for a report (void): a rejection left here
+        // would be unhandled and end the server. What it handed over stays unacknowledged.
+        () => {},
+      );
     },
     activity: (text) => apply((tx, r) => setActivity(tx, r, text)),
     saveState: (state) =>

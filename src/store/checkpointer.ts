@@ -8,8 +8,8 @@ import { Worker } from 'node:worker_threads';
  * The writer connection turns automatic checkpoints off; this worker thread, with a
  * connection of its own, runs PASSIVE checkpoints on a short interval. PASSIVE never takes
  * the write lock nor waits for readers, so it cannot make a commit wait or fail.
- * (FULL/RESTART would: they hold the write lock while waiting for readers, and a writer
- * whose deferred transaction read first then gets SQLITE_BUSY instead of waiting.)
+ * (FULL/RESTART would: they hold the write lock while waiting for readers, and the writer's
+ * `begin immediate` would wait for it on the event loop.)
  *
  * The WAL only starts over from its beginning at a write that finds every frame already
  * copied. Under writes that never pause, each checkpoint finishes with newer frames behind

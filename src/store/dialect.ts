@@ -1,6 +1,15 @@
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteAdapter, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  SqliteAdapter,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely';
 import { Checkpointer } from './checkpointer.ts';
 import { ensurePrivateDir, ensurePrivateFile, securePrivateDir, securePrivateFiles } from './file-modes.ts';
 import { CurrentSchemaPostgresDialect } from './introspect.ts';
@@ -126,7 +135,7 @@ function openSqlite(loc: StoreLocation): Connections {
   securePrivateFiles(companions);
   const writerStatements = cachedStatements(writerDb);
   const writer = new Kysely<Database>({
-    dialect: new TransactionalDdlSqlite({ database: writerStatements }),
+    dialect: new WriterSqlite({ database: writerStatements }),
   });
   const reader = new Kysely<Database>({
     dialect: new SqliteDialect({ database: cachedStatements(readerDb) }),
@@ -276,13 +285,35 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
 }
 
 /**
- * SQLite runs DDL inside transactions, though Kysely's adapter says it does not; saying so lets
- * the migrator run each set of migrations as one transaction: a crash leaves none of it half
- * done, and a fresh database commits once per set instead of once per statement.
+ * The writer's dialect. SQLite runs DDL inside transactions, though Kysely's adapter says it
+ * does not; saying so lets the migrator run each set of migrations as one transaction: a crash
+ * leaves none of it half done, and a fresh database commits once per set instead of once per
+ * statement. And its transactions begin IMMEDIATE (driver below).
  */
-class TransactionalDdlSqlite extends SqliteDialect {
+class WriterSqlite extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
   override createAdapter(): SqliteAdapter {
     return new TransactionalDdlAdapter();
+  }
+}
+
+/**
+ * Write transactions take SQLite's write lock when they begin. A deferred `begin` that reads
+ * first and writes later cannot wait for the lock (SQLITE_BUSY at once, whatever the
+ * busy_timeout: another connection — a second process on the file, the backup, an operator's
+ * `sqlite3` — may have committed since its read), so the write failed; IMMEDIATE waits for the
+ * lock at `begin`, under the busy_timeout, before anything was read.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
 

@@ -403,7 +403,8 @@ export class GroupCommitWriter {
     if (pending.length === 0) return [];
     const direct = this.conn.direct;
     if (!direct) return this.sequencePostgres(this.conn.writer, pending, now);
-    direct.run('begin', []);
+    // IMMEDIATE: wait for the write lock at `begin` (see ImmediateSqliteDriver in dialect.ts).
+    direct.run('begin immediate', []);
     try {
       const events = this.sequenceSqlite(direct, pending, now);
       direct.run('commit', []);
