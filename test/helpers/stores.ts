@@ -38,8 +38,12 @@ export interface OpenOptions {
 
 export interface StoreTarget {
   readonly kind: DialectKind;
-  /** A fresh, empty location (temp file / new schema), removed after the suite. */
-  location(durability?: Durability): StoreLocation;
+  /**
+   * A fresh location (temp file / new schema), removed after the suite. A PostgreSQL schema is
+   * cloned from the migrated template when first opened, unless `migrated: false`: then the
+   * store's own migrations make it (what a test of concurrent first opens needs).
+   */
+  location(durability?: Durability, opts?: { migrated?: boolean }): StoreLocation;
   /** Open (and migrate) a store; it is closed for you. Closing it yourself is fine too. */
   open(opts?: OpenOptions): Promise<Store>;
   /**
@@ -169,6 +173,8 @@ class Target implements StoreTarget {
   readonly suiteStores: Store[] = [];
   private readonly dirs: string[] = [];
   private readonly schemas: string[] = [];
+  /** Schemas whose clone from the template is under way. */
+  private readonly cloning = new Map<string, Promise<void>>();
   /** Schemas handed out by location() and not created yet. */
   private readonly unmade = new Set<string>();
   /** This suite's template (pg-template.ts), read once. */
@@ -176,7 +182,7 @@ class Target implements StoreTarget {
 
   constructor(readonly kind: DialectKind) {}
 
-  location(durability: Durability = 'process'): StoreLocation {
+  location(durability: Durability = 'process', opts: { migrated?: boolean } = {}): StoreLocation {
     if (this.kind === 'sqlite') {
       const dir = mkdtempSync(join(tmpdir(), 'warren-test-'));
       this.dirs.push(dir);
@@ -184,7 +190,7 @@ class Target implements StoreTarget {
     }
     const schema = testSchemaName();
     this.schemas.push(schema);
-    this.unmade.add(schema);
+    if (opts.migrated !== false) this.unmade.add(schema);
     return { url: PG_URL, durability, schema, poolSize: 4 };
   }
 
@@ -207,8 +213,20 @@ class Target implements StoreTarget {
   }
 
   async prepare(location: StoreLocation): Promise<void> {
-    if (location.schema === undefined || !this.unmade.delete(location.schema)) return;
-    await cloneTemplate(location.url, location.schema, this.template);
+    const schema = location.schema;
+    if (schema === undefined) return;
+    // Two stores opened on one fresh location at once: the second waits for the first's clone
+    // (it would otherwise migrate the schema while the clone fills it).
+    const inFlight = this.cloning.get(schema);
+    if (inFlight) return inFlight;
+    if (!this.unmade.delete(schema)) return;
+    const clone = cloneTemplate(location.url, schema, this.template).then(() => {});
+    this.cloning.set(schema, clone);
+    try {
+      await clone;
+    } finally {
+      this.cloning.delete(schema);
+    }
   }
 
   async closeStores(stores: Store[]): Promise<void> {
