@@ -56,8 +56,11 @@ export class Cluster {
     this.db = `${loc.url}?schema=${loc.schema}`;
   }
 
-  /** Start node i (the first one started makes the operator key; the others get a copy). */
-  async start(i: number): Promise<Server> {
+  /**
+   * Start node i (the first one started makes the operator key; the others get a copy).
+   * `url`: its own way to the database (a proxy the test controls) instead of the shared one.
+   */
+  async start(i: number, url?: string): Promise<Server> {
     const node = this.nodes[i]!;
     const first = this.nodes.find((n) => n !== node && n.server);
     if (first) copyFileSync(join(first.dataDir, 'operator.key'), join(node.dataDir, 'operator.key'));
@@ -67,7 +70,16 @@ export class Cluster {
     };
     const child = spawn(
       process.execPath,
-      [ENTRY, 'serve', '--port', '0', '--data-dir', node.dataDir, '--db', this.db],
+      [
+        ENTRY,
+        'serve',
+        '--port',
+        '0',
+        '--data-dir',
+        node.dataDir,
+        '--db',
+        url ? `${url}?schema=${this.loc.schema}` : this.db,
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ...binEnv(), WARREN_TEST_OPTIONS: JSON.stringify(opts) },
