@@ -50,6 +50,8 @@ export class Cluster {
   private readonly lease: LeaseClient;
   /** Fires when the lease was not renewed in time, whatever the calls in flight are doing. */
   private watchdog: TimerHandle | undefined;
+  /** Where the adopt backstop's next page of this node's sessions starts (own-sessions.ts). */
+  private ownedAfter = '';
   /** Sessions the last adopt tick found without a process here (started if still so at the next). */
   private missing = new Set<string>();
 
@@ -345,11 +347,20 @@ export class Cluster {
   private async adoptMine(): Promise<void> {
     if (!this.holdsOwnLease()) return; // resumed when the lease is held again
     const { kernel } = this.o;
-    const ids = await sessionsToRun(this.o.store, this.nodeId, this.o.runtimes, kernel.onlineEnvironments());
+    const { ids, next } = await sessionsToRun(
+      this.o.store,
+      this.nodeId,
+      this.o.runtimes,
+      kernel.onlineEnvironments(),
+      this.ownedAfter,
+    );
     const missing = new Set(ids.filter((id) => !kernel.runsHere(id)));
     // Only what was missing at the previous tick too: an agent that just exited has its exit
-    // in flight (its row still says idle) and must not be started beside that record.
-    kernel.adopt([...missing].filter((id) => this.missing.has(id)));
+    // in flight (its row still says idle) and must not be started beside that record. So the
+    // next tick reads the same page again when this one found any missing for the first time.
+    const seen = this.missing;
+    kernel.adopt([...missing].filter((id) => seen.has(id)));
+    if ([...missing].every((id) => seen.has(id))) this.ownedAfter = next;
     this.missing = missing;
   }
 }

@@ -5,6 +5,9 @@ import { NODE_LOST } from './takeover.ts';
 /** Statuses that promise a process: a session in one of them must have its agent somewhere. */
 const LIVE = ['pending', 'running', 'idle'] as const;
 
+/** Sessions read a tick, of each kind. */
+const PAGE = 500;
+
 /**
  * Sessions this node must run and may not be running (docs/scaling.md, "after an outage"):
  * those it owns in a live status — under any of its epochs: a rejoin, a fence and resume, a
@@ -20,13 +23,20 @@ export async function sessionsToRun(
   runtimes: readonly string[],
   /** The runners' environments connected here: their waiting sessions are this node's to take. */
   environments: readonly string[],
-): Promise<string[]> {
+  /**
+   * Where the last call's page of owned sessions ended ('' from the start): each tick reads the
+   * next page, so a node running more than a page of sessions still has every one looked at.
+   */
+  after: string,
+): Promise<{ ids: string[]; next: string }> {
   const owned = await store.reader
     .selectFrom('sessions')
     .select('id')
     .where('owner_node', '=', node)
     .where('status', 'in', LIVE)
-    .limit(500)
+    .where('id', '>', after)
+    .orderBy('id')
+    .limit(PAGE)
     .execute();
   const handed = await store.reader
     .selectFrom('sessions')
@@ -43,7 +53,8 @@ export async function sessionsToRun(
       ]);
       return environments.length > 0 ? eb.or([local, eb('runner', 'in', [...environments])]) : local;
     })
-    .limit(500)
+    .limit(PAGE)
     .execute();
-  return [...owned, ...handed].map((r) => r.id);
+  const next = owned.length === PAGE ? (owned[PAGE - 1]?.id ?? '') : '';
+  return { ids: [...owned, ...handed].map((r) => r.id), next };
 }

@@ -158,8 +158,7 @@ export class Kernel {
     k.wall = new WallTimers(k);
     k.delivery = new Delivery(k);
     // Cursor flushes are conditioned on this node's ownership of the fds' sessions (cursors.ts).
-    k.fdTable.owner = () =>
-      !k.node.clustered ? null : k.node.epoch === 0 ? undefined : { node: k.node.id, epoch: k.node.epoch };
+    k.fdTable.owner = () => (!k.node.clustered ? null : k.node.epoch === 0 ? undefined : { node: k.node.id });
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
     this.containmentDecided = opts.containment ?? resolveContainment(this.config.containment);

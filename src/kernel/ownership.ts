@@ -71,23 +71,24 @@ export function agentLive(core: Core, row: SessionsTable): boolean {
   );
 }
 
-const OWNER_SQL = 'select owner_node, owner_epoch from sessions where id = ?';
+const OWNER_SQL = 'select owner_node from sessions where id = ?';
 const OWNER_LOCKED_SQL = `${OWNER_SQL} for no key update`;
 
 /**
  * The condition on every write an agent's call makes through this node, in a cluster
- * (unit-conditions.ts): its session is this node's under its current epoch, read in the
- * unit's transaction with the row locked (PostgreSQL) so a takeover cannot commit between
- * the check and the write. A node that lost the session (paused, cut off, fenced: epoch 0)
- * has its late writes refused by the database.
+ * (unit-conditions.ts): its session is not another node's, and this node is not fenced. Read
+ * in the unit's transaction with the row locked (PostgreSQL), so a takeover cannot commit
+ * between the check and the write: a node that lost the session (paused, cut off) has its late
+ * writes refused by the database. A session this node owned under an earlier epoch and has not
+ * adopted again yet (a rejoin, a restart with resume off) is nobody else's: its writes pass.
  */
 export function ownerCondition(node: NodeRole, sessionId: string): UnitCondition {
   return async (tx) => {
-    const row = await tx.first<{ owner_node: string | null; owner_epoch: number | null }>(
+    const row = await tx.first<{ owner_node: string | null }>(
       tx.kind === 'postgres' ? OWNER_LOCKED_SQL : OWNER_SQL,
       [sessionId],
     );
-    if (!row || !holdsLease(node, row) || node.epoch === 0)
+    if (node.epoch === 0 || (row && !ownedHere(node, row)))
       throw forbidden(`session ${sessionId} is not run by this node (any more): its writes here are refused`);
   };
 }

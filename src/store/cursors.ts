@@ -4,16 +4,18 @@ import type { WriteTx } from './writer.ts';
 
 /**
  * Cursor updates: only ever forward (`cursor < new`), like the rows they mirror; and in a
- * cluster only for fds whose holder is an operator or a session this node owns under its
- * current epoch (docs/scaling.md), checked in the same statement: a node that lost a session
- * (paused, partitioned, fenced) cannot move its cursors past what the new owner delivered.
- * On PostgreSQL the owning row is locked (`for share`), so a takeover committing meanwhile
- * is waited for and seen. Alone (SQLite, a node out of a cluster) the owner is null: no check.
+ * cluster not for an fd whose holder is a session another node owns (docs/scaling.md): a node
+ * that lost a session (paused, partitioned) cannot move its cursors past what the new owner
+ * delivered. Operators, init and sessions owned by nobody or by this node (under any of its
+ * epochs: a session not yet adopted again after a rejoin is still nobody else's) are moved. A
+ * fenced node (epoch 0) does not flush at all (fdtable.ts). On PostgreSQL the holder's row is
+ * locked (`for share`), so a takeover committing meanwhile is waited for and seen. Alone
+ * (SQLite, a node out of a cluster) the owner is null: no check.
  */
 const SQLITE_FLUSH_SQL =
-  'update "fds" set "cursor" = ? where "id" = ? and "cursor" < ? and (? is null or "holder" like \'operator:%\' or exists (select 1 from "sessions" "s" where "s"."id" = "fds"."holder" and "s"."owner_node" = ? and "s"."owner_epoch" = ?))';
+  'update "fds" set "cursor" = ? where "id" = ? and "cursor" < ? and (? is null or not exists (select 1 from "sessions" "s" where "s"."id" = "fds"."holder" and "s"."owner_node" is not null and "s"."owner_node" <> ?))';
 const PG_FLUSH_SQL =
-  'update "fds" set "cursor" = "v"."cursor" from (select unnest($1::text[]) as "id", unnest($2::bigint[]) as "cursor") as "v" where "fds"."id" = "v"."id" and "fds"."cursor" < "v"."cursor" and ($3::text is null or "fds"."holder" like \'operator:%\' or exists (select 1 from "sessions" "s" where "s"."id" = "fds"."holder" and "s"."owner_node" = $3 and "s"."owner_epoch" = $4 for share))';
+  'update "fds" set "cursor" = "v"."cursor" from (select unnest($1::text[]) as "id", unnest($2::bigint[]) as "cursor") as "v" where "fds"."id" = "v"."id" and "fds"."cursor" < "v"."cursor" and ($3::text is null or coalesce((select "s"."owner_node" is null or "s"."owner_node" = $3 from "sessions" "s" where "s"."id" = "fds"."holder" for share), true))';
 /** Rows per PostgreSQL flush statement. */
 const FLUSH_CHUNK = 1000;
 
@@ -22,10 +24,9 @@ export interface CursorUpdate {
   cursor: number;
 }
 
-/** The node a flush is made by, in a cluster: its id and the epoch of its lease. Null alone. */
+/** The node a flush is made by, in a cluster (null alone). */
 export interface CursorOwner {
   node: string;
-  epoch: number;
 }
 
 /**
@@ -47,7 +48,7 @@ export async function flushCursors(
 }
 
 function sqliteParams(u: CursorUpdate, owner: CursorOwner | null): unknown[] {
-  return [u.cursor, u.id, u.cursor, owner?.node ?? null, owner?.node ?? null, owner?.epoch ?? null];
+  return [u.cursor, u.id, u.cursor, owner?.node ?? null, owner?.node ?? null];
 }
 
 /** The statements of one flush: on SQLite one per fd, on PostgreSQL one per chunk of fds. */
@@ -65,7 +66,6 @@ export function flushCursorsStatements(
           chunk.map((u) => u.id),
           chunk.map((u) => u.cursor),
           owner?.node ?? null,
-          owner?.epoch ?? null,
         ]),
       );
     }

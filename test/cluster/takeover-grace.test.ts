@@ -120,13 +120,13 @@ forEachStore(
       );
       // Who starts what: a node only the sessions it can run; runner cpu connecting to 'me' later
       // makes its waiting session 'me's to take.
-      assert.deepEqual(await sessionsToRun(store, 'me', ['command'], []), []);
-      assert.deepEqual((await sessionsToRun(store, 'gpu-host', ['command'], ['runner:gpu'])).sort(), [
+      assert.deepEqual((await sessionsToRun(store, 'me', ['command'], [], '')).ids, []);
+      assert.deepEqual((await sessionsToRun(store, 'gpu-host', ['command'], ['runner:gpu'], '')).ids.sort(), [
         'ses_1',
         'ses_2',
         'ses_4',
       ]);
-      assert.deepEqual(await sessionsToRun(store, 'me', ['command'], ['runner:cpu']), ['ses_3']);
+      assert.deepEqual((await sessionsToRun(store, 'me', ['command'], ['runner:cpu'], '')).ids, ['ses_3']);
     });
   },
   { backends: ['postgres'] },
