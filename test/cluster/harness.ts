@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { markPrefix } from '../../src/kernel/supervisor.ts';
 import { markedPids } from '../../src/runtimes/process/marks.ts';
@@ -133,13 +134,19 @@ export async function spawnEcho(
   extra: Record<string, unknown> = {},
 ): Promise<{ id: string; pipeFd: number }> {
   const agent = extra.runtime ? {} : { runtime: 'command', command: `${process.execPath} ${ECHO_AGENT}` };
-  const r = await s.api<{ session: { id: string }; pipeFd: number }>('POST', '/v1/sessions', {
-    ...agent,
-    title,
-    pipe: 'sync',
-    ...extra,
-  });
-  return { id: r.session.id, pipeFd: r.pipeFd };
+  const body = { ...agent, title, pipe: 'sync', ...extra };
+  // A node briefly fenced (its renewal late on a loaded machine) answers 503 having done
+  // nothing: retried, as its Retry-After says a client should, for a bounded while.
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const r = await s.api<{ session: { id: string }; pipeFd: number }>('POST', '/v1/sessions', body);
+      return { id: r.session.id, pipeFd: r.pipeFd };
+    } catch (error) {
+      if (!/: 503 /.test((error as Error).message) || Date.now() > deadline) throw error;
+      await sleep(500);
+    }
+  }
 }
 
 /** Read the operator's fd through `s` until a message that is (or ends with) `text` arrives (bounded). */
