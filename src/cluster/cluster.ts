@@ -6,9 +6,10 @@ import { ClusterConnection } from './channel.ts';
 import type { ClusterConfig } from './config.ts';
 import { LeaseClient } from './lease-client.ts';
 import { fenceAfterMs, leaseCallMaxMs, leaseCallMs, renewEveryMs, takeoverGraceMs } from './lease-timing.ts';
+import { sessionsToRun } from './own-sessions.ts';
 import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
-import { NODE_LOST, takeOverLost } from './takeover.ts';
+import { takeOverLost } from './takeover.ts';
 
 export interface ClusterOptions {
   store: Store;
@@ -49,6 +50,10 @@ export class Cluster {
   private readonly lease: LeaseClient;
   /** Fires when the lease was not renewed in time, whatever the calls in flight are doing. */
   private watchdog: TimerHandle | undefined;
+  /** Where the adopt backstop's next page of this node's sessions starts (own-sessions.ts). */
+  private ownedAfter = '';
+  /** Sessions the last adopt tick found without a process here (started if still so at the next). */
+  private missing = new Set<string>();
 
   constructor(private readonly o: ClusterOptions) {
     this.tail = new CommitTail(o.store, o.clock, o.config.pollMs, o.log);
@@ -87,7 +92,7 @@ export class Cluster {
     const at = clock.now();
     this.epoch = await join(
       store,
-      { id: this.nodeId, address: null, runtimes: this.o.runtimes },
+      { id: this.nodeId, address: null, runtimes: this.canRun() },
       config.leaseMs,
     );
     kernel.node.epoch = this.epoch;
@@ -152,6 +157,7 @@ export class Cluster {
         config.leaseMs,
         this.address(),
         leaseCallMs(config.leaseMs, toFence),
+        this.canRun(),
       );
     } catch (error) {
       // Only the watchdog fences for time (renewed): one rule, on this node's clock, whatever
@@ -250,6 +256,15 @@ export class Cluster {
     };
   }
 
+  /**
+   * What this node can run now, as the `nodes` row records it at each renewal: its runtimes
+   * and the environments of the runners connected to it, so a lost node's runner sessions go
+   * to a node their runner is connected to (takeover.ts).
+   */
+  private canRun(): string[] {
+    return [...this.o.runtimes, ...this.o.kernel.onlineEnvironments()];
+  }
+
   private address(): string | null {
     return this.o.kernel.config.publicUrl;
   }
@@ -292,11 +307,27 @@ export class Cluster {
     return this.fencing;
   }
 
+  /**
+   * Whether this node holds its lease now, on its own clock: not fenced, and its last renewal
+   * recent enough that its watchdog has not had to fire yet (a timer may be late after a stall).
+   */
+  private holdsOwnLease(): boolean {
+    const { clock, config } = this.o;
+    return !this.isFenced() && clock.now() < this.renewedAt + fenceAfterMs(config.leaseMs);
+  }
+
   private async takeover(): Promise<void> {
-    // A fenced node hands nothing on: its own view of the lease is what is in doubt.
-    if (this.isFenced()) return;
+    // A node whose own lease is not current declares nobody lost and claims nothing: its own
+    // view of the lease is what is in doubt (after an outage every lease looks expired). The
+    // takeover's transaction checks the same on the database (takeover.ts).
+    if (!this.holdsOwnLease()) return;
     const { store, clock, config } = this.o;
-    const done = await takeOverLost(store, clock.now(), this.nodeId, takeoverGraceMs(config.leaseMs));
+    const done = await takeOverLost(
+      store,
+      clock.now(),
+      { id: this.nodeId, epoch: this.epoch },
+      takeoverGraceMs(config.leaseMs),
+    );
     for (const r of done) {
       const mine = Object.keys(r.moved).filter((id) => r.moved[id] === this.nodeId);
       this.o.log.warn(
@@ -308,20 +339,28 @@ export class Cluster {
   }
 
   /**
-   * The backstop of a handover: sessions a lost node left to this one (or to nobody, when no
-   * node could run them then) that are not running here yet.
+   * The backstop of a handover and of every fence, outage and failed start: sessions this node
+   * owns in a live status, or that a lost node left to it (or to nobody), that do not run
+   * here are started (own-sessions.ts). Each reconcile tick, so no session stays `idle` or
+   * `running` without a process however its restart was missed.
    */
   private async adoptMine(): Promise<void> {
-    if (this.isFenced()) return; // resumed when the lease is held again
-    const rows = await this.o.store.reader
-      .selectFrom('sessions')
-      .select('id')
-      .where('status', '=', 'suspended')
-      .where('suspend_reason', '=', NODE_LOST)
-      .where((eb) => eb.or([eb('owner_node', '=', this.nodeId), eb('owner_node', 'is', null)]))
-      .where('runtime', 'in', [...this.o.runtimes])
-      .limit(500)
-      .execute();
-    this.o.kernel.adopt(rows.map((r) => r.id).filter((id) => !this.o.kernel.runsHere(id)));
+    if (!this.holdsOwnLease()) return; // resumed when the lease is held again
+    const { kernel } = this.o;
+    const { ids, next } = await sessionsToRun(
+      this.o.store,
+      this.nodeId,
+      this.o.runtimes,
+      kernel.onlineEnvironments(),
+      this.ownedAfter,
+    );
+    const missing = new Set(ids.filter((id) => !kernel.runsHere(id)));
+    // Only what was missing at the previous tick too: an agent that just exited has its exit
+    // in flight (its row still says idle) and must not be started beside that record. So the
+    // next tick reads the same page again when this one found any missing for the first time.
+    const seen = this.missing;
+    kernel.adopt([...missing].filter((id) => seen.has(id)));
+    if ([...missing].every((id) => seen.has(id))) this.ownedAfter = next;
+    this.missing = missing;
   }
 }

@@ -77,12 +77,14 @@ export async function renewWithin(
   leaseMs: number,
   address: string | null,
   deadlineMs: number,
+  /** What it can run now: its runtimes and its connected runners' environments (placement). */
+  runtimes: readonly string[],
 ): Promise<boolean> {
   const r = await client.query(
     `update nodes set heartbeat_at = greatest(heartbeat_at, $1), lease_until = greatest(lease_until, $2),
-       address = $3
+       address = $3, runtimes = $6
      where id = $4 and epoch = $5 and state = 'live'`,
-    [now, now + leaseMs, address, me.id, me.epoch],
+    [now, now + leaseMs, address, me.id, me.epoch, JSON.stringify(runtimes)],
     deadlineMs,
   );
   return r.rowCount === 1;
@@ -101,6 +103,7 @@ export async function leave(store: Store, me: NodeEntry): Promise<void> {
 export interface LiveNode {
   id: string;
   epoch: number;
+  /** Its runtimes, and the environments of the runners connected to it (`runner:<name>`). */
   runtimes: string[];
   address: string | null;
 }

@@ -1,9 +1,16 @@
+import { sql } from 'kysely';
+import { LOCAL_ENVIRONMENT } from '../kernel/environments.ts';
 import { bootId, killRecordedGroup } from '../runtimes/process/identity.ts';
 import type { Store } from '../store/store.ts';
-import { type LiveNode, liveNodes } from './registry.ts';
+import { type LiveNode, liveNodes, type NodeEntry } from './registry.ts';
 
-/** Why a taken-over session is suspended (and what the adopt phase looks for). */
+/** Why a taken-over session is suspended (and what the adopt phase looks for, as a prefix). */
 export const NODE_LOST = 'node lost';
+
+/** A lost node's runner session no live node can run yet: what it waits for, said in its reason. */
+export function waitingForRunner(runner: string): string {
+  return `${NODE_LOST}: waiting for ${runner} to connect to a live node`;
+}
 
 const LIVE = ['pending', 'running', 'idle'] as const;
 
@@ -25,13 +32,18 @@ export interface TakeoverResult {
  * A node counts as lost only `graceMs` after its lease ran out (lease-timing.ts: the margin):
  * it fenced itself, on its own clock, that margin *before* its lease ran out, so its agents
  * are ended before anyone takes their sessions, even with the nodes' clocks a little apart.
+ *
+ * Only a node that holds its own lease takes over: each transaction first locks this node's
+ * row and checks its epoch is current, live and unexpired at `now`, so a node back from an
+ * outage (when every lease looks expired) or declared lost itself meanwhile claims nothing.
  */
 export async function takeOverLost(
   store: Store,
   now: number,
-  self: string,
+  me: NodeEntry,
   graceMs: number,
 ): Promise<TakeoverResult[]> {
+  const self = me.id;
   const expiredBefore = now - graceMs;
   const lost = await store.reader
     .selectFrom('nodes')
@@ -42,8 +54,18 @@ export async function takeOverLost(
     .execute();
   const out: TakeoverResult[] = [];
   for (const dead of lost) {
+    await endConnections(store, dead.id);
     const live = (await liveNodes(store, now)).filter((n) => n.id !== dead.id);
     const r = await store.writer.write(async (tx) => {
+      const mine = await tx.db
+        .updateTable('nodes')
+        .set((eb) => ({ heartbeat_at: eb.ref('heartbeat_at') }))
+        .where('id', '=', me.id)
+        .where('epoch', '=', me.epoch)
+        .where('state', '=', 'live')
+        .where('lease_until', '>=', now)
+        .executeTakeFirst();
+      if (Number(mine.numUpdatedRows) !== 1) return null;
       const declared = await tx.db
         .updateTable('nodes')
         .set({ state: 'lost' })
@@ -55,7 +77,7 @@ export async function takeOverLost(
       if (Number(declared.numUpdatedRows) !== 1) return null;
       const sessions = await tx.db
         .selectFrom('sessions')
-        .select(['id', 'zone', 'status', 'runtime'])
+        .select(['id', 'zone', 'status', 'runtime', 'runner'])
         .where('owner_node', '=', dead.id)
         .where('status', 'in', LIVE)
         .orderBy('id')
@@ -63,13 +85,15 @@ export async function takeOverLost(
       const pick = picker(live);
       const moved: Record<string, string | null> = {};
       for (const s of sessions) {
-        const to = pick(s.runtime);
+        const to = pick(s.runtime, s.runner);
         moved[s.id] = to?.id ?? null;
+        // Visible: a runner session nobody can run says which runner it waits for.
+        const reason = to || s.runner === LOCAL_ENVIRONMENT ? NODE_LOST : waitingForRunner(s.runner);
         await tx.db
           .updateTable('sessions')
           .set({
             status: 'suspended',
-            suspend_reason: NODE_LOST,
+            suspend_reason: reason,
             owner_node: to?.id ?? null,
             owner_epoch: to?.epoch ?? null,
             updated_at: tx.now,
@@ -82,7 +106,7 @@ export async function takeOverLost(
           type: 'session.status',
           actor: 'kernel',
           session_id: s.id,
-          payload: { from: s.status, to: 'suspended', reason: NODE_LOST },
+          payload: { from: s.status, to: 'suspended', reason },
         });
       }
       // Its process records: ended here if they are on this machine (its agents would end by
@@ -112,14 +136,33 @@ export async function takeOverLost(
   return out;
 }
 
-/** Round robin over the live nodes that can run a runtime. */
-function picker(live: LiveNode[]): (runtime: string) => LiveNode | undefined {
+/**
+ * End the database connections of a node whose lease ran out past the margin (it fenced
+ * itself already). A node stalled or cut off inside a transaction keeps that transaction open,
+ * with its row locks (a report's locked session row, the log head) until its connection
+ * closes, and a blackholed connection never does: the takeover would wait on them for good.
+ * Ending them rolls back whatever it had in flight, so nothing it sent before the cut commits
+ * after. Its connections carry `application_name` `warren <id>` (and `… listen`, `… lease`).
+ */
+async function endConnections(store: Store, node: string): Promise<void> {
+  await sql`select pg_terminate_backend(pid) from pg_stat_activity
+    where (application_name = ${`warren ${node}`} or application_name like ${`warren ${node} %`})
+      and pid <> pg_backend_pid()`.execute(store.reader);
+}
+
+/**
+ * Round robin over the live nodes that can run a session: its runtime for a local one; for a
+ * runner's, a node that runner (or another of its name) is connected to, as the node's last
+ * renewal recorded it. None: the session waits, owned by nobody, for such a node to adopt it.
+ */
+function picker(live: LiveNode[]): (runtime: string, runner: string) => LiveNode | undefined {
   const next = new Map<string, number>();
-  return (runtime) => {
-    const able = live.filter((n) => n.runtimes.includes(runtime));
+  return (runtime, runner) => {
+    const needs = runner === LOCAL_ENVIRONMENT ? runtime : runner;
+    const able = live.filter((n) => n.runtimes.includes(needs));
     if (able.length === 0) return undefined;
-    const i = next.get(runtime) ?? 0;
-    next.set(runtime, i + 1);
+    const i = next.get(needs) ?? 0;
+    next.set(needs, i + 1);
     return able[i % able.length];
   };
 }

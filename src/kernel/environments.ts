@@ -19,6 +19,8 @@ export interface EnvironmentProvider {
   online(environment: string): boolean;
   /** Whether it exists at all (online or not): what a task or persona may name. */
   exists(environment: string): boolean;
+  /** The environments it can start agents in right now (a cluster records them per node). */
+  onlineEnvironments?(): string[];
 }
 
 /** This node's runtimes plus the providers of other environments, by kind. */
@@ -51,6 +53,11 @@ export class Environments {
   runtime(environment: string, name: string): Runtime {
     if (environment === LOCAL_ENVIRONMENT) return this.localRuntime(name);
     return this.provider(environment).runtime(environment, name);
+  }
+
+  /** Every environment other than `local` that can start agents here now. */
+  onlineEnvironments(): string[] {
+    return [...this.providers.values()].flatMap((p) => p.onlineEnvironments?.() ?? []);
   }
 
   online(environment: string): boolean {

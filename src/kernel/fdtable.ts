@@ -1,4 +1,4 @@
-import { flushCursors } from '../store/cursors.ts';
+import { type CursorOwner, flushCursors } from '../store/cursors.ts';
 import type { LogEvent } from '../store/events.ts';
 import type { FdsTable } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
@@ -29,6 +29,12 @@ export class FdTable {
   private delivered = new Map<string, number>();
   private timer: TimerHandle | undefined;
   private flushing: Promise<void> | undefined;
+  /**
+   * Who flushes, in a cluster (set by the kernel once its node role exists): the flush is
+   * conditioned on it (cursors.ts). Undefined: alone, or a fenced node (epoch 0), which keeps
+   * its cursors dirty until its lease is held again.
+   */
+  owner: () => CursorOwner | null | undefined = () => null;
 
   constructor(
     private readonly store: Store,
@@ -159,10 +165,12 @@ export class FdTable {
     }
     if (this.flushing) await this.flushing;
     if (this.dirty.size === 0) return;
+    const owner = this.owner();
+    if (owner === undefined) return; // fenced: nothing is written until the lease is held again
     const updates = [...this.dirty].map((id) => ({ id, cursor: this.byId.get(id)?.cursor ?? 0 }));
     this.dirty.clear();
     this.flushing = this.store.writer
-      .write((tx) => flushCursors(tx, updates))
+      .write((tx) => flushCursors(tx, updates, owner))
       .catch((error) => {
         // Keep them dirty: the next flush tries again; delivery stays at-least-once.
         for (const u of updates) this.dirty.add(u.id);

@@ -157,6 +157,8 @@ export class Kernel {
     k.term = new TermTimers(k);
     k.wall = new WallTimers(k);
     k.delivery = new Delivery(k);
+    // Cursor flushes are conditioned on this node's ownership of the fds' sessions (cursors.ts).
+    k.fdTable.owner = () => (!k.node.clustered ? null : k.node.epoch === 0 ? undefined : { node: k.node.id });
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
     k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
     this.containmentDecided = opts.containment ?? resolveContainment(this.config.containment);
@@ -329,6 +331,11 @@ export class Kernel {
   /** Whether agents can be started in `environment` now (`local` always can). */
   environmentOnline(environment: string): boolean {
     return this.k.supervisor.environments.online(environment);
+  }
+
+  /** The environments besides `local` agents can be started in here now (connected runners). */
+  onlineEnvironments(): string[] {
+    return this.k.supervisor.environments.onlineEnvironments();
   }
 
   /** A typed `not_found` unless `environment` exists (offline is fine: a task waits for it). */

@@ -28,6 +28,17 @@ export function sessionIn(tx: WriteTx, id: string): Promise<SessionsTable | unde
   return tx.first<SessionsTable>(SESSION_BY_ID_SQL, [id]);
 }
 
+const SESSION_LOCKED_SQL = 'select * from sessions where id = ? for no key update';
+
+/**
+ * The same read, holding the row until the unit commits (PostgreSQL): what is decided on its
+ * owner and epoch (an agent's report) stays true when the unit commits, because a takeover's
+ * update of the row waits for it, or is seen by it (docs/scaling.md). SQLite has one writer.
+ */
+export function lockedSessionIn(tx: WriteTx, id: string): Promise<SessionsTable | undefined> {
+  return tx.kind === 'postgres' ? tx.first<SessionsTable>(SESSION_LOCKED_SQL, [id]) : sessionIn(tx, id);
+}
+
 export async function sessionRow(tx: WriteTx | { db: Db }, id: string): Promise<SessionsTable> {
   const row = await sessionById(tx.db, id);
   if (!row) throw notFound('session', id);

@@ -1,5 +1,7 @@
 import type { SessionsTable } from '../store/schema.ts';
+import type { UnitCondition } from '../store/unit-conditions.ts';
 import type { WriteTx } from '../store/writer.ts';
+import { forbidden } from '../vocab/errors.ts';
 import type { Core } from './core.ts';
 import type { NodeRole } from './node.ts';
 
@@ -67,4 +69,26 @@ export function agentLive(core: Core, row: SessionsTable): boolean {
     row.owner_node !== core.node.id &&
     (row.status === 'running' || row.status === 'idle')
   );
+}
+
+const OWNER_SQL = 'select owner_node from sessions where id = ?';
+const OWNER_LOCKED_SQL = `${OWNER_SQL} for no key update`;
+
+/**
+ * The condition on every write an agent's call makes through this node, in a cluster
+ * (unit-conditions.ts): its session is not another node's, and this node is not fenced. Read
+ * in the unit's transaction with the row locked (PostgreSQL), so a takeover cannot commit
+ * between the check and the write: a node that lost the session (paused, cut off) has its late
+ * writes refused by the database. A session this node owned under an earlier epoch and has not
+ * adopted again yet (a rejoin, a restart with resume off) is nobody else's: its writes pass.
+ */
+export function ownerCondition(node: NodeRole, sessionId: string): UnitCondition {
+  return async (tx) => {
+    const row = await tx.first<{ owner_node: string | null }>(
+      tx.kind === 'postgres' ? OWNER_LOCKED_SQL : OWNER_SQL,
+      [sessionId],
+    );
+    if (node.epoch === 0 || (row && !ownedHere(node, row)))
+      throw forbidden(`session ${sessionId} is not run by this node (any more): its writes here are refused`);
+  };
 }

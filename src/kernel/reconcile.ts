@@ -160,6 +160,10 @@ export class Reconciler {
 
   /** Live sessions whose agent is not running here: their transport is gone. */
   private async lostAgents(): Promise<void> {
+    // In a cluster the node's own sessions without a process are started again instead, by
+    // the cluster's adopt phase (src/cluster/own-sessions.ts): after a fence or an outage that
+    // is every one of them, and suspending them here would leave them waiting for good.
+    if (this.core.node.clustered) return;
     const here = (id: string) => this.hooks.isRunningHere(id) || this.hooks.isStarting?.(id) === true;
     let ids: string[];
     if (this.full) {

@@ -7,7 +7,7 @@ import { endAfterTerm } from './budget.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { endSession } from './lifecycle.ts';
-import { sessionIn } from './lookup.ts';
+import { lockedSessionIn } from './lookup.ts';
 import { holdsLease } from './ownership.ts';
 import { setStatus } from './status.ts';
 import { recordUsage } from './usage.ts';
@@ -148,7 +148,7 @@ async function applyAll(tx: WriteTx, id: string, items: Queued[], reuseRows: boo
       await r.fn(tx, row as SessionsTable);
       continue;
     }
-    if (!known) row = await sessionIn(tx, id);
+    if (!known) row = await lockedSessionIn(tx, id);
     if (!row) continue;
     const next = await r.fn(tx, row);
     known = reuseRows && next !== undefined;

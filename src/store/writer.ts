@@ -7,6 +7,7 @@ import type { Connections, DialectKind, SqliteDirect } from './dialect.ts';
 import { EventRef, type LogEvent, type NewEvent } from './events.ts';
 import { commitNotice } from './notice.ts';
 import type { Database } from './schema.ts';
+import { UnitConditions } from './unit-conditions.ts';
 
 /** What a unit of work sees: the open transaction and the log to append to. */
 export interface WriteTx {
@@ -180,6 +181,8 @@ export class GroupCommitWriter {
    * async context rather than the batch's: an agent started by a spawn belongs to that call.
    */
   carry: ContextCarrier | undefined;
+  /** Checks run first in every unit queued inside `conditions.run` (unit-conditions.ts). */
+  readonly conditions = new UnitConditions();
 
   constructor(
     private readonly conn: Connections,
@@ -200,11 +203,20 @@ export class GroupCommitWriter {
     opts: { appendOnly?: boolean; readsFirst?: boolean } = {},
   ): Promise<R> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
+    const check = this.conditions.current();
+    const unit: (tx: WriteTx) => Promise<R> = check
+      ? async (tx) => {
+          // In the transaction from its first statement, so the check's lock holds to the commit.
+          await tx.isolate();
+          await check(tx);
+          return fn(tx);
+        }
+      : fn;
     return new Promise<R>((resolve, reject) => {
       this.queue.push({
-        fn: this.carry ? this.carry(fn) : fn,
-        appendOnly: opts.appendOnly ?? false,
-        readsFirst: opts.readsFirst ?? false,
+        fn: this.carry ? this.carry(unit) : unit,
+        appendOnly: !check && (opts.appendOnly ?? false),
+        readsFirst: !check && (opts.readsFirst ?? false),
         resolve: resolve as (v: unknown) => void,
         reject,
       });

@@ -13,6 +13,7 @@ import type { InputLimits, SyscallContext } from '../contract/syscall.ts';
 import { defaultKernelConfig, type KernelConfig } from '../kernel/config.ts';
 import { resolveContainment } from '../kernel/containment.ts';
 import { Kernel } from '../kernel/kernel.ts';
+import { ownerCondition } from '../kernel/ownership.ts';
 import { loadSecretsKey } from '../kernel/secrets-key.ts';
 import type { WarrenMetrics } from '../observability/metrics.ts';
 import type { SyscallTracer, TracingOptions } from '../observability/tracing.ts';
@@ -273,6 +274,14 @@ export class Warren implements Authority {
     const ctx: Omit<SyscallContext, 'self'> = { principal: who, kernel: this.kernel };
     if (extra.signal) ctx.signal = extra.signal;
     if (extra.progress) ctx.progress = extra.progress;
+    // In a cluster an agent's every write is conditioned on its session being this node's
+    // under its current epoch (issue 26): a node that lost it writes nothing more for it.
+    if (who.kind === 'session' && this.kernel.node.clustered) {
+      const check = ownerCondition(this.kernel.node, who.sessionId);
+      return this.store.writer.conditions.run(check, () =>
+        dispatch(this.table, this.dispatchPolicy, ctx, name, input),
+      );
+    }
     return dispatch(this.table, this.dispatchPolicy, ctx, name, input);
   }
 

@@ -3,6 +3,7 @@ import { after, it } from 'node:test';
 import { alive, type Server, sleep, within } from '../crash/harness.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { Cluster, echoes, readUntil, spawnEcho } from './harness.ts';
+import { recordWrites, writesAfter } from './write-log.ts';
 
 /**
  * A node that stalls (SIGSTOP) past its lease is declared lost and its sessions are handed
@@ -18,24 +19,28 @@ forEachStore(
     });
 
     it('is fenced: its sessions stay with the node that took them, one process each', async () => {
-      const c = new Cluster(target.location(), 2);
+      const loc = target.location();
+      await target.prepare(loc);
+      const c = new Cluster(loc, 2);
       clusters.push(c);
       const [a] = (await c.startAll()) as [Server, Server];
       const g = await spawnEcho(a, 'echo-on-a');
       await a.until(g.id, (s) => s.status === 'idle', 20_000);
-      const epochBefore = await c.withStore(async (s) =>
-        Number(
-          (
-            await s.reader
-              .selectFrom('nodes')
-              .select('epoch')
-              .where('id', '=', c.nodes[0]!.nodeId)
-              .executeTakeFirstOrThrow()
-          ).epoch,
-        ),
-      );
+      await c.withStore((store) => recordWrites(store, loc.schema!));
+      const nodeA = () =>
+        c.withStore((s) =>
+          s.reader
+            .selectFrom('nodes')
+            .selectAll()
+            .where('id', '=', c.nodes[0]!.nodeId)
+            .executeTakeFirstOrThrow(),
+        );
+      const epochBefore = Number((await nodeA()).epoch);
 
+      // Its agent busy as it stalls: its reply (a call through A) and its reports wait in A.
+      await a.api('POST', `/v1/sessions/${g.id}/send`, { text: 'as-it-stalls' });
       a.child.kill('SIGSTOP');
+      let leaseEnd = 0;
       try {
         await within(15_000, 'the session taken over by B', async () => {
           const r = await c.withStore((s) =>
@@ -47,6 +52,7 @@ forEachStore(
           );
           return r.owner_node === c.nodes[1]!.nodeId && (r.status === 'idle' || r.status === 'running');
         });
+        leaseEnd = Number((await nodeA()).lease_until);
       } finally {
         a.child.kill('SIGCONT');
       }
@@ -77,6 +83,12 @@ forEachStore(
       );
       assert.equal(row.owner_node, c.nodes[1]!.nodeId, 'still B’s: the fenced node wrote nothing for it');
       assert.notEqual(row.status, 'stopped');
+      // Nothing A had in hand when it stalled (its agent's reply, reports, cursor flushes) landed
+      // for the session after its lease ended (issue 26, item 4).
+      const late = await c.withStore((s) =>
+        writesAfter(s, loc.schema!, c.nodes[0]!.nodeId, [g.id], leaseEnd),
+      );
+      assert.deepEqual(late, [], `rows A wrote for the session after its lease ended (${leaseEnd})`);
       // And it answers, through the node that came back.
       await a.api('POST', `/v1/sessions/${g.id}/send`, { text: 'still-here' });
       await readUntil(a, g.pipeFd, 'echo:still-here');

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { markPrefix } from '../../src/kernel/supervisor.ts';
 import { markedPids } from '../../src/runtimes/process/marks.ts';
@@ -56,8 +57,11 @@ export class Cluster {
     this.db = `${loc.url}?schema=${loc.schema}`;
   }
 
-  /** Start node i (the first one started makes the operator key; the others get a copy). */
-  async start(i: number): Promise<Server> {
+  /**
+   * Start node i (the first one started makes the operator key; the others get a copy).
+   * `url`: its own way to the database (a proxy the test controls) instead of the shared one.
+   */
+  async start(i: number, url?: string): Promise<Server> {
     const node = this.nodes[i]!;
     const first = this.nodes.find((n) => n !== node && n.server);
     if (first) copyFileSync(join(first.dataDir, 'operator.key'), join(node.dataDir, 'operator.key'));
@@ -67,7 +71,16 @@ export class Cluster {
     };
     const child = spawn(
       process.execPath,
-      [ENTRY, 'serve', '--port', '0', '--data-dir', node.dataDir, '--db', this.db],
+      [
+        ENTRY,
+        'serve',
+        '--port',
+        '0',
+        '--data-dir',
+        node.dataDir,
+        '--db',
+        url ? `${url}?schema=${this.loc.schema}` : this.db,
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ...binEnv(), WARREN_TEST_OPTIONS: JSON.stringify(opts) },
@@ -121,13 +134,19 @@ export async function spawnEcho(
   extra: Record<string, unknown> = {},
 ): Promise<{ id: string; pipeFd: number }> {
   const agent = extra.runtime ? {} : { runtime: 'command', command: `${process.execPath} ${ECHO_AGENT}` };
-  const r = await s.api<{ session: { id: string }; pipeFd: number }>('POST', '/v1/sessions', {
-    ...agent,
-    title,
-    pipe: 'sync',
-    ...extra,
-  });
-  return { id: r.session.id, pipeFd: r.pipeFd };
+  const body = { ...agent, title, pipe: 'sync', ...extra };
+  // A node briefly fenced (its renewal late on a loaded machine) answers 503 having done
+  // nothing: retried, as its Retry-After says a client should, for a bounded while.
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const r = await s.api<{ session: { id: string }; pipeFd: number }>('POST', '/v1/sessions', body);
+      return { id: r.session.id, pipeFd: r.pipeFd };
+    } catch (error) {
+      if (!/: 503 /.test((error as Error).message) || Date.now() > deadline) throw error;
+      await sleep(500);
+    }
+  }
 }
 
 /** Read the operator's fd through `s` until a message that is (or ends with) `text` arrives (bounded). */

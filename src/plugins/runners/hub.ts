@@ -96,6 +96,10 @@ export class RunnerHub implements EnvironmentProvider {
     return (this.byName.get(environment.slice('runner:'.length))?.size ?? 0) > 0;
   }
 
+  onlineEnvironments(): string[] {
+    return this.names().map(environmentOf);
+  }
+
   exists(environment: string): boolean {
     return this.known.has(environment.slice('runner:'.length)) || this.online(environment);
   }
