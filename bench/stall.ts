@@ -17,6 +17,9 @@
  *   which a backtracking engine backtracks (`aaa…a!`, 100 ms each before it was cut off: 50 s
  *   of matching, the window its first 15 s), then one that matches. Under RE2 none
  *   backtracks: the window ends when all 50 agents have said they matched.
+ * - stallWaitMatchCostly: the same with what RE2 still pays for, a pattern's size per input
+ *   character: `[ab]*a[ab]{1000}[ab]{1000}$` on 16 KiB of pseudo-random a/b (1–3 s a match,
+ *   each cut off at 100 ms): the worker busy for 50 s again, at its lower priority.
  * - stallScriptSteps: ten agents that waited for a word run 999 steps each (`say`, `usage`, a
  *   `call` of `ipc_list_fds`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
  *   measured apart (in the note).
@@ -45,6 +48,7 @@ import { fileURLToPath } from 'node:url';
 import { byOrder, parseMatch } from '../src/plugins/groups/match.ts';
 import { RouteIndex } from '../src/plugins/groups/route-index.ts';
 import { type ServerProcess, startServer } from '../test/helpers/server.ts';
+import { costlyMatch } from '../test/runtimes/script-helpers.ts';
 import { type CpuMark, type CpuShare, cpuMark, cpuShare } from './lib/cpu-share.ts';
 import { LoopWatch, type LoopWindow, watchEnv } from './lib/loop-watch.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
@@ -174,27 +178,60 @@ interface Attack {
   maxMs: number;
 }
 
-const waitMatch = (): Attack => {
+/** What one kind of `wait.match` attack sends: the pattern, the ten inputs, one that matches. */
+interface MatchAttack {
+  name: string;
+  what: string;
+  pattern: string;
+  evil: string;
+  fits: string;
+}
+
+/** `(a+)+$`: exponential for a backtracking engine, linear for RE2. */
+const backtracking = (): MatchAttack => ({
+  name: 'stallWaitMatch',
+  what: '50 agents × 10 backtracking wait.match inputs',
+  pattern: '(a+)+$',
+  evil: `${'a'.repeat(40)}!`,
+  fits: 'aaaa',
+});
+
+/**
+ * What still costs RE2: a thousand-position window over 16 KiB of pseudo-random a/b, on which
+ * the DFA's cache thrashes and every character costs the pattern's size (1–3 s a match
+ * here, so each runs its full `matchTimeoutMs`). The test suite's costly pattern.
+ */
+const linearCostly = (): MatchAttack => {
+  const { pattern, input } = costlyMatch(16 * 1024);
+  return {
+    name: 'stallWaitMatchCostly',
+    what: `50 agents × 10 wait.match inputs costly under RE2 (16 KiB, ${pattern})`,
+    pattern,
+    evil: input,
+    fits: `a${'b'.repeat(2000)}`,
+  };
+};
+
+const waitMatch = (kind: MatchAttack): Attack => {
   const agents: string[] = [];
   return {
-    name: 'stallWaitMatch',
-    what: '50 agents × 10 backtracking wait.match inputs',
+    name: kind.name,
+    what: kind.what,
     maxMs: 15_000,
     async setup(server) {
-      const script = { steps: [{ wait: { match: '(a+)+$' } }, { say: 'matched' }] };
+      const script = { steps: [{ wait: { match: kind.pattern } }, { say: 'matched' }] };
       for (let i = 0; i < 50; i++) agents.push(await spawn(server, script));
     },
     async run(server) {
-      const evil = `${'a'.repeat(40)}!`;
       const until = performance.now() + 15_000;
       await pool(agents, 10, async (id) => {
-        for (let m = 0; m < 10; m++) await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: evil });
+        for (let m = 0; m < 10; m++) await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: kind.evil });
         // Last, an input that matches: the agent says so once it has been through the ten.
-        await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: 'aaaa' });
+        await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: kind.fits });
       });
-      // A backtracking engine takes its 100 ms on each: 500 of them are ~50 s of matching, one
-      // at a time, and the window is the first 15 s of it. RE2 answers each at once, and the
-      // window ends when every agent has matched its last input.
+      // A pattern that runs its 100 ms on each input: 500 of them are ~50 s of matching, one at
+      // a time, and the window is the first 15 s of it. One answered at once (RE2 on `(a+)+$`)
+      // ends the window when every agent has matched its last input.
       const count = async (type: string) =>
         (await ok(server, 'GET', `/v1/events?type=${type}&limit=1000`)).events.length as number;
       while (performance.now() < until && (await count('session.output')) < agents.length) await sleep(100);
@@ -484,7 +521,14 @@ async function stall(): Promise<BenchRow[]> {
     await idle(server.url); // warm-up: connections, JIT
     // STALL_ATTACKS=stallScriptSteps,stallSocketLines runs only those.
     const only = process.env.STALL_ATTACKS?.split(',');
-    const attacks = [waitMatch(), scriptSteps(), knowledgeSearch(), routeGlobs(), socketLines()];
+    const attacks = [
+      waitMatch(backtracking()),
+      waitMatch(linearCostly()),
+      scriptSteps(),
+      knowledgeSearch(),
+      routeGlobs(),
+      socketLines(),
+    ];
     for (const attack of attacks.filter((a) => !only || only.includes(a.name))) {
       process.stderr.write(`stall: ${attack.name} …\n`);
       await attack.setup(server);
