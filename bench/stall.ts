@@ -31,7 +31,8 @@
  *   and `routeMatch3000`: the matching itself per message, in this process, over 100 such
  *   routes (one group at its cap) and over 3,000.
  * - stallSocketLines: 100 connections to the zone's MCP unix socket at once, each writing
- *   10 MiB with no newline, until written or closed by the server; the server's peak RSS after.
+ *   10 MiB with no newline, until written or closed by the server; how much of it the server
+ *   read (/proc/<pid>/io), and its peak RSS after.
  *
  * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some;
  * STALL_PROFILE=<dir> keeps, per window, the server main thread's CPU profile, its loop's gaps
@@ -413,6 +414,7 @@ const socketLines = (): Attack => ({
   async setup() {},
   async run(server) {
     const path = join(dataDirOf(server), 'mcp', 'default.sock');
+    const readBefore = bytesReadBy(server.child.pid!);
     const chunk = Buffer.alloc(64 * 1024, 'x');
     let refused = 0;
     let closed = 0;
@@ -445,7 +447,8 @@ const socketLines = (): Attack => ({
       });
     await Promise.all(Array.from({ length: 100 }, one));
     const rss = rssMib(server.child.pid!);
-    return `${refused} refused at connect, ${closed} closed mid-line; server RSS after: ${rss} MiB`;
+    const read = Math.round((bytesReadBy(server.child.pid!) - readBefore) / 1024 / 1024);
+    return `${refused} refused at connect, ${closed} closed mid-line; the server read ${read} MiB of the 1,000 written; server RSS after: ${rss} MiB`;
   },
 });
 
@@ -453,6 +456,11 @@ const dataDirOf = (server: ServerProcess): string => {
   const args = server.child.spawnargs;
   return args[args.indexOf('--data-dir') + 1]!;
 };
+
+/** What a process has read through read(2) and its kind so far (sockets included): /proc/<pid>/io's rchar. */
+function bytesReadBy(pid: number): number {
+  return Number(/rchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? Number.NaN);
+}
 
 function rssMib(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
