@@ -14,8 +14,12 @@
  * by other work the gaps are mostly waiting; the CPU part is what the server does to itself.
  *
  * - stallWaitMatch: 50 script agents wait on `wait.match: (a+)+$`; each is sent 10 inputs on
- *   which the pattern backtracks (`aaa…a!`, 100 ms each before it is cut off): 50 s of
- *   matching; the window is its first 15 s.
+ *   which a backtracking engine backtracks (`aaa…a!`, 100 ms each before it was cut off: 50 s
+ *   of matching, the window its first 15 s), then one that matches. Under RE2 none
+ *   backtracks: the window ends when all 50 agents have said they matched.
+ * - stallWaitMatchCostly: the same with what RE2 still pays for, a pattern's size per input
+ *   character: `[ab]*a[ab]{1000}[ab]{1000}$` on 16 KiB of pseudo-random a/b (1–3 s a match,
+ *   each cut off at 100 ms): the worker busy for 50 s again, at its lower priority.
  * - stallScriptSteps: ten agents that waited for a word run 999 steps each (`say`, `usage`, a
  *   `call` of `ipc_list_fds`), until all ten have ended. Their spawn, ten 40 KB requests at once, is
  *   measured apart (in the note).
@@ -27,7 +31,8 @@
  *   and `routeMatch3000`: the matching itself per message, in this process, over 100 such
  *   routes (one group at its cap) and over 3,000.
  * - stallSocketLines: 100 connections to the zone's MCP unix socket at once, each writing
- *   10 MiB with no newline, until written or closed by the server; the server's peak RSS after.
+ *   10 MiB with no newline, until written or closed by the server; how much of it the server
+ *   read (/proc/<pid>/io), and its peak RSS after.
  *
  * `npx tsx bench/stall.ts` runs it alone; STALL_ATTACKS=stallScriptSteps,… runs some;
  * STALL_PROFILE=<dir> keeps, per window, the server main thread's CPU profile, its loop's gaps
@@ -44,6 +49,7 @@ import { fileURLToPath } from 'node:url';
 import { byOrder, parseMatch } from '../src/plugins/groups/match.ts';
 import { RouteIndex } from '../src/plugins/groups/route-index.ts';
 import { type ServerProcess, startServer } from '../test/helpers/server.ts';
+import { costlyMatch } from '../test/runtimes/script-helpers.ts';
 import { type CpuMark, type CpuShare, cpuMark, cpuShare } from './lib/cpu-share.ts';
 import { LoopWatch, type LoopWindow, watchEnv } from './lib/loop-watch.ts';
 import { round, type Summary, summary } from './lib/stats.ts';
@@ -173,31 +179,72 @@ interface Attack {
   maxMs: number;
 }
 
-const waitMatch = (): Attack => {
+/** What one kind of `wait.match` attack sends: the pattern, the ten inputs, one that matches. */
+interface MatchAttack {
+  name: string;
+  what: string;
+  pattern: string;
+  evil: string;
+  fits: string;
+}
+
+/** `(a+)+$`: exponential for a backtracking engine, linear for RE2. */
+const backtracking = (): MatchAttack => ({
+  name: 'stallWaitMatch',
+  what: '50 agents × 10 backtracking wait.match inputs',
+  pattern: '(a+)+$',
+  evil: `${'a'.repeat(40)}!`,
+  fits: 'aaaa',
+});
+
+/**
+ * What still costs RE2: a thousand-position window over 16 KiB of pseudo-random a/b, on which
+ * the DFA's cache thrashes and every character costs the pattern's size (1–3 s a match
+ * here, so each runs its full `matchTimeoutMs`). The test suite's costly pattern.
+ */
+const linearCostly = (): MatchAttack => {
+  const { pattern, input } = costlyMatch(16 * 1024);
+  return {
+    name: 'stallWaitMatchCostly',
+    what: `50 agents × 10 wait.match inputs costly under RE2 (16 KiB, ${pattern})`,
+    pattern,
+    evil: input,
+    fits: `a${'b'.repeat(2000)}`,
+  };
+};
+
+const waitMatch = (kind: MatchAttack): Attack => {
   const agents: string[] = [];
   return {
-    name: 'stallWaitMatch',
-    what: '50 agents × 10 backtracking wait.match inputs',
+    name: kind.name,
+    what: kind.what,
     maxMs: 15_000,
     async setup(server) {
-      const script = { steps: [{ wait: { match: '(a+)+$' } }, { say: 'matched' }] };
+      const script = { steps: [{ wait: { match: kind.pattern } }, { say: 'matched' }] };
       for (let i = 0; i < 50; i++) agents.push(await spawn(server, script));
     },
     async run(server) {
-      const evil = `${'a'.repeat(40)}!`;
       const until = performance.now() + 15_000;
       await pool(agents, 10, async (id) => {
-        for (let m = 0; m < 10; m++) await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: evil });
+        for (let m = 0; m < 10; m++) await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: kind.evil });
+        // Last, an input that matches: the agent says so once it has been through the ten.
+        await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: kind.fits });
       });
-      // Each pattern may take 100 ms: 500 of them are ~50 s of matching, one at a time. The
-      // window is the first 15 s of it (or all of it, had it been shorter).
-      const timeouts = async () =>
-        (await ok(server, 'GET', '/v1/events?type=session.match_timeout&limit=1000')).events.length as number;
-      while (performance.now() < until && (await timeouts()) < 500) await sleep(500);
-      return `${await timeouts()} of 500 patterns timed out (no match) in the window`;
+      // A pattern that runs its 100 ms on each input: 500 of them are ~50 s of matching, one at
+      // a time, and the window is the first 15 s of it. One answered at once (RE2 on `(a+)+$`)
+      // ends the window when every agent has matched its last input.
+      const count = async (type: string) =>
+        (await ok(server, 'GET', `/v1/events?type=${type}&limit=1000`)).events.length as number;
+      while (performance.now() < until && (await count('session.output')) < agents.length) await sleep(100);
+      return `${await count('session.match_timeout')} of 500 patterns timed out (no match), ${await count('session.output')} of ${agents.length} agents through all ten in the window`;
     },
     async teardown(server) {
-      await pool(agents, 10, (id) => ok(server, 'POST', `/v1/sessions/${id}/kill`, {}));
+      // An agent that matched its last input has ended on its own (409 session_stopped).
+      await pool(agents, 10, (id) =>
+        ok(server, 'POST', `/v1/sessions/${id}/kill`, {}).catch((e: Error) => {
+          if (!e.message.includes('session_stopped')) throw e;
+        }),
+      );
     },
   };
 };
@@ -372,6 +419,7 @@ const socketLines = (): Attack => ({
   async setup() {},
   async run(server) {
     const path = join(dataDirOf(server), 'mcp', 'default.sock');
+    const readBefore = bytesReadBy(server.child.pid!);
     const chunk = Buffer.alloc(64 * 1024, 'x');
     let refused = 0;
     let closed = 0;
@@ -404,7 +452,8 @@ const socketLines = (): Attack => ({
       });
     await Promise.all(Array.from({ length: 100 }, one));
     const rss = rssMib(server.child.pid!);
-    return `${refused} refused at connect, ${closed} closed mid-line; server RSS after: ${rss} MiB`;
+    const read = Math.round((bytesReadBy(server.child.pid!) - readBefore) / 1024 / 1024);
+    return `${refused} refused at connect, ${closed} closed mid-line; the server read ${read} MiB of the 1,000 written; server RSS after: ${rss} MiB`;
   },
 });
 
@@ -412,6 +461,11 @@ const dataDirOf = (server: ServerProcess): string => {
   const args = server.child.spawnargs;
   return args[args.indexOf('--data-dir') + 1]!;
 };
+
+/** What a process has read through read(2) and its kind so far (sockets included): /proc/<pid>/io's rchar. */
+function bytesReadBy(pid: number): number {
+  return Number(/rchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? Number.NaN);
+}
 
 function rssMib(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -480,7 +534,14 @@ async function stall(): Promise<BenchRow[]> {
     await idle(server.url); // warm-up: connections, JIT
     // STALL_ATTACKS=stallScriptSteps,stallSocketLines runs only those.
     const only = process.env.STALL_ATTACKS?.split(',');
-    const attacks = [waitMatch(), scriptSteps(), knowledgeSearch(), routeGlobs(), socketLines()];
+    const attacks = [
+      waitMatch(backtracking()),
+      waitMatch(linearCostly()),
+      scriptSteps(),
+      knowledgeSearch(),
+      routeGlobs(),
+      socketLines(),
+    ];
     for (const attack of attacks.filter((a) => !only || only.includes(a.name))) {
       process.stderr.write(`stall: ${attack.name} …\n`);
       await attack.setup(server);

@@ -18,7 +18,8 @@ const INVALID_REQUEST = -32600;
  * to 2 GB and held its event loop for seconds. Here only new bytes are searched, the pieces of
  * a line are kept as they came and joined once, when its newline arrives (small pieces are
  * copied into 4 KiB blocks as they come, so a line is never thousands of tiny buffers), and a line longer than
- * `maxLineBytes` closes the connection after an error line saying so. While the peer does not
+ * `maxLineBytes` closes the connection after an error line saying so: its bytes are dropped
+ * at the cap and the rest is never read (refuse-connection.ts). While the peer does not
  * read what it is sent, the connection is not read either.
  */
 export class LineTransport implements Transport {
@@ -67,6 +68,11 @@ export class LineTransport implements Transport {
     this.block = undefined;
     this.conn.destroy();
     this.onclose?.();
+  }
+
+  /** Bytes this connection holds for its unfinished line (its pieces and the open block): never past the cap plus a block. */
+  get heldBytes(): number {
+    return this.pieces.reduce((n, p) => n + p.length, 0) + (this.block?.length ?? 0);
   }
 
   private readonly onClose = () => void this.close();
@@ -125,7 +131,7 @@ export class LineTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  /** Say why and close (after the peer has read it: refuse-connection.ts). */
+  /** Say why and close; nothing more of the peer is read (refuse-connection.ts). */
   private refuse(why: string): void {
     this.conn.off('data', this.onData);
     this.pieces = [];

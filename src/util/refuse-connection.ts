@@ -1,17 +1,15 @@
 import type { Socket } from 'node:net';
 
 /**
- * Send `line` (the reason) with a half-close, then let the peer close its end. What it still
- * writes is read and dropped, never kept: destroying the socket under a peer that is still
- * writing makes its write fail first, and a peer that drops its socket on that error never
- * reads the reason already in its queue. A peer that neither reads nor closes is destroyed
- * after `graceMs`.
+ * Send `line` (the reason) with a half-close and read nothing more: what the peer still
+ * writes stays in the kernel's socket buffers until it stops (its writes wait) and the socket
+ * is destroyed after `graceMs`. Reading it only to drop it cost a buffer per read, and a peer
+ * that keeps writing past the half-close (as Node's own clients do not) was read in full, 10
+ * MiB a peer in the stall attack, and kept alive by it (the timeout counts reads). A peer reading as it writes (any client that waits for answers) has the reason at
+ * once; the socket is not destroyed before `graceMs`, so it has that long to read it.
  */
 export function refuseConnection(conn: Socket, line: string, graceMs = 1000): void {
-  conn.on('data', discard);
-  conn.resume();
+  conn.pause();
   conn.end(line);
   conn.setTimeout(graceMs, () => conn.destroy());
 }
-
-function discard(): void {}

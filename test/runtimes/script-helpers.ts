@@ -25,3 +25,21 @@ export async function whenReady(agent: AgentHandle, ms = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/**
+ * What still runs out of a `wait.match` time bound under RE2 (linear, but the pattern's size
+ * times the input): a thousand-position window over `length` pseudo-random a/b characters
+ * (a fixed sequence, so runs are alike; periodic text would let RE2's DFA cache its states),
+ * ending in `!` so nothing matches. Over a second of matching for 64 KiB.
+ */
+export function costlyMatch(length = 64 * 1024): { pattern: string; input: string } {
+  let x = 0x2545f491;
+  const chars: string[] = [];
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    chars.push(x & 1 ? 'a' : 'b');
+  }
+  return { pattern: '[ab]*a[ab]{1000}[ab]{1000}$', input: `${chars.join('')}!` };
+}

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ScriptRuntime } from '../../src/runtimes/script/runtime.ts';
 import { call, type Ev, eventsOf, forEachWarren, outputs, until, waitStatus } from '../helpers/warrens.ts';
+import { costlyMatch } from './script-helpers.ts';
 
 const spawn = async (w: Parameters<typeof call>[0], script: unknown): Promise<string> =>
   (await call(w, 'ipc_spawn', { runtime: 'script', script, pipe: 'detach' })).session.id;
@@ -23,19 +24,22 @@ const seqOf = (events: Ev[], pred: (e: Ev) => boolean): number => {
 const TIMER = { steps: [{ sleep: 5 }, { say: 'timer fired' }] };
 
 forEachWarren('script agents share the event loop', (t) => {
-  it('a backtracking wait.match counts as no match, off the loop: the agent and the server go on', async () => {
-    // A long timeout, so that a match on the server's thread would hold it for seconds.
-    const w = await t.open({ runtimes: [new ScriptRuntime({ matchTimeoutMs: 2000 })] });
-    const evil = `${'a'.repeat(40)}!`;
+  it('a costly wait.match counts as no match, off the loop: the agent and the server go on', async () => {
+    // A long timeout, so that a match on the server's thread would hold it for seconds; an
+    // input long enough (and a pattern large enough) that RE2 runs past it.
+    const w = await t.open({
+      runtimes: [new ScriptRuntime({ matchTimeoutMs: 2000, maxMatchInput: 256 * 1024 })],
+    });
+    const costly = costlyMatch(200 * 1024);
     const matcher = await spawn(w, {
-      steps: [{ wait: { match: '(a+)+$', as: 'got' } }, { say: 'matched ${got.text}' }],
+      steps: [{ wait: { match: costly.pattern, as: 'got' } }, { say: 'matched ${got.text}' }],
     });
     await until(
       async () => (await call(w, 'session_show', { id: matcher })).session.status === 'idle',
       10_000,
       'idle',
     );
-    await call(w, 'send', { id: matcher, text: evil });
+    await call(w, 'send', { id: matcher, text: costly.input });
     // While the pattern backtracks, a session whose command needs a timer completes.
     const other = await spawn(w, TIMER);
     await until(async () => (await outputs(w, other)).includes('timer fired'), 20_000, 'the other session');
@@ -51,10 +55,10 @@ forEachWarren('script agents share the event loop', (t) => {
       `the other session said its line (seq ${otherSaid}) before the match gave up (seq ${timedOut})`,
     );
     // No match, so the agent still waits; a matching input goes through and the script ends.
-    await call(w, 'send', { id: matcher, text: 'aaaa' });
+    await call(w, 'send', { id: matcher, text: `a${'b'.repeat(2000)}` });
     await waitStatus(w, matcher, 'stopped');
     assert.deepEqual(
-      (await outputs(w, matcher)).map((o) => o.endsWith('aaaa')),
+      (await outputs(w, matcher)).map((o) => o.endsWith(`a${'b'.repeat(2000)}`)),
       [true],
     );
   });

@@ -3,15 +3,7 @@ import { yaml } from '../../util/yaml.ts';
 import { invalid } from '../../vocab/errors.ts';
 import { readScriptFile } from './file.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
-
-const isRegExp = (s: string) => {
-  try {
-    new RegExp(s);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { patternError } from './pattern.ts';
 
 /** A script: the steps a deterministic agent plays, each one a syscall or a pause. */
 const fdRef = z.union([z.number().int().nonnegative(), z.string()]);
@@ -46,7 +38,7 @@ const step = z.union([
     wait: z
       .strictObject({
         as: z.string().optional(),
-        match: z.string().refine(isRegExp, 'not a valid regular expression').optional(),
+        match: z.string().optional(),
       })
       .default({}),
   }),
@@ -146,6 +138,9 @@ export function loadScript(
     if ('wait' in step && (step.wait.match?.length ?? 0) > limits.maxPatternLength) {
       throw invalid(`step ${i + 1}: wait.match is longer than ${limits.maxPatternLength} characters`);
     }
+    // Compiled after the length check: a pattern over the cap is refused without parsing it.
+    const bad = 'wait' in step && step.wait.match !== undefined ? patternError(step.wait.match) : undefined;
+    if (bad) throw invalid(`step ${i + 1}: wait.match is ${bad}`);
   }
   if (parsed && text !== undefined) parsed.set(text, script);
   return script;

@@ -1,17 +1,33 @@
 import { Worker } from 'node:worker_threads';
 import { LOWER_OWN_PRIORITY } from '../../util/thread-priority.ts';
+import { re2jsEntry } from './pattern.ts';
 
 /**
- * The worker: a vm context made once, each pattern tested in it under the vm's timeout, so a
- * backtracking pattern is cut off inside the worker (which then goes on). Inline (an eval
- * worker) so it runs the same from TypeScript sources and from the bundled build. Its thread
- * runs at a lower priority than the server's (thread-priority.ts).
+ * The worker: re2js (pattern.ts), loaded from the path the server resolved, each pattern
+ * compiled once (the last `COMPILED_KEPT` kept: an agent waits with one pattern on many inputs)
+ * and tested in a vm context made once, under the vm's timeout. RE2 is linear in the input, so
+ * no pattern backtracks; a large pattern on a long input still costs its size times the input
+ * (`[ab]*a[ab]{1000}$` on 64 KiB: over a second), so the timeout stays and so does the worker.
+ * A pattern cut off mid-match is compiled anew next time (re2js keeps state between matches).
+ * Inline (an eval worker) so it runs the same from TypeScript sources and from the bundled
+ * build. Its thread runs at a lower priority than the server's (thread-priority.ts).
  */
+const COMPILED_KEPT = 64;
 const WORKER_SOURCE = `${LOWER_OWN_PRIORITY}
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const vm = require('node:vm');
-const context = vm.createContext({ pattern: '', input: '' });
-const test = new vm.Script('new RegExp(pattern).test(input)');
+const { RE2JS } = require(workerData.re2js);
+const compiled = new Map();
+const compile = (pattern) => {
+  let re = compiled.get(pattern);
+  if (re) compiled.delete(pattern);
+  else re = RE2JS.compile(pattern);
+  compiled.set(pattern, re);
+  if (compiled.size > ${COMPILED_KEPT}) compiled.delete(compiled.keys().next().value);
+  return re;
+};
+const context = vm.createContext({ compile, pattern: '', input: '' });
+const test = new vm.Script('compile(pattern).test(input)');
 parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
   context.pattern = pattern;
   context.input = input;
@@ -20,6 +36,7 @@ parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
     result = test.runInContext(context, { timeout: timeoutMs }) === true;
   } catch (e) {
     result = e && e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' ? 'timeout' : false;
+    compiled.delete(pattern);
   }
   context.input = '';
   parentPort.postMessage({ id, result });
@@ -40,7 +57,7 @@ interface Job {
 /**
  * Runs `wait.match` patterns, which come from the request, off the event loop: in one worker
  * thread, a pattern at a time, each under `timeoutMs` (a pattern that runs out of time, such
- * as `(a+)+$` on `aaa…a!`, counts as no match). The server's thread only waits for the answer,
+ * as `[ab]*a[ab]{1000}$` on 64 KiB of `ab…`, counts as no match). The server's thread only waits for the answer,
  * so 50 agents backtracking at once delay each other, never the server. A worker that does
  * not answer within the timeout plus a grace is ended and a new one started for the next
  * pattern. Each agent waits for its match before it asks for another, so the queue holds at
@@ -113,7 +130,11 @@ export class MatchPool {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: [],
+      workerData: { re2js: re2jsEntry() },
+    });
     worker.on('message', (m: { id: number; result: MatchResult }) => this.answered(m.id, m.result));
     // A worker that failed or exited answers nobody: the pattern in hand counts as timed out.
     worker.on('error', () => this.lost(worker));
