@@ -61,7 +61,14 @@ export async function roomJoin(k: KernelContext, p: Principal, streamRef: string
     const stream = await namedStream(tx, p.zone, streamRef);
     const [existing] = await openFdsOfOn(tx, holder, stream.id);
     if (existing) return { stream: stream.name, fd: existing.num, created: false };
-    const fd = await openFd(tx, k.ids, { zone: p.zone, holder, stream, perm: 'rw', mode: 'detach', actor: holder });
+    const fd = await openFd(tx, k.ids, {
+      zone: p.zone,
+      holder,
+      stream,
+      perm: 'rw',
+      mode: 'detach',
+      actor: holder,
+    });
     return { stream: stream.name, fd: fd.num, created: true };
   });
 }

@@ -89,7 +89,11 @@ export const streamsJoin = defineSyscall({
   output: z.object({ stream: z.string(), fd: z.number(), created: z.boolean() }),
   callers: ['operator'],
   http: { method: 'POST', path: '/v1/streams/:stream/join' },
-  cli: { command: ['streams', 'join'], positional: ['stream'], examples: ['warren streams join planning-room'] },
+  cli: {
+    command: ['streams', 'join'],
+    positional: ['stream'],
+    examples: ['warren streams join planning-room'],
+  },
   handler: ({ kernel, principal }, i) => kernel.roomJoin(principal, i.stream),
 });
 

@@ -72,7 +72,9 @@ export const inboxList = defineSyscall({
   output: z.object({
     escalations: z.array(
       item.extend({
-        context: z.record(z.string(), z.unknown()).describe('What the agent gave to answer it: files, options'),
+        context: z
+          .record(z.string(), z.unknown())
+          .describe('What the agent gave to answer it: files, options'),
         answer: z.string().nullable(),
       }),
     ),

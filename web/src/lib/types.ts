@@ -16,6 +16,11 @@ export interface Session {
   parentId: string | null;
   depth: number;
   status: string;
+  endReason: string | null;
+  endDetail: string | null;
+  activity: string | null;
+  suspendReason: string | null;
+  parentClose?: string;
   runtime: string;
   title: string | null;
   lastMessage: string | null;
@@ -23,6 +28,7 @@ export interface Session {
   usage: Usage;
   subtreeUsage: Usage;
   createdAt: number;
+  updatedAt: number;
   endedAt: number | null;
 }
 
@@ -58,10 +64,14 @@ export interface Task {
   parentId: string | null;
   title: string;
   status: string;
+  held?: boolean;
+  review?: boolean;
+  attempts?: number;
   sessionId: string | null;
   result?: string | null;
   reason?: string | null;
   createdAt: number;
+  updatedAt?: number;
 }
 
 export interface Escalation {
@@ -73,6 +83,40 @@ export interface Escalation {
   status: string;
   createdAt: number;
   answeredBy: string | null;
+  answeredAt: number | null;
+  context: Record<string, unknown>;
+  answer: string | null;
+}
+
+export interface Schedule {
+  id: string;
+  name: string;
+  kind: string;
+  cron: string | null;
+  tz: string | null;
+  intervalMs: number | null;
+  at: number | null;
+  action: Record<string, unknown>;
+  enabled: boolean;
+  nextFireAt: number | null;
+  overlap: string;
+  createdBy: string;
+  createdAt: number;
+  fires: number;
+  lastFireAt: number | null;
+  lastOutcome: string | null;
+}
+
+export interface Finding {
+  id: string;
+  title: string;
+  body: string;
+  tags: string[];
+  task: string | null;
+  session: string | null;
+  createdBy: string;
+  createdAt: number;
+  score?: number | null;
 }
 
 /** Plumbing streams, hidden unless "Show internals" (mirrors `streams list --internal`). */

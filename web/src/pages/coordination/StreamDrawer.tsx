@@ -2,7 +2,8 @@ import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
 import { api } from '../../lib/api.ts';
-import { time } from '../../lib/format.ts';
+import { clip, time } from '../../lib/format.ts';
+import { useEscape } from '../../lib/keys.ts';
 import { useMe } from '../../lib/me.ts';
 import type { Session, Stream } from '../../lib/types.ts';
 import { holderLabel } from './model.ts';
@@ -13,10 +14,13 @@ export function StreamDrawer({
   stream,
   sessions,
   onClose,
+  onChanged,
 }: {
   stream: Stream;
   sessions: Session[];
   onClose: () => void;
+  /** The stream's roster changed here (joined): the page reloads what it shows. */
+  onChanged: () => void;
 }) {
   const me = useMe();
   const { messages, more, older, error } = useTranscript(stream.id);
@@ -48,6 +52,9 @@ export function StreamDrawer({
     if (!attachTo) return;
     act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/attach`, { session: attachTo }));
   };
+  useEscape(onClose);
+  const join = () =>
+    act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/join`, {}).then(onChanged));
   const detach = (session: string) =>
     act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/detach`, { session }));
   const members = stream.subscribers;
@@ -86,7 +93,7 @@ export function StreamDrawer({
           ))}
         </ul>
         {stream.kind === 'named' ? (
-          <form className="inline" onSubmit={attach}>
+          <form className="attach" onSubmit={attach}>
             <select
               value={attachTo}
               onChange={(e) => setAttachTo(e.target.value)}
@@ -95,7 +102,7 @@ export function StreamDrawer({
               <option value="">attach a session…</option>
               {candidates.map((s) => (
                 <option key={s.id} value={s.id}>
-                  {s.title ?? s.id} ({s.id})
+                  {clip(s.title ?? s.id, 40)} ({s.id.slice(0, 14)}…)
                 </option>
               ))}
             </select>
@@ -136,10 +143,15 @@ export function StreamDrawer({
             Post
           </button>
         </form>
-      ) : (
-        <p className="muted">
-          You hold no writable fd on this stream (rooms you create here are yours to post to).
+      ) : stream.kind === 'named' && !stream.closedAt ? (
+        <p className="row">
+          <span className="muted">You hold no fd on this room.</span>
+          <button type="button" onClick={join}>
+            Join to post
+          </button>
         </p>
+      ) : (
+        <p className="muted">Plumbing streams are written by their sessions; the operator reads them.</p>
       )}
       <ErrorBox error={actionError} />
       {confirmClose ? (

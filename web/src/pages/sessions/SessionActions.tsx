@@ -2,17 +2,37 @@ import { type FormEvent, useState } from 'react';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
 import type { Session } from '../../lib/types.ts';
-import { ACTIONS, type Action, runAction } from './actions.ts';
+import { ACTIONS, type Action, confirmText, killReach, runAction } from './actions.ts';
 
-/** Send / suspend / resume / kill for one session, each behind a confirmation. */
-export function SessionActions({ session, onDone }: { session: Session; onDone?: () => void }) {
-  const [pending, setPending] = useState<{ action: Action; text?: string } | null>(null);
+/**
+ * Send / suspend / resume / kill for one session. Sending is what the page is for: it goes at
+ * once. Kills ask first and say how many sessions they stop (`sessions`: the tree it is in).
+ */
+export function SessionActions({
+  session,
+  sessions,
+  onDone,
+}: {
+  session: Session;
+  sessions: Session[];
+  onDone?: () => void;
+}) {
+  const [pending, setPending] = useState<Action | null>(null);
   const [text, setText] = useState('');
   const [error, setError] = useState<Error | null>(null);
   const title = `${session.title ?? session.id} (${session.id})`;
+  const run = (action: Action, message?: string) =>
+    runAction(session.id, action, message).then(
+      () => {
+        setError(null);
+        if (action === 'send') setText('');
+        onDone?.();
+      },
+      (e: Error) => setError(e),
+    );
   const send = (e: FormEvent) => {
     e.preventDefault();
-    if (text.trim()) setPending({ action: 'send', text });
+    if (text.trim()) void run('send', text);
   };
   const stopped = session.status === 'stopped';
   return (
@@ -32,8 +52,9 @@ export function SessionActions({ session, onDone }: { session: Session; onDone?:
         <button
           key={a.action}
           type="button"
+          className={a.destructive ? 'danger' : undefined}
           disabled={stopped}
-          onClick={() => setPending({ action: a.action })}
+          onClick={() => (a.destructive ? setPending(a.action) : void run(a.action))}
         >
           {a.label}
         </button>
@@ -41,23 +62,12 @@ export function SessionActions({ session, onDone }: { session: Session; onDone?:
       <ErrorBox error={error} />
       {pending ? (
         <Confirm
-          text={
-            pending.action === 'send'
-              ? `Send to ${title}: “${pending.text}”?`
-              : (ACTIONS.find((a) => a.action === pending.action)?.confirm(title) ?? '')
-          }
+          text={confirmText(pending, title, killReach(session.id, sessions))}
           onCancel={() => setPending(null)}
           onConfirm={() => {
             const p = pending;
             setPending(null);
-            runAction(session.id, p.action, p.text).then(
-              () => {
-                setError(null);
-                if (p.action === 'send') setText('');
-                onDone?.();
-              },
-              (e: Error) => setError(e),
-            );
+            void run(p);
           }}
         />
       ) : null}
