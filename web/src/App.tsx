@@ -115,7 +115,7 @@ function NeedCounts() {
   const items: [string, number, string][] = [
     ['open', c.escalations, 'open questions'],
     ['crashed', c.ended, 'crashed or over budget'],
-    ['waiting', c.stuck, 'stuck'],
+    ['stuck', c.stuck, 'stuck'],
     ['review', c.review, 'in review'],
   ];
   const total = c.escalations + c.ended + c.stuck + c.review;

@@ -31,11 +31,18 @@ export function VirtualList<T>({
     const at = here ? Number(here.dataset.index) : -1;
     const next = Math.min(items.length - 1, Math.max(0, at + (e.key === 'ArrowDown' ? 1 : -1)));
     e.preventDefault();
+    const focus = () =>
+      parent.current
+        ?.querySelector<HTMLElement>(`.vrow[data-index="${next}"]`)
+        ?.querySelector<HTMLElement>('[data-row], a, button, [tabindex]');
+    const rendered = focus();
+    if (rendered) {
+      rendered.focus();
+      rendered.scrollIntoView({ block: 'nearest' });
+      return;
+    }
     v.scrollToIndex(next);
-    requestAnimationFrame(() => {
-      const row = parent.current?.querySelector<HTMLElement>(`.vrow[data-index="${next}"]`);
-      row?.querySelector<HTMLElement>('[data-row], a, button, [tabindex]')?.focus();
-    });
+    requestAnimationFrame(() => focus()?.focus());
   };
   return (
     // A scrollable region, focusable so the keyboard can scroll it.

@@ -39,7 +39,13 @@ const when = (s: Schedule) =>
         ? `at ${dateTime(s.at)}`
         : s.kind;
 
-const actionOf = (s: Schedule) => Object.keys(s.action)[0] ?? '—';
+const actionOf = (s: Schedule) => {
+  const a = s.action;
+  const kind = typeof a.kind === 'string' ? a.kind : (Object.keys(a)[0] ?? '—');
+  const inner = a[kind] as { title?: string; name?: string; stream?: string } | undefined;
+  const what = inner?.title ?? inner?.name ?? inner?.stream;
+  return what ? `${kind}: ${what}` : kind;
+};
 
 /** Pause / resume / run now: one syscall each, none destructive, so no confirmation. */
 function ScheduleActions({ s, onDone }: { s: Schedule; onDone: () => void }) {

@@ -62,7 +62,7 @@ export function SessionActions({
       <ErrorBox error={error} />
       {pending ? (
         <Confirm
-          text={confirmText(pending, title, killReach(session.id, sessions))}
+          text={confirmText(pending, title, killReach(session.id, sessions, pending))}
           onCancel={() => setPending(null)}
           onConfirm={() => {
             const p = pending;

@@ -13,25 +13,25 @@ export const ACTIONS: { action: Action; label: string; destructive: boolean }[] 
 ];
 
 /**
- * The live sessions a kill of `id` stops: itself and, below it, every live child that does not
- * reparent on its parent's end (parentClose), and theirs in turn.
+ * The live sessions a kill of `id` stops, as the kernel ends them: SIGKILL tears down what it
+ * owns, so its whole live subtree goes; SIGTERM ends it as `terminated`, and each live child
+ * goes by its parentClose: terminate (killed, with its subtree), sigterm (in turn), reparent (stays).
  */
-export function killReach(id: string, sessions: Session[]): number {
+export function killReach(id: string, sessions: Session[], action: Action): number {
   const kids = new Map<string, Session[]>();
   for (const s of sessions) {
     if (!s.parentId || s.status === 'stopped') continue;
     kids.set(s.parentId, [...(kids.get(s.parentId) ?? []), s]);
   }
-  let n = 1;
-  const walk = (p: string) => {
-    for (const c of kids.get(p) ?? []) {
-      if (c.parentClose === 'reparent') continue;
-      n++;
-      walk(c.id);
-    }
-  };
-  walk(id);
-  return n;
+  const kill = (p: string): number => 1 + (kids.get(p) ?? []).reduce((n, c) => n + kill(c.id), 0);
+  const term = (p: string): number =>
+    1 +
+    (kids.get(p) ?? []).reduce(
+      (n, c) =>
+        n + (c.parentClose === 'terminate' ? kill(c.id) : c.parentClose === 'sigterm' ? term(c.id) : 0),
+      0,
+    );
+  return action === 'kill' ? kill(id) : term(id);
 }
 
 export function confirmText(action: Action, title: string, reach: number): string {
