@@ -1,9 +1,9 @@
-import { createContext, type ReactNode, useContext, useEffect } from 'react';
+import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
 import { allPages } from './api.ts';
-import { useLiveRefetch } from './live.tsx';
+import { useLiveEvents, useLiveRefetch } from './live.tsx';
 import { useRoute } from './router.tsx';
 import { BAD_ENDS, sessionState } from './state.ts';
-import type { Escalation, Session, Task } from './types.ts';
+import type { Escalation, LogEvent, Session, Task } from './types.ts';
 import { useFetch } from './useFetch.ts';
 
 /** Minutes without progress (no output, no status change) before a live session counts as stuck. */
@@ -53,18 +53,44 @@ async function load() {
   return { escalations, sessions, review, waitingTasks };
 }
 
-/** What needs the operator, loaded once for the header's counts and the home view. */
+const OPERATOR_STATES = /^(review|waiting)$/;
+
+/** What changes the lists: an ending, an escalation, a task entering or leaving review or waiting. */
+const changes = (e: LogEvent) =>
+  (e.type === 'session.status' && e.payload.to === 'stopped') ||
+  e.type.startsWith('escalation.') ||
+  e.type === 'task.escalated' ||
+  (e.type === 'task.status' &&
+    (OPERATOR_STATES.test(String(e.payload.to)) || OPERATOR_STATES.test(String(e.payload.from))));
+
+/**
+ * What needs the operator, loaded once for the header's counts and the home view. It is read
+ * again only when something it lists may have changed; a session's progress (output, running ⇄
+ * idle) is taken from the live events, so neither a busy nor an idle tab re-reads every session.
+ */
 export function NeedsProvider({ children }: { children: ReactNode }) {
   const { search } = useRoute();
   const stuckMinutes = Number(search.get('stuck')) || DEFAULT_STUCK_MINUTES;
   const r = useFetch(load, []);
-  useLiveRefetch((e) => /^(session\.(spawned|status)|escalation\.|task\.)/.test(e.type), r.reload, 1000);
-  // Stuck is a matter of time passing, which no event announces.
+  useLiveRefetch(changes, r.reload, 1000);
+  useLiveRefetch((e) => e.type === 'session.spawned', r.reload, 5000);
+  const [seen, setSeen] = useState(() => new Map<string, { status: string | null; ts: number }>());
+  useLiveEvents(
+    (e) => !!e.session_id && (e.type === 'session.output' || e.type === 'session.status'),
+    (e) =>
+      setSeen((prev) => {
+        const id = e.session_id as string;
+        const status = e.type === 'session.status' ? String(e.payload.to) : (prev.get(id)?.status ?? null);
+        return new Map(prev).set(id, { status, ts: e.ts });
+      }),
+  );
+  // Stuck is a matter of time passing, which no event announces: recount, with no request.
+  const [tick, setTick] = useState(() => Date.now());
   useEffect(() => {
-    const t = setInterval(r.reload, 30_000);
+    const t = setInterval(() => setTick(Date.now()), 15_000);
     return () => clearInterval(t);
-  }, [r.reload]);
-  const now = Date.now();
+  }, []);
+  const now = Math.max(tick, Date.now());
   const d = r.data;
   const waiting = new Set((d?.waitingTasks ?? []).map((t) => t.sessionId).filter((s): s is string => !!s));
   const sessions = d?.sessions ?? [];
@@ -73,13 +99,17 @@ export function NeedsProvider({ children }: { children: ReactNode }) {
     ended: sessions.filter(
       (s) => BAD_ENDS.has(sessionState(s)) && s.endedAt !== null && now - s.endedAt < RECENT_MS,
     ),
-    stuck: sessions.filter(
-      (s) =>
-        (s.status === 'running' || s.status === 'pending') &&
+    stuck: sessions.filter((s) => {
+      const live = seen.get(s.id);
+      const status = live?.status ?? s.status;
+      const at = Math.max(s.updatedAt, live?.ts ?? 0);
+      return (
+        (status === 'running' || status === 'pending') &&
         s.id !== 'init' &&
         !waiting.has(s.id) &&
-        now - s.updatedAt > stuckMinutes * 60_000,
-    ),
+        now - at > stuckMinutes * 60_000
+      );
+    }),
     review: d?.review ?? [],
     waiting,
     stuckMinutes,

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { ErrorBox } from '../components/ErrorBox.tsx';
 import { EscalationCard } from '../components/EscalationCard.tsx';
 import { Status } from '../components/Status.tsx';
@@ -21,6 +22,30 @@ function SessionCard({ s, why }: { s: Session; why: string }) {
       <span>{why}</span> <Usage u={s.subtreeUsage} />
       {s.endDetail ? <div className="muted wrap">{clip(s.endDetail, 300)}</div> : null}
     </li>
+  );
+}
+
+/** One kind of thing that needs the operator: a heading with its count, then its items. */
+function Part({
+  label,
+  title,
+  count,
+  note,
+  children,
+}: {
+  label: string;
+  title: string;
+  count: number;
+  note?: string;
+  children: ReactNode;
+}) {
+  return (
+    <section aria-label={label}>
+      <h2>
+        {title} <span className="count">{count}</span> {note ? <small className="muted">{note}</small> : null}
+      </h2>
+      <ul className="plain">{children}</ul>
+    </section>
   );
 }
 
@@ -53,44 +78,31 @@ export default function Home() {
           </details>
         ) : null}
       </section>
-      <section aria-label="Failed sessions">
-        <h2>
-          Crashed or over budget <span className="count">{n.ended.length}</span>
-        </h2>
-        <ul className="plain">
-          {n.ended.map((s) => (
-            <SessionCard key={s.id} s={s} why={`ended ${duration(now - (s.endedAt ?? now))} ago`} />
-          ))}
-        </ul>
-      </section>
-      <section aria-label="Stuck sessions">
-        <h2>
-          Stuck <span className="count">{n.stuck.length}</span>{' '}
-          <small className="muted">
-            no output or status change for {n.stuckMinutes} min (?stuck=minutes)
-          </small>
-        </h2>
-        <ul className="plain">
-          {n.stuck.map((s) => (
-            <SessionCard key={s.id} s={s} why={`no progress for ${duration(now - s.updatedAt)}`} />
-          ))}
-        </ul>
-      </section>
-      <section aria-label="Tasks in review">
-        <h2>
-          Waiting for your review <span className="count">{n.review.length}</span>
-        </h2>
-        <ul className="plain">
-          {n.review.map((t) => (
-            <li key={t.id} className="card need" data-row tabIndex={-1} data-task={t.id}>
-              <Status value={t.status} /> <Link to={`/tasks/${t.id}`}>{t.title}</Link>{' '}
-              <span className="muted">{t.id}</span>
-              {t.result ? <div className="wrap">{clip(t.result, 300)}</div> : null}
-              <TaskActions task={t} onDone={n.reload} />
-            </li>
-          ))}
-        </ul>
-      </section>
+      <Part label="Failed sessions" title="Crashed or over budget" count={n.ended.length}>
+        {n.ended.map((s) => (
+          <SessionCard key={s.id} s={s} why={`ended ${duration(now - (s.endedAt ?? now))} ago`} />
+        ))}
+      </Part>
+      <Part
+        label="Stuck sessions"
+        title="Stuck"
+        count={n.stuck.length}
+        note={`no output or status change for ${n.stuckMinutes} min (?stuck=minutes)`}
+      >
+        {n.stuck.map((s) => (
+          <SessionCard key={s.id} s={s} why={`no progress for ${duration(now - s.updatedAt)}`} />
+        ))}
+      </Part>
+      <Part label="Tasks in review" title="Waiting for your review" count={n.review.length}>
+        {n.review.map((t) => (
+          <li key={t.id} className="card need" data-row tabIndex={-1} data-task={t.id}>
+            <Status value={t.status} /> <Link to={`/tasks/${t.id}`}>{t.title}</Link>{' '}
+            <span className="muted">{t.id}</span>
+            {t.result ? <div className="wrap">{clip(t.result, 300)}</div> : null}
+            <TaskActions task={t} onDone={n.reload} />
+          </li>
+        ))}
+      </Part>
     </section>
   );
 }
