@@ -40,6 +40,17 @@ const spawn = async (api: Api, body: Record<string, unknown>) =>
 const task = async (api: Api, body: Record<string, unknown>) =>
   (await ok(api<{ task: { id: string } }>('POST', '/v1/tasks', body))).task.id;
 
+/** A schedule whose fires create a held task named `title`. */
+const schedule = async (api: Api, title: string, timing: Record<string, unknown>) =>
+  (
+    await ok(
+      api<{ schedule: { id: string } }>('POST', '/v1/schedules', {
+        ...timing,
+        task: { title, prompt: title, hold: true },
+      }),
+    )
+  ).schedule.id;
+
 /** Polls `fn` until it is true (bounded). */
 export async function until(what: string, fn: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
@@ -126,26 +137,12 @@ export async function populate(api: Api): Promise<Scene> {
       },
     },
   });
-  const nightly = (
-    await ok(
-      api<{ schedule: { id: string } }>('POST', '/v1/schedules', {
-        name: 'nightly-report',
-        cron: '0 3 * * *',
-        tz: 'UTC',
-        task: { title: 'nightly report', prompt: 'report', hold: true },
-      }),
-    )
-  ).schedule.id;
-  const paused = (
-    await ok(
-      api<{ schedule: { id: string } }>('POST', '/v1/schedules', {
-        name: 'hourly-sweep',
-        intervalMs: 3_600_000,
-        paused: true,
-        task: { title: 'sweep', prompt: 'sweep', hold: true },
-      }),
-    )
-  ).schedule.id;
+  const nightly = await schedule(api, 'nightly report', {
+    name: 'nightly-report',
+    cron: '0 3 * * *',
+    tz: 'UTC',
+  });
+  const paused = await schedule(api, 'sweep', { name: 'hourly-sweep', intervalMs: 3_600_000, paused: true });
   const finding = (
     await ok(
       api<{ finding: { id: string } }>('POST', '/v1/knowledge', {

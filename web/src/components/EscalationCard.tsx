@@ -1,10 +1,11 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { api } from '../lib/api.ts';
 import { time } from '../lib/format.ts';
 import { Link } from '../lib/router.tsx';
 import type { Escalation } from '../lib/types.ts';
 import { ErrorBox } from './ErrorBox.tsx';
 import { Status } from './Status.tsx';
+import { outcome, TextSend } from './TextSend.tsx';
 
 const strings = (v: unknown): string[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number') ? v.map(String) : null;
@@ -50,21 +51,12 @@ function Context({ ctx, onPick }: { ctx: Record<string, unknown>; onPick?: (o: s
 
 /** An escalation, answered in place (inbox_answer); once answered, the answer given and by whom. */
 export function EscalationCard({ e, onAnswered }: { e: Escalation; onAnswered: () => void }) {
-  const [text, setText] = useState('');
   const [error, setError] = useState<Error | null>(null);
   const answer = (value: string) =>
-    api('POST', `/v1/inbox/${encodeURIComponent(e.id)}/answer`, { text: value }).then(
-      () => {
-        setText('');
-        setError(null);
-        onAnswered();
-      },
-      (err: Error) => setError(err),
+    outcome(
+      api('POST', `/v1/inbox/${encodeURIComponent(e.id)}/answer`, { text: value }).then(onAnswered),
+      setError,
     );
-  const submit = (ev: FormEvent) => {
-    ev.preventDefault();
-    if (text.trim()) void answer(text);
-  };
   const open = e.status === 'open';
   return (
     <article className="card" aria-label={`Escalation ${e.id}`} data-escalation={e.id} data-row tabIndex={-1}>
@@ -80,17 +72,7 @@ export function EscalationCard({ e, onAnswered }: { e: Escalation; onAnswered: (
       <p className="question">{e.question}</p>
       <Context ctx={e.context ?? {}} {...(open ? { onPick: (o: string) => void answer(o) } : {})} />
       {open ? (
-        <form className="inline" onSubmit={submit}>
-          <input
-            aria-label="Answer"
-            placeholder="your answer"
-            value={text}
-            onChange={(ev) => setText(ev.target.value)}
-          />
-          <button type="submit" disabled={!text.trim()}>
-            Answer
-          </button>
-        </form>
+        <TextSend label="Answer" placeholder="your answer" button="Answer" send={answer} />
       ) : (
         <p className="answer" data-testid="answer">
           <span className="muted">answered by {e.answeredBy ?? '—'}:</span> {e.answer ?? ''}

@@ -88,36 +88,10 @@ export interface Escalation {
   answer: string | null;
 }
 
-export interface Schedule {
-  id: string;
-  name: string;
-  kind: string;
-  cron: string | null;
-  tz: string | null;
-  intervalMs: number | null;
-  at: number | null;
-  action: Record<string, unknown>;
-  enabled: boolean;
-  nextFireAt: number | null;
-  overlap: string;
-  createdBy: string;
-  createdAt: number;
-  fires: number;
-  lastFireAt: number | null;
-  lastOutcome: string | null;
-}
-
-export interface Finding {
-  id: string;
-  title: string;
-  body: string;
-  tags: string[];
-  task: string | null;
-  session: string | null;
-  createdBy: string;
-  createdAt: number;
-  score?: number | null;
-}
+/** A finding as knowledge_search and knowledge_show give it: the plugin's own shape (type only). */
+export type { FindingInfo as Finding } from '../../../src/plugins/knowledge/findings.ts';
+/** A schedule as schedule_list gives it: the plugin's own shape (type only). */
+export type { ScheduleView as Schedule } from '../../../src/plugins/scheduling/syscalls.ts';
 
 /** Plumbing streams, hidden unless "Show internals" (mirrors `streams list --internal`). */
 export const isInternal = (s: Pick<Stream, 'name' | 'kind'>) =>

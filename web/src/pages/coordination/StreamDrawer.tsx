@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
+import { outcome, TextSend } from '../../components/TextSend.tsx';
 import { api } from '../../lib/api.ts';
 import { clip, time } from '../../lib/format.ts';
 import { useEscape } from '../../lib/keys.ts';
@@ -25,7 +26,6 @@ export function StreamDrawer({
   const me = useMe();
   const { messages, more, older, error } = useTranscript(stream.id);
   const [actionError, setActionError] = useState<Error | null>(null);
-  const [text, setText] = useState('');
   const [attachTo, setAttachTo] = useState('');
   const [confirmClose, setConfirmClose] = useState(false);
   const end = useRef<HTMLDivElement>(null);
@@ -42,11 +42,6 @@ export function StreamDrawer({
       () => setActionError(null),
       (e: Error) => setActionError(e),
     );
-  const post = (e: FormEvent) => {
-    e.preventDefault();
-    if (!myFd || !text.trim()) return;
-    act(api('POST', `/v1/fds/${myFd.fd}/write`, { message: text }).then(() => setText('')));
-  };
   const attach = (e: FormEvent) => {
     e.preventDefault();
     if (!attachTo) return;
@@ -132,17 +127,12 @@ export function StreamDrawer({
         <div ref={end} />
       </section>
       {myFd ? (
-        <form className="inline" onSubmit={post}>
-          <input
-            aria-label="Message"
-            placeholder={`post to #${stream.name} as operator:${me}`}
-            value={text}
-            onChange={(e) => setText(e.target.value)}
-          />
-          <button type="submit" disabled={!text.trim()}>
-            Post
-          </button>
-        </form>
+        <TextSend
+          label="Message"
+          placeholder={`post to #${stream.name} as operator:${me}`}
+          button="Post"
+          send={(text) => outcome(api('POST', `/v1/fds/${myFd.fd}/write`, { message: text }), setActionError)}
+        />
       ) : stream.kind === 'named' && !stream.closedAt ? (
         <p className="row">
           <span className="muted">You hold no fd on this room.</span>

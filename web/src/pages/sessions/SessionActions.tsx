@@ -1,6 +1,7 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
+import { outcome, TextSend } from '../../components/TextSend.tsx';
 import type { Session } from '../../lib/types.ts';
 import { ACTIONS, type Action, confirmText, killReach, runAction } from './actions.ts';
 
@@ -18,36 +19,23 @@ export function SessionActions({
   onDone?: () => void;
 }) {
   const [pending, setPending] = useState<Action | null>(null);
-  const [text, setText] = useState('');
   const [error, setError] = useState<Error | null>(null);
   const title = `${session.title ?? session.id} (${session.id})`;
   const run = (action: Action, message?: string) =>
-    runAction(session.id, action, message).then(
-      () => {
-        setError(null);
-        if (action === 'send') setText('');
-        onDone?.();
-      },
-      (e: Error) => setError(e),
+    outcome(
+      runAction(session.id, action, message).then(() => onDone?.()),
+      setError,
     );
-  const send = (e: FormEvent) => {
-    e.preventDefault();
-    if (text.trim()) void run('send', text);
-  };
   const stopped = session.status === 'stopped';
   return (
     <div className="actions">
-      <form className="inline" onSubmit={send}>
-        <input
-          aria-label="Message to send"
-          placeholder="send a message…"
-          value={text}
-          onChange={(e) => setText(e.target.value)}
-        />
-        <button type="submit" disabled={!text.trim() || stopped}>
-          Send
-        </button>
-      </form>
+      <TextSend
+        label="Message to send"
+        placeholder="send a message…"
+        button="Send"
+        disabled={stopped}
+        send={(text) => run('send', text)}
+      />
       {ACTIONS.map((a) => (
         <button
           key={a.action}
