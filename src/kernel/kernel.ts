@@ -505,6 +505,7 @@ export class Kernel {
     permission?: Permission,
     mode?: DeliveryMode,
   ) => rooms.roomAttach(this.k, p, session, stream, permission, mode);
+  roomJoin = (p: Principal, stream: string) => rooms.roomJoin(this.k, p, stream);
   roomDetach = (p: Principal, session: string, stream: string) =>
     rooms.roomDetach(this.k, p, session, stream);
   attachments = (p: Principal, session: string) => rooms.attachments(this.k, p, session);

@@ -50,6 +50,29 @@ export async function roomAttach(
   });
 }
 
+/**
+ * The operator opens an fd of its own (rw, detach) on any room of its zone, so it can post
+ * there: a room an agent made holds no operator fd. Idempotent: an open one is returned.
+ */
+export async function roomJoin(k: KernelContext, p: Principal, streamRef: string) {
+  if (p.kind !== 'operator') throw forbidden('rooms are joined by operators; agents are attached');
+  const holder = principalId(p);
+  return k.store.writer.write(async (tx) => {
+    const stream = await namedStream(tx, p.zone, streamRef);
+    const [existing] = await openFdsOfOn(tx, holder, stream.id);
+    if (existing) return { stream: stream.name, fd: existing.num, created: false };
+    const fd = await openFd(tx, k.ids, {
+      zone: p.zone,
+      holder,
+      stream,
+      perm: 'rw',
+      mode: 'detach',
+      actor: holder,
+    });
+    return { stream: stream.name, fd: fd.num, created: true };
+  });
+}
+
 /** Idempotent: detaching what is not attached is not an error. */
 export async function roomDetach(k: KernelContext, p: Principal, sessionId: string, streamRef: string) {
   const actor = principalId(p);

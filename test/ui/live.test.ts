@@ -140,7 +140,6 @@ describe('web UI, live', { timeout: 120_000, skip: needs(CHROMIUM) }, () => {
       await page.getByText(expected).first().waitFor();
       await page.getByLabel('Message to send').fill('hello root');
       await page.getByRole('button', { name: 'Send', exact: true }).click();
-      await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
       await page.getByTestId('turns').getByText('hello root').first().waitFor();
       const events = await rig.server.api<{ events: { type: string; payload: { text?: string } }[] }>(
         'GET',

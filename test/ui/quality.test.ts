@@ -75,7 +75,8 @@ describe('web UI, inbox and quality', { timeout: 120_000, skip: needs(CHROMIUM) 
       await card.waitFor();
       await card.getByLabel('Answer').fill('the staging one');
       await card.getByRole('button', { name: 'Answer' }).click();
-      await card.waitFor({ state: 'detached' });
+      // The card stays (answered today), now saying the answer given.
+      await card.getByTestId('answer').getByText('the staging one').waitFor();
       await page.getByText('Nothing waits for you.').waitFor();
     });
     const deadline = Date.now() + 15_000;
@@ -113,7 +114,7 @@ describe('web UI, inbox and quality', { timeout: 120_000, skip: needs(CHROMIUM) 
         }
         assert.fail(`Tab never reached ${label}`);
       };
-      await tabTo('Suspend');
+      await tabTo('Kill (graceful)');
       await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog');
       await dialog.waitFor();
@@ -126,7 +127,7 @@ describe('web UI, inbox and quality', { timeout: 120_000, skip: needs(CHROMIUM) 
       await page.keyboard.press('Tab');
       assert.equal(await focused(), 'Confirm');
       await page.keyboard.press('Enter');
-      await page.getByRole('heading', { level: 1 }).getByText('stopped').waitFor();
+      await page.getByRole('heading', { level: 1 }).getByText('killed').waitFor();
     });
   });
 
@@ -180,6 +181,9 @@ describe('web UI, inbox and quality', { timeout: 120_000, skip: needs(CHROMIUM) 
     await rig.server.api('POST', `/v1/sessions/${s.json.session.id}/send`, { text: 'x'.repeat(2000) });
     await withPage(async (page) => {
       for (const path of [
+        '/',
+        '/schedules',
+        '/knowledge',
         '/coordination',
         '/sessions',
         `/sessions/${s.json.session.id}`,

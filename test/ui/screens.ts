@@ -1,48 +1,42 @@
 /**
- * `node --import tsx test/ui/screens.ts`: screenshots of each page into docs/ui/, from a real
- * server with a small scene (rooms, listening sessions, a task, messages). Not a test.
+ * `node --import tsx test/ui/screens.ts`: screenshots of each page at 1280×800 into docs/ui/,
+ * from a real server populated by scene.ts. Not a test; rerun it after UI changes and look.
  */
 import { fileURLToPath } from 'node:url';
-import { LISTENER, uiRig } from './browser.ts';
+import { uiRig } from './browser.ts';
+import { populate } from './scene.ts';
 
 const OUT = fileURLToPath(new URL('../../docs/ui/', import.meta.url));
 
 const rig = await uiRig();
 try {
-  const api = rig.server.api;
-  const room = await api<{ stream: { id: string }; fd: number }>('POST', '/v1/streams', { name: 'planning' });
-  const ids: string[] = [];
-  for (const title of ['lead', 'alice', 'bob']) {
-    const r = await api<{ session: { id: string } }>('POST', '/v1/sessions', { title, script: LISTENER });
-    ids.push(r.json.session.id);
-    await api('POST', `/v1/streams/${room.json.stream.id}/attach`, { session: r.json.session.id });
-  }
-  await api('POST', `/v1/fds/${room.json.fd}/write`, { message: 'standup in five minutes' });
-  await api('POST', `/v1/sessions/${ids[0]}/send`, { text: 'plan the release' });
-  await api('POST', '/v1/tasks', { title: 'map the API', prompt: 'map it', hold: true });
+  const scene = await populate(rig.server.api);
   const { page } = await rig.login();
-  const shot = async (name: string) => {
-    await page.waitForTimeout(1200);
+  const url = rig.server.url;
+  const shot = async (name: string, path: string) => {
+    await page.goto(url + path);
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    await page.waitForTimeout(1500);
     await page.screenshot({ path: `${OUT}${name}.png` });
   };
-  await page.goto(`${rig.server.url}/coordination?stream=${room.json.stream.id}`);
-  await shot('coordination-list');
-  await page.goto(`${rig.server.url}/coordination?view=graph`);
-  await shot('coordination-graph');
-  await page.goto(`${rig.server.url}/sessions`);
-  await shot('sessions');
-  await page.goto(`${rig.server.url}/sessions/${ids[0]}`);
-  await shot('session');
-  await page.goto(`${rig.server.url}/tasks`);
-  await shot('tasks');
-  await page.goto(`${rig.server.url}/inbox`);
-  await shot('inbox');
-  await page.goto(`${rig.server.url}/log`);
-  await shot('log');
+  // A threshold of a few seconds makes the sleeping session count as stuck for the picture.
+  await new Promise((r) => setTimeout(r, 3000));
+  await shot('home', '/?stuck=0.05');
+  await shot('sessions', '/sessions');
+  await shot('session', `/sessions/${scene.acp}`);
+  await page.locator('.turn-tool summary').first().click();
+  await page.screenshot({ path: `${OUT}session-tool.png` });
+  await shot('tasks', '/tasks');
+  await shot('task', `/tasks/${scene.tasks.review}`);
+  await shot('inbox', '/inbox');
+  await shot('schedules', `/schedules/${scene.schedules.nightly}`);
+  await shot('knowledge', `/knowledge/${scene.finding}`);
+  await shot('coordination-list', `/coordination?stream=${scene.room.id}`);
+  await shot('coordination-graph', '/coordination?view=graph');
+  await shot('log', '/log');
   await page.getByRole('button', { name: 'Toggle dark mode' }).click();
-  await page.goto(`${rig.server.url}/coordination?stream=${room.json.stream.id}`);
+  await shot('home-dark', '/?stuck=0.05');
   await page.getByRole('button', { name: 'Toggle dark mode' }).click();
-  await shot('coordination-dark');
 } finally {
   await rig.close();
 }

@@ -134,13 +134,13 @@ describe('web UI', { timeout: 120_000, skip: needs(CHROMIUM) }, () => {
       await page.getByRole('link', { name: 'Sessions' }).click();
       await page.locator(`[data-session="${id}"]`).click();
       await page.getByLabel('Message to send').fill('hello from the ui');
+      // A message goes at once; a kill asks first.
       await page.getByRole('button', { name: 'Send', exact: true }).click();
-      await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
       await page.getByRole('button', { name: 'Kill', exact: true }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click();
-      await page.locator(`[data-session="${id}"]`).getByText('stopped').waitFor();
+      await page.locator(`[data-session="${id}"]`).getByText('killed').waitFor();
       await page.getByRole('link', { name: 'Log' }).click();
-      await page.getByLabel('Session').fill(id);
+      await page.getByLabel('Session', { exact: true }).fill(id);
       await page.getByRole('button', { name: 'Apply' }).click();
       const log = page.locator('[data-list="Events"]');
       await log.getByText('hello from the ui').first().waitFor();

@@ -2,9 +2,12 @@ import { lazy, Suspense, useEffect, useState } from 'react';
 import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { ErrorBox } from './components/ErrorBox.tsx';
 import { ApiError, api } from './lib/api.ts';
+import { useGlobalKeys } from './lib/keys.ts';
 import { LiveProvider, useLiveStatus } from './lib/live.tsx';
 import { MeContext } from './lib/me.ts';
+import { NeedsProvider, needCounts, useNeeds } from './lib/needs.tsx';
 import { Link, useRoute } from './lib/router.tsx';
+import { glyph } from './lib/state.ts';
 import { saveTheme } from './lib/theme.ts';
 import { Coordination } from './pages/Coordination.tsx';
 import { Login } from './pages/Login.tsx';
@@ -17,6 +20,9 @@ const TaskPage = lazy(() => import('./pages/TaskPage.tsx'));
 const Inbox = lazy(() => import('./pages/Inbox.tsx'));
 const Log = lazy(() => import('./pages/Log.tsx'));
 const Chat = lazy(() => import('./pages/Chat.tsx'));
+const Home = lazy(() => import('./pages/Home.tsx'));
+const Schedules = lazy(() => import('./pages/Schedules.tsx'));
+const Knowledge = lazy(() => import('./pages/Knowledge.tsx'));
 
 type Me = { operator: string; zone: string };
 
@@ -41,7 +47,9 @@ export function App() {
   return (
     <MeContext.Provider value={me.operator}>
       <LiveProvider>
-        <Shell me={me} onLogout={() => setMe(null)} />
+        <NeedsProvider>
+          <Shell me={me} onLogout={() => setMe(null)} />
+        </NeedsProvider>
       </LiveProvider>
     </MeContext.Provider>
   );
@@ -51,8 +59,9 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
   const { path, navigate } = useRoute();
   const status = useLiveStatus();
   const [dark, setDark] = useState(() => document.documentElement.dataset.theme === 'dark');
+  useGlobalKeys();
   useEffect(() => {
-    if (path === '/' || path === '/login') navigate('/coordination', true);
+    if (path === '/login') navigate('/', true);
     const m = /^\/chat\/(.+)$/.exec(path);
     if (m) navigate(`/coordination?stream=${encodeURIComponent(m[1] as string)}`, true);
   }, [path, navigate]);
@@ -67,13 +76,17 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
       <header className="top">
         <strong className="brand">warren</strong>
         <nav aria-label="Pages">
-          <Link to="/coordination">Coordination</Link>
+          <Link to="/">Needs me</Link>
           <Link to="/sessions">Sessions</Link>
           <Link to="/tasks">Tasks</Link>
           <Link to="/inbox">Inbox</Link>
+          <Link to="/coordination">Coordination</Link>
+          <Link to="/schedules">Schedules</Link>
+          <Link to="/knowledge">Knowledge</Link>
           <Link to="/log">Log</Link>
           <Link to="/chat">Chat</Link>
         </nav>
+        <NeedCounts />
         <span className={`live live-${status}`} role="status" data-testid="live-status">
           {status === 'live' ? '● live' : status === 'reconnecting' ? '○ reconnecting…' : '○ connecting…'}
         </span>
@@ -96,6 +109,30 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
   );
 }
 
+/** The header's counts of what waits for the operator, each a link to the home view. */
+function NeedCounts() {
+  const c = needCounts(useNeeds());
+  const items: [string, number, string][] = [
+    ['open', c.escalations, 'open questions'],
+    ['crashed', c.ended, 'crashed or over budget'],
+    ['stuck', c.stuck, 'stuck'],
+    ['review', c.review, 'in review'],
+  ];
+  const total = c.escalations + c.ended + c.stuck + c.review;
+  return (
+    <Link to="/" className={`needs${total ? ' needs-some' : ''}`}>
+      <span data-testid="needs-count" data-total={total}>
+        <span className="sr-only">{total} things need you: </span>
+        {items.map(([state, n, label]) => (
+          <span key={state} className={`need-count status-${state}`} title={label} data-need={label}>
+            <span aria-hidden="true">{glyph(state)}</span> {n}
+          </span>
+        ))}
+      </span>
+    </Link>
+  );
+}
+
 function Page({ path }: { path: string }) {
   const seg = path.split('/').filter(Boolean);
   const id = seg[1] ? decodeURIComponent(seg[1]) : undefined;
@@ -105,12 +142,18 @@ function Page({ path }: { path: string }) {
     case 'tasks':
       return id ? <TaskPage id={id} /> : <Tasks />;
     case 'inbox':
-      return <Inbox />;
+      return <Inbox id={id} />;
+    case 'schedules':
+      return <Schedules id={id} />;
+    case 'knowledge':
+      return <Knowledge id={id} />;
+    case 'coordination':
+      return <Coordination />;
     case 'log':
       return <Log />;
     case 'chat':
       return <Chat />;
     default:
-      return <Coordination />;
+      return <Home />;
   }
 }

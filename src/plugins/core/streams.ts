@@ -79,6 +79,24 @@ export const streamsAttach = defineSyscall({
     }),
 });
 
+export const streamsJoin = defineSyscall({
+  name: 'streams_join',
+  group: 'streams',
+  summary: 'Join a room as the operator (an fd of your own to post with)',
+  description:
+    'Opens an rw detach fd of yours on a room of your zone, so you can post into a room an agent made (ipc_write with it). Idempotent: an fd you hold there already is returned.',
+  input: z.object({ stream: s.streamRef }),
+  output: z.object({ stream: z.string(), fd: z.number(), created: z.boolean() }),
+  callers: ['operator'],
+  http: { method: 'POST', path: '/v1/streams/:stream/join' },
+  cli: {
+    command: ['streams', 'join'],
+    positional: ['stream'],
+    examples: ['warren streams join planning-room'],
+  },
+  handler: ({ kernel, principal }, i) => kernel.roomJoin(principal, i.stream),
+});
+
 export const streamsDetach = defineSyscall({
   name: 'streams_detach',
   group: 'streams',
@@ -200,6 +218,7 @@ export const streamsTranscript = defineSyscall({
 export const streamSyscalls = [
   streamsCreate,
   streamsAttach,
+  streamsJoin,
   streamsDetach,
   streamsAttachments,
   streamsClose,

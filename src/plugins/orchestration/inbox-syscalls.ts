@@ -67,9 +67,19 @@ export const inboxList = defineSyscall({
   name: 'inbox_list',
   group: 'inbox',
   summary: "The operator inbox: your zone's open escalations (all=true: answered ones too)",
-  description: `Open escalations, oldest first; all=true includes answered ones. Paged (default ${DEFAULT_INBOX_PAGE}).`,
+  description: `Open escalations, oldest first, each with its context and answer; all=true includes answered ones. Paged (default ${DEFAULT_INBOX_PAGE}).`,
   input: z.object({ all: s.optionalFlag.describe('Answered ones too'), ...s.pageInput }),
-  output: z.object({ escalations: z.array(item), next: s.nextCursor }),
+  output: z.object({
+    escalations: z.array(
+      item.extend({
+        context: z
+          .record(z.string(), z.unknown())
+          .describe('What the agent gave to answer it: files, options'),
+        answer: z.string().nullable(),
+      }),
+    ),
+    next: s.nextCursor,
+  }),
   callers: ['operator'],
   jobs: ['operator'],
   http: { method: 'GET', path: '/v1/inbox' },

@@ -26,9 +26,13 @@ export interface InboxItem {
   answeredAt: number | null;
 }
 
-export interface Escalation extends InboxItem {
+/** What the inbox lists: the item with its context and the answer given. */
+export interface InboxEntry extends InboxItem {
   context: Record<string, unknown>;
   answer: string | null;
+}
+
+export interface Escalation extends InboxEntry {
   taskStatus: string | null;
   /** The task's latest session, which an answer goes to while it lives. */
   taskSession: string | null;
@@ -45,7 +49,7 @@ export async function listInbox(
   tables: Tables,
   p: Principal,
   q: { all?: boolean | undefined; limit?: number | undefined; after?: string | undefined },
-): Promise<{ escalations: InboxItem[]; next: string | null }> {
+): Promise<{ escalations: InboxEntry[]; next: string | null }> {
   operatorOnly(p);
   const limit = q.limit ?? DEFAULT_INBOX_PAGE;
   let query = tables.reader
@@ -60,6 +64,8 @@ export async function listInbox(
       'e.created_at',
       'e.answered_by',
       'e.answered_at',
+      'e.context',
+      'e.answer',
       't.title',
     ])
     .where('e.zone', '=', p.zone);
@@ -67,7 +73,13 @@ export async function listInbox(
   if (q.after !== undefined) query = query.where('e.id', '>', q.after);
   const { items, next } = await keysetPage(limit, (n) => query.orderBy('e.id').limit(n).execute());
   const now = kernel.clock.now();
-  return { escalations: items.map((r) => itemOf(r, now)), next };
+  // The context and the answer ride along: the inbox is answered in place, with what the agent gave.
+  const escalations = items.map((r) => ({
+    ...itemOf(r, now),
+    context: parseJson<Record<string, unknown>>(r.context, {}),
+    answer: r.answer,
+  }));
+  return { escalations, next };
 }
 
 export async function showEscalation(

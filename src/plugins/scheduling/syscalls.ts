@@ -74,6 +74,9 @@ const scheduleView = z.object({
   lastOutcome: z.enum(FIRE_STATUSES).nullable(),
 });
 
+/** A schedule as the syscalls give it (the web UI reads this type too). */
+export type ScheduleView = z.output<typeof scheduleView>;
+
 const view = (r: SchedulesTable): z.input<typeof scheduleView> => ({
   id: r.id,
   name: r.name,

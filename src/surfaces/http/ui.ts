@@ -10,8 +10,19 @@ import { principalOf, sameOrigin } from './auth.ts';
 import { cookieOf, SESSION_COOKIE } from './cookie.ts';
 
 /** The pages of the single-page app: each answers index.html, the app routes in the browser. */
-const PAGES = ['/', '/login', '/coordination', '/sessions', '/tasks', '/inbox', '/log', '/chat'];
-const PAGE_PREFIXES = ['/sessions/', '/tasks/'];
+const PAGES = [
+  '/',
+  '/login',
+  '/coordination',
+  '/sessions',
+  '/tasks',
+  '/inbox',
+  '/schedules',
+  '/knowledge',
+  '/log',
+  '/chat',
+];
+const PAGE_PREFIXES = ['/sessions/', '/tasks/', '/inbox/', '/schedules/', '/knowledge/'];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

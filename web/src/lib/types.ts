@@ -16,6 +16,11 @@ export interface Session {
   parentId: string | null;
   depth: number;
   status: string;
+  endReason: string | null;
+  endDetail: string | null;
+  activity: string | null;
+  suspendReason: string | null;
+  parentClose?: string;
   runtime: string;
   title: string | null;
   lastMessage: string | null;
@@ -23,6 +28,7 @@ export interface Session {
   usage: Usage;
   subtreeUsage: Usage;
   createdAt: number;
+  updatedAt: number;
   endedAt: number | null;
 }
 
@@ -58,10 +64,14 @@ export interface Task {
   parentId: string | null;
   title: string;
   status: string;
+  held?: boolean;
+  review?: boolean;
+  attempts?: number;
   sessionId: string | null;
   result?: string | null;
   reason?: string | null;
   createdAt: number;
+  updatedAt?: number;
 }
 
 export interface Escalation {
@@ -73,7 +83,15 @@ export interface Escalation {
   status: string;
   createdAt: number;
   answeredBy: string | null;
+  answeredAt: number | null;
+  context: Record<string, unknown>;
+  answer: string | null;
 }
+
+/** A finding as knowledge_search and knowledge_show give it: the plugin's own shape (type only). */
+export type { FindingInfo as Finding } from '../../../src/plugins/knowledge/findings.ts';
+/** A schedule as schedule_list gives it: the plugin's own shape (type only). */
+export type { ScheduleView as Schedule } from '../../../src/plugins/scheduling/syscalls.ts';
 
 /** Plumbing streams, hidden unless "Show internals" (mirrors `streams list --internal`). */
 export const isInternal = (s: Pick<Stream, 'name' | 'kind'>) =>

@@ -1,5 +1,6 @@
 import { lazy, Suspense } from 'react';
 import { ErrorBox } from '../components/ErrorBox.tsx';
+import { matches } from '../components/ListToolbar.tsx';
 import { allPages } from '../lib/api.ts';
 import { useLiveRefetch } from '../lib/live.tsx';
 import { useRoute } from '../lib/router.tsx';
@@ -42,11 +43,22 @@ export function Coordination() {
     navigate(`/coordination${q ? `?${q}` : ''}`, true);
   };
   const data = inv.data;
-  const visible = data ? data.streams.filter((s) => internals || !isInternal(s)) : [];
+  const q = search.get('q') ?? '';
+  const visible = data
+    ? data.streams.filter((s) => (internals || !isInternal(s)) && matches(q, s.name, s.id, s.owner))
+    : [];
   const open = data?.streams.find((s) => s.id === selected || s.name === selected) ?? null;
   return (
     <div className="coordination">
       <div className="toolbar">
+        <input
+          type="search"
+          data-search
+          aria-label="Search streams"
+          placeholder="search streams…  (/)"
+          value={q}
+          onChange={(e) => set('q', e.target.value || null)}
+        />
         <fieldset aria-label="View" className="toggle">
           <button type="button" aria-pressed={view === 'list'} onClick={() => set('view', null)}>
             List
@@ -90,7 +102,12 @@ export function Coordination() {
           )}
         </div>
         {open && data ? (
-          <StreamDrawer stream={open} sessions={data.sessions} onClose={() => set('stream', null)} />
+          <StreamDrawer
+            stream={open}
+            sessions={data.sessions}
+            onClose={() => set('stream', null)}
+            onChanged={inv.reload}
+          />
         ) : null}
       </div>
     </div>

@@ -1,74 +1,60 @@
-import { type FormEvent, useState } from 'react';
 import { ErrorBox } from '../components/ErrorBox.tsx';
-import { Status } from '../components/Status.tsx';
-import { allPages, api } from '../lib/api.ts';
-import { time } from '../lib/format.ts';
+import { EscalationCard } from '../components/EscalationCard.tsx';
+import { ListToolbar, matches, useListView } from '../components/ListToolbar.tsx';
+import { allPages } from '../lib/api.ts';
+import { arrowRows } from '../lib/keys.ts';
 import { useLiveRefetch } from '../lib/live.tsx';
-import { Link } from '../lib/router.tsx';
 import type { Escalation } from '../lib/types.ts';
 import { useFetch } from '../lib/useFetch.ts';
 
-/** Escalations and questions waiting for a human, answered here (inbox_answer). */
-export default function Inbox() {
-  const [all, setAll] = useState(false);
-  const list = useFetch(() => allPages<Escalation>('/v1/inbox', 'escalations', { all }), [all]);
-  useLiveRefetch((e) => e.type.startsWith('escalation.') || e.type === 'task.escalated', list.reload);
-  const items = list.data ?? [];
-  return (
-    <div className="pad inbox">
-      <div className="toolbar">
-        <label>
-          <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} /> Answered ones too
-        </label>
-        <span className="muted">{items.length} escalations</span>
-      </div>
-      <ErrorBox error={list.error} />
-      {items.length === 0 && list.data ? <p className="muted">Nothing waits for you.</p> : null}
-      {items.map((e) => (
-        <EscalationCard key={e.id} e={e} onAnswered={list.reload} />
-      ))}
-    </div>
-  );
+const DAY = 24 * 3600_000;
+const FILTERS = [
+  { value: '', label: 'open, answered today' },
+  { value: 'open', label: 'open' },
+  { value: 'all', label: 'open and answered' },
+  { value: 'answered', label: 'answered' },
+];
+const SORTS = [
+  { value: 'oldest', label: 'oldest first' },
+  { value: 'newest', label: 'newest first' },
+];
+
+function shown(filter: string, e: Escalation): boolean {
+  if (filter === 'all') return true;
+  if (filter === 'open') return e.status === 'open';
+  if (filter === 'answered') return e.status !== 'open';
+  return e.status === 'open' || Date.now() - (e.answeredAt ?? 0) < DAY;
 }
 
-function EscalationCard({ e, onAnswered }: { e: Escalation; onAnswered: () => void }) {
-  const [text, setText] = useState('');
-  const [error, setError] = useState<Error | null>(null);
-  const submit = (ev: FormEvent) => {
-    ev.preventDefault();
-    api('POST', `/v1/inbox/${encodeURIComponent(e.id)}/answer`, { text }).then(
-      () => {
-        setText('');
-        onAnswered();
-      },
-      (err: Error) => setError(err),
-    );
-  };
+/** Escalations and questions waiting for a human, answered here (inbox_answer); `/inbox/:id` is one. */
+export default function Inbox({ id }: { id?: string | undefined }) {
+  const view = useListView({ sort: 'oldest' });
+  const list = useFetch(() => allPages<Escalation>('/v1/inbox', 'escalations', { all: true }), []);
+  useLiveRefetch((e) => e.type.startsWith('escalation.') || e.type === 'task.escalated', list.reload);
+  const all = list.data ?? [];
+  const items = all
+    .filter((e) => (id ? e.id === id : true))
+    .filter((e) => id || shown(view.filter, e))
+    .filter((e) => matches(view.q, e.question, e.taskTitle, e.task, e.session, e.answer))
+    .sort((a, b) => (view.sort === 'newest' ? b.createdAt - a.createdAt : a.createdAt - b.createdAt));
   return (
-    <article className="card" aria-label={`Escalation ${e.id}`}>
-      <header className="row">
-        <Status value={e.status} />
-        <Link to={`/tasks/${e.task}`}>{e.taskTitle ?? e.task}</Link>
-        {e.session ? <Link to={`/sessions/${e.session}`}>{e.session}</Link> : null}
-        <span className="muted">{time(e.createdAt)}</span>
-      </header>
-      <p className="question">{e.question}</p>
-      {e.status === 'open' || e.status === 'pending' ? (
-        <form className="inline" onSubmit={submit}>
-          <input
-            aria-label="Answer"
-            placeholder="your answer"
-            value={text}
-            onChange={(ev) => setText(ev.target.value)}
-          />
-          <button type="submit" disabled={!text.trim()}>
-            Answer
-          </button>
-        </form>
-      ) : (
-        <p className="muted">answered by {e.answeredBy ?? '—'}</p>
-      )}
-      <ErrorBox error={error} />
-    </article>
+    <div className="pad inbox">
+      <ListToolbar
+        view={view}
+        label="escalations"
+        filters={FILTERS}
+        sorts={SORTS}
+        count={`${items.length} of ${all.length} escalations`}
+      />
+      <ErrorBox error={list.error} />
+      {list.data && !items.some((e) => e.status === 'open') ? (
+        <p className="muted">Nothing waits for you.</p>
+      ) : null}
+      <section aria-label="Escalations" onKeyDown={(e) => arrowRows(e)}>
+        {items.map((e) => (
+          <EscalationCard key={e.id} e={e} onAnswered={list.reload} />
+        ))}
+      </section>
+    </div>
   );
 }

@@ -1,9 +1,11 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { ErrorBox } from '../components/ErrorBox.tsx';
+import { ListToolbar, matches, useListView } from '../components/ListToolbar.tsx';
 import { VirtualList } from '../components/VirtualList.tsx';
 import { api, qs } from '../lib/api.ts';
 import { dateTime } from '../lib/format.ts';
 import { useLiveEvents } from '../lib/live.tsx';
+import { Link } from '../lib/router.tsx';
 import type { LogEvent } from '../lib/types.ts';
 
 const PAGE = 200;
@@ -69,6 +71,11 @@ export default function Log() {
       (!f.stream || e.stream_id === f.stream),
     (e) => setEvents((prev) => (prev.some((x) => x.seq === e.seq) ? prev : [e, ...prev])),
   );
+  const view = useListView({ sort: 'newest' });
+  const shown = events.filter((e) =>
+    matches(view.q, e.type, e.actor, e.session_id, JSON.stringify(e.payload)),
+  );
+  if (view.sort === 'oldest') shown.reverse();
   const apply = (e: FormEvent) => {
     e.preventDefault();
     setF(draft);
@@ -97,18 +104,44 @@ export default function Log() {
           <input type="checkbox" checked={tail} onChange={(e) => setTail(e.target.checked)} /> Live tail
         </label>
       </form>
+      <ListToolbar
+        view={view}
+        label="loaded events"
+        sorts={[
+          { value: 'newest', label: 'newest first' },
+          { value: 'oldest', label: 'oldest first' },
+        ]}
+        count={`${shown.length} of ${events.length} loaded`}
+      />
       <ErrorBox error={error} />
+      <div className="log-row thead">
+        <span>seq</span>
+        <span>time</span>
+        <span>type</span>
+        <span>actor</span>
+        <span>session</span>
+        <span>payload</span>
+      </div>
       <VirtualList
         label="Events"
-        height="calc(100vh - 170px)"
-        items={events}
+        height="calc(100vh - 240px)"
+        items={shown}
         keyOf={(e) => String(e.seq)}
         row={(e) => (
-          <div className="log-row" data-type={e.type}>
+          <div className="log-row" data-type={e.type} data-row tabIndex={-1}>
             <span className="muted">#{e.seq}</span>
             <span className="muted">{dateTime(e.ts)}</span>
-            <span className="type">{e.type}</span>
-            <span className="muted">{e.actor}</span>
+            <span className="type ellipsis">{e.type}</span>
+            <span className="muted ellipsis" data-col="actor">
+              {e.actor}
+            </span>
+            <span className="ellipsis" data-col="session">
+              {e.session_id ? (
+                <Link to={`/sessions/${e.session_id}`}>{e.session_id}</Link>
+              ) : (
+                <span className="muted">—</span>
+              )}
+            </span>
             <span className="ellipsis">{JSON.stringify(e.payload)}</span>
           </div>
         )}

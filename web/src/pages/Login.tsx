@@ -9,7 +9,7 @@ export function Login({ onLogin }: { onLogin: () => void }) {
   const login = (body: { key: string } | { token: string }) =>
     api('POST', '/v1/ui/login', body).then(
       () => {
-        if (window.location.pathname === '/login') window.history.replaceState(null, '', '/coordination');
+        if (window.location.pathname === '/login') window.history.replaceState(null, '', '/');
         onLogin();
       },
       (e: Error) => setError(e),

@@ -1,10 +1,13 @@
 import { ErrorBox } from '../components/ErrorBox.tsx';
 import { Status } from '../components/Status.tsx';
+import { Usage } from '../components/Usage.tsx';
 import { api } from '../lib/api.ts';
 import { useLiveRefetch } from '../lib/live.tsx';
 import { Link } from '../lib/router.tsx';
+import { sessionState } from '../lib/state.ts';
 import type { LogEvent, Session, Task } from '../lib/types.ts';
 import { useFetch } from '../lib/useFetch.ts';
+import { TaskActions } from './tasks/TaskActions.tsx';
 import { TaskKnowledge } from './tasks/TaskKnowledge.tsx';
 
 interface Shown {
@@ -38,7 +41,10 @@ export default function TaskPage({ id }: { id: string }) {
           <h1>
             {d.task.title} <Status value={d.task.status} />
           </h1>
-          <p className="muted">{d.task.id}</p>
+          <p className="muted">
+            {d.task.id} · subtree <Usage u={d.session?.subtreeUsage} />
+          </p>
+          <TaskActions task={d.task} onDone={show.reload} />
           <h3>Prompt</h3>
           <pre className="block">{d.task.prompt}</pre>
           {d.task.result ? (
@@ -77,7 +83,7 @@ export default function TaskPage({ id }: { id: string }) {
             {d.session ? (
               <li>
                 <Link to={`/sessions/${d.session.id}`}>{d.session.id}</Link>{' '}
-                <Status value={d.session.status} /> (latest)
+                <Status value={sessionState(d.session)} /> (latest)
               </li>
             ) : null}
             {sessions

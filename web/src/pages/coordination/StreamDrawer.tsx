@@ -1,8 +1,10 @@
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
+import { outcome, TextSend } from '../../components/TextSend.tsx';
 import { api } from '../../lib/api.ts';
-import { time } from '../../lib/format.ts';
+import { clip, time } from '../../lib/format.ts';
+import { useEscape } from '../../lib/keys.ts';
 import { useMe } from '../../lib/me.ts';
 import type { Session, Stream } from '../../lib/types.ts';
 import { holderLabel } from './model.ts';
@@ -13,15 +15,17 @@ export function StreamDrawer({
   stream,
   sessions,
   onClose,
+  onChanged,
 }: {
   stream: Stream;
   sessions: Session[];
   onClose: () => void;
+  /** The stream's roster changed here (joined): the page reloads what it shows. */
+  onChanged: () => void;
 }) {
   const me = useMe();
   const { messages, more, older, error } = useTranscript(stream.id);
   const [actionError, setActionError] = useState<Error | null>(null);
-  const [text, setText] = useState('');
   const [attachTo, setAttachTo] = useState('');
   const [confirmClose, setConfirmClose] = useState(false);
   const end = useRef<HTMLDivElement>(null);
@@ -38,16 +42,14 @@ export function StreamDrawer({
       () => setActionError(null),
       (e: Error) => setActionError(e),
     );
-  const post = (e: FormEvent) => {
-    e.preventDefault();
-    if (!myFd || !text.trim()) return;
-    act(api('POST', `/v1/fds/${myFd.fd}/write`, { message: text }).then(() => setText('')));
-  };
   const attach = (e: FormEvent) => {
     e.preventDefault();
     if (!attachTo) return;
     act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/attach`, { session: attachTo }));
   };
+  useEscape(onClose);
+  const join = () =>
+    act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/join`, {}).then(onChanged));
   const detach = (session: string) =>
     act(api('POST', `/v1/streams/${encodeURIComponent(stream.id)}/detach`, { session }));
   const members = stream.subscribers;
@@ -86,7 +88,7 @@ export function StreamDrawer({
           ))}
         </ul>
         {stream.kind === 'named' ? (
-          <form className="inline" onSubmit={attach}>
+          <form className="attach" onSubmit={attach}>
             <select
               value={attachTo}
               onChange={(e) => setAttachTo(e.target.value)}
@@ -95,7 +97,7 @@ export function StreamDrawer({
               <option value="">attach a session…</option>
               {candidates.map((s) => (
                 <option key={s.id} value={s.id}>
-                  {s.title ?? s.id} ({s.id})
+                  {clip(s.title ?? s.id, 40)} ({s.id.slice(0, 14)}…)
                 </option>
               ))}
             </select>
@@ -125,21 +127,21 @@ export function StreamDrawer({
         <div ref={end} />
       </section>
       {myFd ? (
-        <form className="inline" onSubmit={post}>
-          <input
-            aria-label="Message"
-            placeholder={`post to #${stream.name} as operator:${me}`}
-            value={text}
-            onChange={(e) => setText(e.target.value)}
-          />
-          <button type="submit" disabled={!text.trim()}>
-            Post
+        <TextSend
+          label="Message"
+          placeholder={`post to #${stream.name} as operator:${me}`}
+          button="Post"
+          send={(text) => outcome(api('POST', `/v1/fds/${myFd.fd}/write`, { message: text }), setActionError)}
+        />
+      ) : stream.kind === 'named' && !stream.closedAt ? (
+        <p className="row">
+          <span className="muted">You hold no fd on this room.</span>
+          <button type="button" onClick={join}>
+            Join to post
           </button>
-        </form>
-      ) : (
-        <p className="muted">
-          You hold no writable fd on this stream (rooms you create here are yours to post to).
         </p>
+      ) : (
+        <p className="muted">Plumbing streams are written by their sessions; the operator reads them.</p>
       )}
       <ErrorBox error={actionError} />
       {confirmClose ? (

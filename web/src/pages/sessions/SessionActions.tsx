@@ -1,39 +1,48 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorBox } from '../../components/ErrorBox.tsx';
+import { outcome, TextSend } from '../../components/TextSend.tsx';
 import type { Session } from '../../lib/types.ts';
-import { ACTIONS, type Action, runAction } from './actions.ts';
+import { ACTIONS, type Action, confirmText, killReach, runAction } from './actions.ts';
 
-/** Send / suspend / resume / kill for one session, each behind a confirmation. */
-export function SessionActions({ session, onDone }: { session: Session; onDone?: () => void }) {
-  const [pending, setPending] = useState<{ action: Action; text?: string } | null>(null);
-  const [text, setText] = useState('');
+/**
+ * Send / suspend / resume / kill for one session. Sending is what the page is for: it goes at
+ * once. Kills ask first and say how many sessions they stop (`sessions`: the tree it is in).
+ */
+export function SessionActions({
+  session,
+  sessions,
+  onDone,
+}: {
+  session: Session;
+  sessions: Session[];
+  onDone?: () => void;
+}) {
+  const [pending, setPending] = useState<Action | null>(null);
   const [error, setError] = useState<Error | null>(null);
   const title = `${session.title ?? session.id} (${session.id})`;
-  const send = (e: FormEvent) => {
-    e.preventDefault();
-    if (text.trim()) setPending({ action: 'send', text });
-  };
+  const run = (action: Action, message?: string) =>
+    outcome(
+      runAction(session.id, action, message).then(() => onDone?.()),
+      setError,
+    );
   const stopped = session.status === 'stopped';
   return (
     <div className="actions">
-      <form className="inline" onSubmit={send}>
-        <input
-          aria-label="Message to send"
-          placeholder="send a message…"
-          value={text}
-          onChange={(e) => setText(e.target.value)}
-        />
-        <button type="submit" disabled={!text.trim() || stopped}>
-          Send
-        </button>
-      </form>
+      <TextSend
+        label="Message to send"
+        placeholder="send a message…"
+        button="Send"
+        disabled={stopped}
+        send={(text) => run('send', text)}
+      />
       {ACTIONS.map((a) => (
         <button
           key={a.action}
           type="button"
+          className={a.destructive ? 'danger' : undefined}
           disabled={stopped}
-          onClick={() => setPending({ action: a.action })}
+          onClick={() => (a.destructive ? setPending(a.action) : void run(a.action))}
         >
           {a.label}
         </button>
@@ -41,23 +50,12 @@ export function SessionActions({ session, onDone }: { session: Session; onDone?:
       <ErrorBox error={error} />
       {pending ? (
         <Confirm
-          text={
-            pending.action === 'send'
-              ? `Send to ${title}: “${pending.text}”?`
-              : (ACTIONS.find((a) => a.action === pending.action)?.confirm(title) ?? '')
-          }
+          text={confirmText(pending, title, killReach(session.id, sessions, pending))}
           onCancel={() => setPending(null)}
           onConfirm={() => {
             const p = pending;
             setPending(null);
-            runAction(session.id, p.action, p.text).then(
-              () => {
-                setError(null);
-                if (p.action === 'send') setText('');
-                onDone?.();
-              },
-              (e: Error) => setError(e),
-            );
+            void run(p);
           }}
         />
       ) : null}
