@@ -83,7 +83,12 @@ export function Coordination() {
             />
           ) : (
             <Suspense fallback={<p className="pad">Loading graph…</p>}>
-              <StreamGraph streams={visible} sessions={data.sessions} onSelect={(id) => set('stream', id)} />
+              <StreamGraph
+                streams={visible}
+                sessions={data.sessions}
+                tasks={data.tasks}
+                onSelect={(id) => set('stream', id)}
+              />
             </Suspense>
           )}
         </div>
