@@ -26,6 +26,20 @@ const LEAD = {
 };
 export const TREE_SIZE = 10;
 
+/** A wide tree of 50: a lead, 7 workers, 6 leaves each (a task's spawn script). */
+const WORKER7 = {
+  steps: [
+    ...Array.from({ length: 6 }, () => ({ spawn: { title: 'leaf', script: LISTENER } })),
+    ...LISTENER.steps,
+  ],
+};
+export const TREE_50 = {
+  steps: [
+    ...Array.from({ length: 7 }, (_, i) => ({ spawn: { title: `worker ${i}`, script: WORKER7 } })),
+    { wait: { match: '^never$' } },
+  ],
+};
+
 export interface Scene {
   /** Every live session's id (the task trees' too), and each task's id. */
   sessions: { id: string; title: string }[];
@@ -71,7 +85,10 @@ export async function populate(
   return { sessions: live, rooms, tasks };
 }
 
-async function waitForSessions(server: ServerProcess, n: number): Promise<{ id: string; title: string }[]> {
+export async function waitForSessions(
+  server: ServerProcess,
+  n: number,
+): Promise<{ id: string; title: string }[]> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const all: { id: string; title: string | null; status: string }[] = [];

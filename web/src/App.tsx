@@ -17,6 +17,7 @@ const TaskPage = lazy(() => import('./pages/TaskPage.tsx'));
 const Inbox = lazy(() => import('./pages/Inbox.tsx'));
 const Log = lazy(() => import('./pages/Log.tsx'));
 const Chat = lazy(() => import('./pages/Chat.tsx'));
+const Timeline = lazy(() => import('./pages/Timeline.tsx'));
 
 type Me = { operator: string; zone: string };
 
@@ -99,6 +100,7 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
 function Page({ path }: { path: string }) {
   const seg = path.split('/').filter(Boolean);
   const id = seg[1] ? decodeURIComponent(seg[1]) : undefined;
+  if (id && seg[2] === 'timeline') return <Timeline kind={seg[0] === 'tasks' ? 'task' : 'session'} id={id} />;
   switch (seg[0]) {
     case 'sessions':
       return id ? <SessionPage id={id} /> : <Sessions />;

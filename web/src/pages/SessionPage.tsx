@@ -34,7 +34,8 @@ export default function SessionPage({ id }: { id: string }) {
           </h1>
           <p className="muted">
             {s.id} · {s.runtime} · depth {s.depth} · parent{' '}
-            {s.parentId ? <Link to={`/sessions/${s.parentId}`}>{s.parentId}</Link> : '—'} · {usage(s.usage)}
+            {s.parentId ? <Link to={`/sessions/${s.parentId}`}>{s.parentId}</Link> : '—'} · {usage(s.usage)} ·{' '}
+            <Link to={`/sessions/${s.id}/timeline`}>timeline</Link>
           </p>
           <SessionActions session={s} onDone={show.reload} />
         </>
