@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { uiRig } from '../test/ui/browser.ts';
 import { percentile } from './lib/stats.ts';
 import type { BenchRow } from './store.ts';
+import { uiOperatorBenches } from './ui-operator.ts';
 import { uiScaleBenches } from './ui-scale.ts';
 
 const WEB = fileURLToPath(new URL('../dist/web/', import.meta.url));
@@ -121,4 +122,4 @@ async function uiFirstLoad(): Promise<BenchRow[]> {
   return [{ name: 'uiFirstLoadJsCss gzip', value: Math.round(kb * 10) / 10, unit: 'KB', max: 300 }];
 }
 
-export const uiBenches = { uiFirstLoad, uiLatency, ...uiScaleBenches };
+export const uiBenches = { uiFirstLoad, uiLatency, ...uiScaleBenches, ...uiOperatorBenches };
