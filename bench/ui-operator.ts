@@ -9,6 +9,7 @@ import type { ServerProcess } from '../test/helpers/server.ts';
 import { uiRig } from '../test/ui/browser.ts';
 import { populate } from '../test/ui/scene.ts';
 import { percentile, round } from './lib/stats.ts';
+import { seenAt, watchTranscript } from './lib/transcript-watch.ts';
 import type { BenchRow } from './store.ts';
 import { frames, timed } from './ui-scale.ts';
 
@@ -55,16 +56,7 @@ async function commitToDom(page: Page, url: string, api: ServerProcess['api']) {
   });
   await page.goto(`${url}/coordination?stream=${room.json.stream.id}`);
   await page.getByTestId('transcript').waitFor();
-  await page.evaluate(() => {
-    const w = window as unknown as { seen: Record<string, number> };
-    w.seen = {};
-    new MutationObserver(() => {
-      for (const el of document.querySelectorAll('[data-testid="transcript"] .text')) {
-        const t = el.textContent ?? '';
-        if (!(t in w.seen)) w.seen[t] = Date.now();
-      }
-    }).observe(document.body, { subtree: true, childList: true, characterData: true });
-  });
+  await watchTranscript(page);
   const dom: number[] = [];
   for (let i = 0; i < MESSAGES; i++) {
     const text = `m${i}`;
@@ -74,11 +66,7 @@ async function commitToDom(page: Page, url: string, api: ServerProcess['api']) {
       `/v1/events?stream=${room.json.stream.id}&limit=1`,
     );
     const committed = ev.json.events[0]?.ts ?? Date.now();
-    await page.waitForFunction((t) => (window as unknown as { seen: Record<string, number> }).seen[t], text);
-    const at = await page.evaluate(
-      (t) => (window as unknown as { seen: Record<string, number> }).seen[t],
-      text,
-    );
+    const at = await seenAt(page, text);
     dom.push((at ?? Date.now()) - committed);
   }
   return { domP50: p(dom, 0.5), domP95: p(dom, 0.95) };
@@ -122,18 +110,18 @@ async function graphFrames(page: Page, url: string) {
   if (!box) throw new Error('no graph pane');
   const cx = box.x + box.width / 2;
   const cy = box.y + box.height / 2;
-  await page.evaluate(() => {
-    const w = window as unknown as { gaps: number[]; on: boolean };
-    w.gaps = [];
-    w.on = true;
+  // A string, not a function: tsx would wrap the named callback in a helper the page lacks.
+  await page.evaluate(`(() => {
+    window.gaps = [];
+    window.on = true;
     let last = performance.now();
-    const tick = (t: number) => {
-      w.gaps.push(t - last);
+    const tick = (t) => {
+      window.gaps.push(t - last);
       last = t;
-      if (w.on) requestAnimationFrame(tick);
+      if (window.on) requestAnimationFrame(tick);
     };
     requestAnimationFrame(tick);
-  });
+  })()`);
   for (let i = 0; i < 12; i++) {
     await page.mouse.move(cx, cy);
     await page.mouse.down();
