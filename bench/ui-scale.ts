@@ -27,10 +27,10 @@ interface Figures {
   sessionRows: number;
 }
 
-const frames = (page: Page) =>
+export const frames = (page: Page) =>
   page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(0))))');
 
-async function timed(fn: () => Promise<unknown>): Promise<number> {
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await fn();
   return performance.now() - t0;

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { uiRig } from '../test/ui/browser.ts';
 import { percentile } from './lib/stats.ts';
+import { seenAt, watchTranscript } from './lib/transcript-watch.ts';
 import type { BenchRow } from './store.ts';
+import { uiOperatorBenches } from './ui-operator.ts';
 import { uiScaleBenches } from './ui-scale.ts';
 
 const WEB = fileURLToPath(new URL('../dist/web/', import.meta.url));
@@ -55,16 +57,7 @@ async function uiLatency(): Promise<BenchRow[]> {
     const { page } = await rig.login();
     await page.goto(`${rig.server.url}/coordination?stream=${room.json.stream.id}`);
     await page.getByTestId('transcript').waitFor();
-    await page.evaluate(() => {
-      const w = window as unknown as { seen: Record<string, number> };
-      w.seen = {};
-      new MutationObserver(() => {
-        for (const el of document.querySelectorAll('[data-testid="transcript"] .text')) {
-          const t = el.textContent ?? '';
-          if (!(t in w.seen)) w.seen[t] = Date.now();
-        }
-      }).observe(document.body, { subtree: true, childList: true, characterData: true });
-    });
+    await watchTranscript(page);
     const dom: number[] = [];
     const sse: number[] = [];
     for (let i = 0; i < MESSAGES; i++) {
@@ -76,15 +69,8 @@ async function uiLatency(): Promise<BenchRow[]> {
       );
       const committed = ev.json.events[0]?.ts ?? Date.now();
       void r;
-      await page.waitForFunction(
-        (t) => (window as unknown as { seen: Record<string, number> }).seen[t],
-        text,
-      );
-      const seenAt = await page.evaluate(
-        (t) => (window as unknown as { seen: Record<string, number> }).seen[t],
-        text,
-      );
-      dom.push((seenAt ?? Date.now()) - committed);
+      const at = await seenAt(page, text);
+      dom.push((at ?? Date.now()) - committed);
       const n = nodeSeen.get(text);
       if (n !== undefined) sse.push(n - committed);
     }
@@ -121,4 +107,4 @@ async function uiFirstLoad(): Promise<BenchRow[]> {
   return [{ name: 'uiFirstLoadJsCss gzip', value: Math.round(kb * 10) / 10, unit: 'KB', max: 300 }];
 }
 
-export const uiBenches = { uiFirstLoad, uiLatency, ...uiScaleBenches };
+export const uiBenches = { uiFirstLoad, uiLatency, ...uiScaleBenches, ...uiOperatorBenches };

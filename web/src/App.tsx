@@ -23,6 +23,7 @@ const Chat = lazy(() => import('./pages/Chat.tsx'));
 const Home = lazy(() => import('./pages/Home.tsx'));
 const Schedules = lazy(() => import('./pages/Schedules.tsx'));
 const Knowledge = lazy(() => import('./pages/Knowledge.tsx'));
+const Timeline = lazy(() => import('./pages/Timeline.tsx'));
 
 type Me = { operator: string; zone: string };
 
@@ -136,6 +137,7 @@ function NeedCounts() {
 function Page({ path }: { path: string }) {
   const seg = path.split('/').filter(Boolean);
   const id = seg[1] ? decodeURIComponent(seg[1]) : undefined;
+  if (id && seg[2] === 'timeline') return <Timeline kind={seg[0] === 'tasks' ? 'task' : 'session'} id={id} />;
   switch (seg[0]) {
     case 'sessions':
       return id ? <SessionPage id={id} /> : <Sessions />;

@@ -41,7 +41,9 @@ export async function streamEvents(
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
-  res.write(`retry: 1000\n: warren live events after seq ${after}\n\n`);
+  // The opening `id:` is the resume point before any event arrives: a client that drops
+  // before its first event reconnects from here, not from "now" (which would skip the gap).
+  res.write(`retry: 1000\nid: ${after}\n: warren live events after seq ${after}\n\n`);
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
   const drained = () =>

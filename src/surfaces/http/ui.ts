@@ -81,6 +81,7 @@ export function registerUi(app: FastifyInstance, warren: Warren, root: string | 
   };
   for (const path of PAGES) app.get(path, { config: { public: true } }, page);
   for (const prefix of PAGE_PREFIXES) app.get(`${prefix}:id`, { config: { public: true } }, page);
+  for (const prefix of PAGE_PREFIXES) app.get(`${prefix}:id/timeline`, { config: { public: true } }, page);
   // Old per-stream chat links open the Coordination tab with that stream's drawer.
   app.get<{ Params: { streamId: string } }>('/chat/:streamId', { config: { public: true } }, (req, reply) =>
     reply.redirect(`/coordination?stream=${encodeURIComponent(req.params.streamId)}`),

@@ -4,11 +4,14 @@ import type { LogEvent } from './types.ts';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 type Listener = (e: LogEvent) => void;
+/** Called each time the stream (re)connects; `first` for the tab's first connection. */
+type ConnectListener = (first: boolean) => void;
 
 interface LiveHub {
   /** The last seq seen: everything up to it has been delivered to listeners. */
   lastSeq(): number;
   subscribe(fn: Listener): () => void;
+  onConnect(fn: ConnectListener): () => void;
 }
 
 const HubContext = createContext<LiveHub | null>(null);
@@ -19,10 +22,25 @@ export function LiveProvider({ children }: { children: ReactNode }) {
   const [status, setStatus] = useState<LiveStatus>('connecting');
   const hub = useMemo(() => {
     const listeners = new Set<Listener>();
+    const connects = new Set<ConnectListener>();
     let last = 0;
+    let connections = 0;
     return {
       listeners,
       lastSeq: () => last,
+      cursor(seq: number) {
+        if (seq > last) last = seq;
+      },
+      connected() {
+        const first = connections++ === 0;
+        for (const fn of connects) fn(first);
+      },
+      onConnect(fn: ConnectListener) {
+        connects.add(fn);
+        return () => {
+          connects.delete(fn);
+        };
+      },
       deliver(e: LogEvent) {
         if (e.seq <= last) return;
         last = e.seq;
@@ -37,7 +55,16 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     };
   }, []);
   useEffect(
-    () => followLive({ onEvent: (e) => hub.deliver(e), onStatus: setStatus, lastSeq: hub.lastSeq }),
+    () =>
+      followLive({
+        onEvent: (e) => hub.deliver(e),
+        onCursor: (seq) => hub.cursor(seq),
+        onStatus: (s) => {
+          setStatus(s);
+          if (s === 'live') hub.connected();
+        },
+        lastSeq: hub.lastSeq,
+      }),
     [hub],
   );
   return (
@@ -46,6 +73,9 @@ export function LiveProvider({ children }: { children: ReactNode }) {
     </HubContext.Provider>
   );
 }
+
+/** The hub, or null outside a LiveProvider (the login page). */
+export const useOptionalLiveHub = (): LiveHub | null => useContext(HubContext);
 
 export function useLiveHub(): LiveHub {
   const l = useContext(HubContext);
@@ -80,4 +110,16 @@ export function useLiveRefetch(pred: (e: LogEvent) => boolean, refetch: () => vo
       clearTimeout(t);
     };
   }, [hub, ms]);
+}
+
+/**
+ * Calls the latest `fn` each time the live stream reconnects, so a page refetches what it
+ * shows; on the tab's first connection only while `failed` (a page opened during an outage
+ * recovers, a healthy first load is not fetched twice).
+ */
+export function useOnReconnect(fn: () => void, failed: boolean) {
+  const hub = useOptionalLiveHub();
+  const ref = useRef({ fn, failed });
+  ref.current = { fn, failed };
+  useEffect(() => hub?.onConnect((first) => (!first || ref.current.failed) && ref.current.fn()), [hub]);
 }

@@ -4,13 +4,16 @@ import type { LogEvent } from './types.ts';
  * Reads `/v1/events/live` with fetch, not EventSource: EventSource delivers only the event
  * types it was told about by name, and warren's types are open-ended (plugins add theirs).
  * Each reconnect sends `Last-Event-ID` with the last seq seen, so the server replays what was
- * missed: no gap and no repeat.
+ * missed: no gap and no repeat. The server opens each stream with an `id:` of the seq it
+ * starts after, so even a stream that drops before its first event resumes from there.
  */
 export interface SseHandlers {
   onEvent(e: LogEvent): void;
   onStatus(s: 'live' | 'reconnecting'): void;
   /** The last seq delivered (the resume point). */
   lastSeq(): number;
+  /** An `id:` with no event: the stream's position, everything up to it accounted for. */
+  onCursor(seq: number): void;
 }
 
 export function followLive(h: SseHandlers, retryMs = 1000): () => void {
@@ -45,7 +48,7 @@ export function followLive(h: SseHandlers, retryMs = 1000): () => void {
         });
         if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
         h.onStatus('live');
-        await readFrames(res.body, current.signal, h.onEvent);
+        await readFrames(res.body, current.signal, h);
       } catch {
         // dropped or refused: try again below
       } finally {
@@ -72,7 +75,7 @@ export function followLive(h: SseHandlers, retryMs = 1000): () => void {
 async function readFrames(
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal,
-  onEvent: (e: LogEvent) => void,
+  h: Pick<SseHandlers, 'onEvent' | 'onCursor'>,
 ) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
@@ -86,12 +89,14 @@ async function readFrames(
     while (end >= 0) {
       const frame = buf.slice(0, end);
       buf = buf.slice(end + 2);
-      const data = frame
-        .split('\n')
+      const lines = frame.split('\n');
+      const data = lines
         .filter((l) => l.startsWith('data: '))
         .map((l) => l.slice(6))
         .join('\n');
-      if (data) onEvent(JSON.parse(data) as LogEvent);
+      const id = lines.find((l) => l.startsWith('id: '));
+      if (data) h.onEvent(JSON.parse(data) as LogEvent);
+      else if (id && /^\d+$/.test(id.slice(4))) h.onCursor(Number(id.slice(4)));
       end = buf.indexOf('\n\n');
     }
   }

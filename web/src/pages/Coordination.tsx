@@ -1,13 +1,14 @@
-import { lazy, Suspense } from 'react';
+import { lazy, Suspense, useEffect, useRef } from 'react';
 import { ErrorBox } from '../components/ErrorBox.tsx';
 import { matches } from '../components/ListToolbar.tsx';
 import { allPages } from '../lib/api.ts';
-import { useLiveRefetch } from '../lib/live.tsx';
+import { useLiveEvents } from '../lib/live.tsx';
 import { useRoute } from '../lib/router.tsx';
-import { isInternal, type Session, type Stream, type Task } from '../lib/types.ts';
+import { isInternal, type LogEvent, type Session, type Stream, type Task } from '../lib/types.ts';
 import { useFetch } from '../lib/useFetch.ts';
 import { groupStreams, type Inventory } from './coordination/model.ts';
 import { CreateRoom } from './coordination/RoomControls.tsx';
+import { applyRoster, ROSTER_EVENTS } from './coordination/roster.ts';
 import { StreamDrawer } from './coordination/StreamDrawer.tsx';
 import { StreamList } from './coordination/StreamList.tsx';
 
@@ -25,16 +26,13 @@ async function loadInventory(): Promise<Inventory> {
   return { streams, sessions, tasks };
 }
 
-/** The inventory changes with these: rooms created/closed, members joining/leaving, sessions. */
-const ROSTER_EVENTS = /^(stream\.(created|closed)|fd\.|session\.(spawned|status|deleted)|task\.)/;
-
 export function Coordination() {
   const { search, navigate } = useRoute();
   const view = search.get('view') === 'graph' ? 'graph' : 'list';
   const internals = search.get('internals') === '1';
   const selected = search.get('stream');
   const inv = useFetch(loadInventory, []);
-  useLiveRefetch((e) => ROSTER_EVENTS.test(e.type), inv.reload);
+  useRoster(inv.set);
   const set = (k: string, v: string | null) => {
     const p = new URLSearchParams(search);
     if (v === null) p.delete(k);
@@ -97,7 +95,12 @@ export function Coordination() {
             />
           ) : (
             <Suspense fallback={<p className="pad">Loading graph…</p>}>
-              <StreamGraph streams={visible} sessions={data.sessions} onSelect={(id) => set('stream', id)} />
+              <StreamGraph
+                streams={visible}
+                sessions={data.sessions}
+                tasks={data.tasks}
+                onSelect={(id) => set('stream', id)}
+              />
             </Suspense>
           )}
         </div>
@@ -111,5 +114,31 @@ export function Coordination() {
         ) : null}
       </div>
     </div>
+  );
+}
+
+/**
+ * Live roster events applied to the loaded inventory (roster.ts), batched per animation
+ * frame; task events refetch the task list only. Before the first load they are dropped:
+ * the load that is under way reads the state they made.
+ */
+function useRoster(set: (fn: (inv: Inventory | null) => Inventory | null) => void) {
+  const pending = useRef<LogEvent[]>([]);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  useLiveEvents(
+    (e) => ROSTER_EVENTS.test(e.type),
+    (e) => {
+      pending.current.push(e);
+      if (timer.current !== undefined) return;
+      timer.current = setTimeout(() => {
+        timer.current = undefined;
+        const batch = pending.current;
+        pending.current = [];
+        set((inv) => (inv ? applyRoster(inv, batch) : inv));
+        if (batch.some((e) => e.type.startsWith('task.')))
+          void tasksOrNone().then((t) => set((inv) => (inv ? { ...inv, tasks: t } : inv)));
+      }, 100);
+    },
   );
 }

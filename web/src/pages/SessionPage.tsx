@@ -63,7 +63,7 @@ export default function SessionPage({ id }: { id: string }) {
             {s.parentId ? <Link to={`/sessions/${s.parentId}`}>{s.parentId}</Link> : '—'} · subtree{' '}
             <Usage u={s.subtreeUsage} />
             {s.endReason ? ` · ended: ${s.endReason}` : ''}
-            {s.activity ? ` · ${s.activity}` : ''}
+            {s.activity ? ` · ${s.activity}` : ''} · <Link to={`/sessions/${s.id}/timeline`}>timeline</Link>
           </p>
           {s.endDetail ? <p className="end-detail wrap">{s.endDetail}</p> : null}
           <SessionActions

@@ -33,7 +33,7 @@ export default function TaskPage({ id }: { id: string }) {
   return (
     <div className="pad">
       <p>
-        <Link to="/tasks">← Tasks</Link>
+        <Link to="/tasks">← Tasks</Link> · <Link to={`/tasks/${id}/timeline`}>timeline</Link>
       </p>
       <ErrorBox error={show.error} />
       {d ? (

@@ -1,111 +1,147 @@
-import dagre from '@dagrejs/dagre';
-import { Background, Controls, type Edge, type Node, Position, ReactFlow } from '@xyflow/react';
-import '@xyflow/react/dist/style.css';
-import { useMemo } from 'react';
-import type { Session, Stream } from '../../lib/types.ts';
+import type { Node, NodeProps, NodeTypes } from '@xyflow/react';
+import { createContext, useCallback, useContext, useMemo, useState } from 'react';
+import { type Findable, GraphCanvas } from '../../components/GraphCanvas.tsx';
+import { Link } from '../../lib/router.tsx';
+import type { Session, Stream, Task } from '../../lib/types.ts';
+import { CELL_H, CELL_W, type Cell, type GroupBy, layoutBoard } from './graphLayout.ts';
 
-const W = 170;
-const H = 40;
+type CellNode = Node<{ cell: Cell }, 'cell'>;
+
+/** What a cell's buttons do: passed down by context, so nodes (memoised by React Flow) stay stable. */
+const Actions = createContext<{ toggle(key: string): void; openStream(id: string): void }>({
+  toggle: () => {},
+  openStream: () => {},
+});
 
 /**
- * Sessions and the streams between them, laid out by dagre (left to right), drawn by React
- * Flow, culled to what is in view (onlyRenderVisibleElements). Keeping every node mounted
- * instead was measured slower to pan at 500 nodes (bench/ui-scale.ts, docs/performance.md).
- * Nodes are not draggable: the layout is computed, and drag handlers cost on every gesture.
+ * Sessions and rooms as a board (graphLayout.ts): grouped by task or by room, subtrees and
+ * groups collapse, a minimap, search; a session's label is a link to its page, a room's
+ * opens its drawer. Zoom stops where labels are 11 px (GraphCanvas).
  */
 export default function StreamGraph({
   streams,
   sessions,
+  tasks,
   onSelect,
 }: {
   streams: Stream[];
   sessions: Session[];
+  tasks: Task[];
   onSelect: (id: string) => void;
 }) {
-  const { nodes, edges } = useMemo(() => layout(streams, sessions), [streams, sessions]);
+  const [by, setBy] = useState<GroupBy>('task');
+  const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(() => new Set());
+  const cells = useMemo(
+    () => layoutBoard(sessions, streams, tasks, by, collapsed),
+    [sessions, streams, tasks, by, collapsed],
+  );
+  const nodes = useMemo<CellNode[]>(
+    () =>
+      cells.map((c) => ({
+        id: c.key,
+        type: 'cell',
+        data: { cell: c },
+        position: { x: c.x, y: c.y },
+        width: CELL_W - c.depth * 14,
+        height: CELL_H - 4,
+        className: `cell cell-${c.kind}${c.status ? ` status-${c.status}` : ''}`,
+      })),
+    [cells],
+  );
+  // Search covers every session and room, collapsed or not: finding one expands its way.
+  const findable = useMemo<Findable[]>(() => {
+    const full = layoutBoard(sessions, streams, tasks, by, new Set());
+    return full
+      .filter((c) => c.kind !== 'group')
+      .map((c) => ({ id: c.key, text: `${c.label} ${c.ref}`.toLowerCase(), label: c.label }));
+  }, [sessions, streams, tasks, by]);
+  const toggle = useCallback(
+    (key: string) =>
+      setCollapsed((prev) => {
+        const next = new Set(prev);
+        if (!next.delete(key)) next.add(key);
+        return next;
+      }),
+    [],
+  );
+  // Expand the group and every collapsed ancestor of the cell found.
+  const reveal = (key: string) =>
+    setCollapsed((prev) => new Set([...prev].filter((k) => !isAbove(k, key, sessions))));
+  const actions = useMemo(() => ({ toggle, openStream: onSelect }), [toggle, onSelect]);
   return (
-    <div className="graph" data-testid="graph">
-      <ReactFlow
+    <Actions.Provider value={actions}>
+      <GraphCanvas
+        testId="graph"
         nodes={nodes}
-        edges={edges}
-        fitView
-        fitViewOptions={{ maxZoom: 1 }}
-        minZoom={0.05}
-        onlyRenderVisibleElements
-        nodesDraggable={false}
-        nodesConnectable={false}
-        onNodeClick={(_e, n) => n.id.startsWith('stream:') && onSelect(n.id.slice(7))}
-      >
-        <Background />
-        <Controls />
-      </ReactFlow>
+        edges={[]}
+        nodeTypes={NODE_TYPES}
+        findable={findable}
+        reveal={reveal}
+        toolbar={
+          <fieldset aria-label="Group by" className="toggle">
+            <button type="button" aria-pressed={by === 'task'} onClick={() => setBy('task')}>
+              by task
+            </button>
+            <button type="button" aria-pressed={by === 'room'} onClick={() => setBy('room')}>
+              by room
+            </button>
+          </fieldset>
+        }
+      />
+    </Actions.Provider>
+  );
+}
+
+/** Whether collapsing `k` hides `key`: its group, or a session above it in the same group. */
+function isAbove(k: string, key: string, sessions: Session[]): boolean {
+  const [group, what] = k.split('/');
+  if (!key.startsWith(`${group}/`)) return false;
+  if (!what) return true;
+  const above = what.slice('session:'.length);
+  const parent = new Map(sessions.map((s) => [s.id, s.parentId]));
+  const m = /\/session:(.+)$/.exec(key);
+  for (let cur = m ? parent.get(m[1] as string) : undefined, n = 0; cur && n < 64; n++) {
+    if (cur === above) return true;
+    cur = parent.get(cur);
+  }
+  return false;
+}
+
+function CellView({ data }: NodeProps<CellNode>) {
+  const { cell } = data;
+  const { toggle, openStream } = useContext(Actions);
+  const toggler = cell.collapsible ? (
+    <button
+      type="button"
+      className="cell-toggle nodrag"
+      aria-label={`${cell.collapsed ? 'Expand' : 'Collapse'} ${cell.label}`}
+      aria-expanded={!cell.collapsed}
+      onClick={() => toggle(cell.key)}
+    >
+      {cell.collapsed ? `▸ ${cell.hidden}` : '▾'}
+    </button>
+  ) : null;
+  const roomGroup = cell.kind === 'group' && /^room:(?!none$)/.test(cell.ref) ? cell.ref.slice(5) : null;
+  return (
+    <div className="cell-body" data-cell={cell.key} title={cell.label}>
+      {toggler}
+      {cell.kind === 'session' ? (
+        <Link to={`/sessions/${cell.ref}`} className="cell-label">
+          {cell.label} <span className="muted">· {cell.status}</span>
+        </Link>
+      ) : cell.kind === 'stream' || roomGroup ? (
+        <button
+          type="button"
+          className="cell-label linkish nodrag"
+          onClick={() => openStream(roomGroup ?? cell.ref)}
+        >
+          {cell.label}
+        </button>
+      ) : (
+        <strong className="cell-label">{cell.label}</strong>
+      )}
     </div>
   );
 }
 
-function layout(streams: Stream[], sessions: Session[]): { nodes: Node[]; edges: Edge[] } {
-  const live = sessions.filter((s) => s.status !== 'stopped' && s.id !== 'init');
-  const byId = new Map(sessions.map((s) => [s.id, s]));
-  const shown = new Set(live.map((s) => s.id));
-  for (const st of streams) for (const sub of st.subscribers) if (byId.has(sub.holder)) shown.add(sub.holder);
-  const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: 'LR', nodesep: 14, ranksep: 60 });
-  g.setDefaultEdgeLabel(() => ({}));
-  const nodes: Node[] = [];
-  const edges: Edge[] = [];
-  const operators = new Set<string>();
-  for (const id of shown) {
-    const s = byId.get(id);
-    g.setNode(`session:${id}`, { width: W, height: H });
-    nodes.push({
-      id: `session:${id}`,
-      data: { label: `${s?.title ?? id} · ${s?.status ?? ''}` },
-      position: { x: 0, y: 0 },
-      className: `node-session status-${s?.status ?? 'unknown'}`,
-    });
-    if (s?.parentId && shown.has(s.parentId)) {
-      edges.push({
-        id: `p:${id}`,
-        source: `session:${s.parentId}`,
-        target: `session:${id}`,
-        className: 'edge-parent',
-      });
-      g.setEdge(`session:${s.parentId}`, `session:${id}`);
-    }
-  }
-  for (const st of streams) {
-    g.setNode(`stream:${st.id}`, { width: W, height: H });
-    nodes.push({
-      id: `stream:${st.id}`,
-      data: { label: `# ${st.name}` },
-      position: { x: 0, y: 0 },
-      className: `node-stream kind-${st.kind}`,
-    });
-    for (const sub of st.subscribers) {
-      let from = `session:${sub.holder}`;
-      if (sub.holder.startsWith('operator:')) {
-        from = `op:${sub.holder}`;
-        if (!operators.has(from)) {
-          operators.add(from);
-          g.setNode(from, { width: W, height: H });
-          nodes.push({
-            id: from,
-            data: { label: sub.holder },
-            position: { x: 0, y: 0 },
-            className: 'node-operator',
-          });
-        }
-      } else if (!shown.has(sub.holder)) continue;
-      edges.push({ id: `f:${sub.id}`, source: from, target: `stream:${st.id}`, label: sub.permission });
-      g.setEdge(from, `stream:${st.id}`);
-    }
-  }
-  dagre.layout(g);
-  for (const n of nodes) {
-    const p = g.node(n.id);
-    if (p) n.position = { x: p.x - W / 2, y: p.y - H / 2 };
-    n.sourcePosition = Position.Right;
-    n.targetPosition = Position.Left;
-  }
-  return { nodes, edges };
-}
+const NODE_TYPES: NodeTypes = { cell: CellView };

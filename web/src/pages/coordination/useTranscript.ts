@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, qs } from '../../lib/api.ts';
-import { useLiveHub } from '../../lib/live.tsx';
+import { useLiveHub, useOnReconnect } from '../../lib/live.tsx';
 import type { LogEvent, Message } from '../../lib/types.ts';
 
 const PAGE = 50;
@@ -38,6 +38,7 @@ export function useTranscript(streamId: string) {
           `/v1/streams/${encodeURIComponent(streamId)}/transcript${qs({ before, limit: PAGE })}`,
         );
         add(r.messages);
+        setError(null);
         if (r.messages.length < PAGE) setMore(false);
       } catch (e) {
         setError(e as Error);
@@ -56,6 +57,8 @@ export function useTranscript(streamId: string) {
     return off;
   }, [hub, streamId, page, add]);
   const messages = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  // The latest page again after a reconnect: merged by seq, so nothing shows twice.
+  useOnReconnect(() => void page(), error !== null);
   const older = () => void page(messages[0]?.seq);
   return { messages, more, older, error };
 }

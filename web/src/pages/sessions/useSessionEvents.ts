@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, qs } from '../../lib/api.ts';
-import { useLiveHub } from '../../lib/live.tsx';
+import { useLiveHub, useOnReconnect } from '../../lib/live.tsx';
 import type { LogEvent } from '../../lib/types.ts';
 
 /** Events per page: the latest page first, older ones on demand. */
@@ -33,6 +33,7 @@ export function useSessionEvents(id: string) {
           `/v1/events${qs({ session: id, before, limit: SESSION_PAGE })}`,
         );
         add(r.events);
+        setError(null);
         setMore(r.events.length === SESSION_PAGE);
       } catch (e) {
         setError(e as Error);
@@ -54,6 +55,8 @@ export function useSessionEvents(id: string) {
     return off;
   }, [hub, id, page, add]);
   const events = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  // The latest page again after a reconnect: merged by seq, so nothing shows twice.
+  useOnReconnect(() => void page(), error !== null);
   const older = () => void page(events[0]?.seq);
   return { events, more, loading, older, error };
 }

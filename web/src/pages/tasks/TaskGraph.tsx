@@ -1,13 +1,16 @@
 import dagre from '@dagrejs/dagre';
-import { Background, Controls, type Edge, type Node, ReactFlow } from '@xyflow/react';
-import '@xyflow/react/dist/style.css';
+import type { Edge, Node } from '@xyflow/react';
 import { useMemo } from 'react';
+import { GraphCanvas } from '../../components/GraphCanvas.tsx';
 import type { Task } from '../../lib/types.ts';
 
 const W = 180;
 const H = 44;
 
-/** The task DAG: parent → child edges (solid) and dependency edges (dashed, dep → dependent). */
+/**
+ * The task DAG: parent → child edges (solid) and dependency edges (dashed, dep → dependent),
+ * on the shared canvas (labels ≥ 11 px, minimap, search by title or id).
+ */
 export default function TaskGraph({
   tasks,
   deps,
@@ -57,20 +60,16 @@ export default function TaskGraph({
     }
     return { nodes, edges };
   }, [tasks, deps]);
+  const findable = useMemo(
+    () =>
+      tasks.map((t) => ({
+        id: t.id,
+        text: `${t.title} ${t.id}`.toLowerCase(),
+        label: `${t.title} · ${t.status}`,
+      })),
+    [tasks],
+  );
   return (
-    <div className="graph" data-testid="task-graph">
-      <ReactFlow
-        nodes={nodes}
-        edges={edges}
-        fitView
-        minZoom={0.05}
-        onlyRenderVisibleElements
-        nodesConnectable={false}
-        onNodeClick={(_e, n) => onOpen(n.id)}
-      >
-        <Background />
-        <Controls />
-      </ReactFlow>
-    </div>
+    <GraphCanvas testId="task-graph" nodes={nodes} edges={edges} findable={findable} onNodeClick={onOpen} />
   );
 }

@@ -1,0 +1,159 @@
+/**
+ * The live stream's reconnect cases in a real chromium against a real `warren serve`: a drop
+ * before any event arrived still resumes from the server's position (messages written while
+ * offline show), a page opened while warren is down recovers when it is back (no "cannot
+ * reach warren" under `● live`), and an idle Coordination tab applies roster events as they
+ * come instead of refetching the inventory (a byte count per event, not a wall time).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { type ServerProcess, startServer } from '../helpers/server.ts';
+import { needs } from '../helpers/system-tools.ts';
+import { ARGS, CHROMIUM, ensureWebBuilt, LISTENER } from './browser.ts';
+
+describe('web UI, reconnects', { timeout: 180_000, skip: needs(CHROMIUM) }, () => {
+  let dataDir = '';
+  let server: ServerProcess | undefined;
+  let browser: Browser | undefined;
+
+  before(async () => {
+    ensureWebBuilt();
+    dataDir = mkdtempSync(join(tmpdir(), 'warren-ui-reconnect-'));
+    server = await startServer({ dataDir });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+  });
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await server?.stop().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const s = () => server as ServerProcess;
+  async function withPage(fn: (page: Page) => Promise<void>) {
+    const context = await (browser as Browser).newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(20_000);
+      await page.goto(`${s().url}/coordination`);
+      await page.getByLabel('Operator key').fill(s().key);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+      await fn(page);
+    } finally {
+      await context.setOffline(false).catch(() => {});
+      await context.close();
+    }
+  }
+
+  test('a drop before any event arrived resumes from the position the server opened at', async () => {
+    const room = await s().api<{ stream: { id: string }; fd: number }>('POST', '/v1/streams', {
+      name: 'quiet',
+    });
+    const write = (message: string) => s().api('POST', `/v1/fds/${room.json.fd}/write`, { message });
+    await withPage(async (page) => {
+      const resumes: string[] = [];
+      page.on('request', (r) => {
+        const id = r.headers()['last-event-id'];
+        if (r.url().includes('/v1/events/live') && id) resumes.push(id);
+      });
+      await page.goto(`${s().url}/coordination?stream=${room.json.stream.id}`);
+      const status = page.getByTestId('live-status');
+      await status.getByText('● live').waitFor();
+      await page.getByTestId('transcript').waitFor();
+      // No event has reached this tab: the drop comes before the first one.
+      await page.context().setOffline(true);
+      await status.getByText('reconnecting').waitFor();
+      for (let i = 0; i < 3; i++) await write(`offline ${i}`);
+      await page.waitForTimeout(1200); // a failed retry while offline
+      await page.context().setOffline(false);
+      await status.getByText('● live').waitFor();
+      const transcript = page.getByTestId('transcript');
+      await transcript.getByText('offline 2').waitFor({ timeout: 10_000 });
+      assert.deepEqual(await transcript.locator('.msg .text').allTextContents(), [
+        'offline 0',
+        'offline 1',
+        'offline 2',
+      ]);
+      assert.ok(resumes.length > 0 && Number(resumes[0]) > 0, `resumed with Last-Event-ID (${resumes})`);
+    });
+  });
+
+  test('a page opened while warren is down recovers when it is back', async () => {
+    // No live session: a restart then writes no session event that would refetch the page anyway.
+    await withPage(async (page) => {
+      const status = page.getByTestId('live-status');
+      await status.getByText('● live').waitFor();
+      const port = new URL(s().url).port;
+      await s().stop();
+      await status.getByText('reconnecting').waitFor();
+      // Opened during the outage: its first load fails.
+      await page.getByRole('link', { name: 'Sessions' }).click();
+      await page.getByText('cannot reach warren').first().waitFor();
+      server = await startServer({ dataDir, args: ['--port', port] });
+      await status.getByText('● live').waitFor({ timeout: 20_000 });
+      await page.locator('[data-session="init"]').waitFor();
+      assert.equal(await page.getByText('cannot reach warren').count(), 0, 'no stale error under ● live');
+      assert.equal(await page.getByText('Loading…').count(), 0, 'no stale Loading…');
+    });
+  });
+
+  test('an idle Coordination tab applies roster events: bytes per event stay small whatever the inventory', async () => {
+    await s().api('POST', '/v1/zone/limits', { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 });
+    const N = 120;
+    for (let i = 0; i < N; i++)
+      await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
+    await s().api('POST', '/v1/streams', { name: 'lobby' });
+    await withPage(async (page) => {
+      await page.getByTestId('live-status').getByText('● live').waitFor();
+      await page.getByText(/\d+ streams/).waitFor();
+      await page.locator('[data-stream="lobby"]').waitFor();
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Network.enable');
+      let bytes = 0;
+      cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
+        bytes += Math.max(e.encodedDataLength, e.dataLength);
+      });
+      // What one full inventory load weighs now: the cost a refetch per event would pay.
+      const inventory = (
+        await Promise.all(
+          ['/v1/streams?internal=true&limit=1000', '/v1/sessions?limit=1000', '/v1/tasks?limit=1000'].map(
+            async (p) => JSON.stringify((await s().api('GET', p)).json).length,
+          ),
+        )
+      ).reduce((a, b) => a + b, 0);
+      const ROOMS = 8;
+      const seqBefore = await head();
+      for (let i = 0; i < ROOMS; i++) {
+        await s().api('POST', '/v1/streams', { name: `late-${i}` });
+        await page.waitForTimeout(250); // each lands in its own batch, as an idle tab sees them
+      }
+      await page.locator(`[data-stream="late-${ROOMS - 1}"]`).waitFor();
+      const spawned = await s().api<{ session: { id: string } }>('POST', '/v1/sessions', {
+        title: 'newcomer',
+        script: LISTENER,
+      });
+      await page.getByText(`${N + 1} live sessions`).waitFor(); // N and the newcomer
+      await page.waitForTimeout(500);
+      const events = (await head()) - seqBefore;
+      await cdp.detach();
+      assert.ok(spawned.status === 200);
+      assert.ok(events >= ROOMS * 2, `events in the window: ${events}`);
+      // An event's SSE frame is a few hundred bytes; a refetch would be the whole inventory.
+      const perEvent = bytes / events;
+      assert.ok(
+        perEvent < 2_000,
+        `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one inventory load is ${inventory} B)`,
+      );
+      assert.ok(inventory > 20 * 2_000, `the inventory is big enough to tell (${inventory} B)`);
+    });
+  });
+
+  async function head(): Promise<number> {
+    const r = await s().api<{ events: { seq: number }[] }>('GET', '/v1/events?limit=1');
+    return r.json.events[0]?.seq ?? 0;
+  }
+});
