@@ -47,7 +47,7 @@ forEachStore(
       proxy.blackhole();
       let leaseEnd = 0;
       try {
-        await within(6 * FAST.cluster.leaseMs, 'node 1 declared node 0 lost', () =>
+        await within(10 * FAST.cluster.leaseMs, 'node 1 declared node 0 lost', () =>
           c.withStore(async (store) => {
             const r = await store.reader
               .selectFrom('nodes')

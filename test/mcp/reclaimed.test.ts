@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import { it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { liveMcpSessions, mcp429s } from '../helpers/claude-mcp-runs.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { mcpClient } from '../helpers/mcp.ts';
@@ -123,6 +124,21 @@ async function abandon(h: HttpWarren): Promise<number> {
 
 const live = (h: HttpWarren) => liveMcpSessions(h.url, h.key);
 
+/** A client whose session outlived `idleFor` (its stream open by then), after at most 5 tries. */
+async function steadyClient(h: HttpWarren, idleFor: number): Promise<Awaited<ReturnType<typeof mcpClient>>> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await mcpClient(h.url, h.key);
+    await sleep(idleFor);
+    try {
+      await client.listTools();
+      return client;
+    } catch (error) {
+      await client.close().catch(() => {});
+      if (attempt === 5 || !/Session not found/.test(String(error))) throw error;
+    }
+  }
+}
+
 forEachWarren(
   'MCP sessions are reclaimed',
   (t) => {
@@ -173,8 +189,10 @@ forEachWarren(
       const CAP = 8;
       const IDLE_MS = 300;
       const h = await startHttp(t, { http: { mcp: { maxSessionsPerCaller: CAP, idleMs: IDLE_MS } } });
-      // A client that holds its GET stream open: it takes one slot and keeps it.
-      const steady = await mcpClient(h.url, h.key);
+      // A client that holds its GET stream open: it takes one slot and keeps it. Its stream
+      // opens just after `initialize`; on a loaded machine that can be later than the 300 ms
+      // expiry, so the set-up waits several expiries and starts again if the session went.
+      const steady = await steadyClient(h, 3 * IDLE_MS);
       try {
         // A call that ends while the stream stays open: the stream alone keeps the session busy.
         await steady.listTools();
