@@ -15,6 +15,7 @@ export {
   type ProcessRecord,
   processStartTime,
 } from './process/identity.ts';
+export { LifelineDeadline } from './process/deadline.ts';
 export { onLines, Tail } from './process/io.ts';
 export { MARK_VAR, markedPids } from './process/marks.ts';
 export { killRun } from './process/sweep.ts';
