@@ -1,6 +1,6 @@
 import type { Clock } from '../util/clock.ts';
-import type { LifelineDeadline } from './process/deadline.ts';
 import type { Usage } from '../vocab/usage.ts';
+import type { LifelineDeadline } from './process/deadline.ts';
 
 /** One message handed to an agent, with its seq so the agent can drop repeats. */
 export interface DeliveredMessage {

@@ -32,7 +32,7 @@ export const LIFELINE = [
   '  timer=',
   '  arm() {',
   '    if [ -n "$timer" ]; then kill -USR1 "$timer"; fi',
-  "    ( s=; trap 'kill -KILL \"$s\"; wait; exit 0' USR1; sleep \"$1\" & s=$!; wait \"$s\" && { trap '' USR1; end; } ) &",
+  '    ( s=; trap \'kill -KILL "$s"; wait; exit 0\' USR1; sleep "$1" & s=$!; wait "$s" && { trap \'\' USR1; end; } ) &',
   '    timer=$!',
   '  }',
   '  if [ -n "$t" ]; then',
