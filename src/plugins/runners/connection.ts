@@ -32,6 +32,8 @@ export class RunnerConnection {
   private readonly tunnels = new Map<number, AbortController>();
   private nextId = 1;
   open = true;
+  /** When a frame of this runner last arrived (the heartbeat's clock). */
+  heardAt: number;
 
   constructor(
     readonly id: string,
@@ -41,7 +43,11 @@ export class RunnerConnection {
     /** Where the tunnel sends agents' HTTP requests: this server's own URL. */
     private readonly serverUrl: () => string | null,
     private readonly log: Log,
-  ) {}
+    /** It answers heartbeats (heartbeat.ts); older runners are never timed out. */
+    readonly beats = false,
+  ) {
+    this.heardAt = connectedAt;
+  }
 
   send(frame: ServerFrame): void {
     if (this.open) this.ws.send(JSON.stringify(frame));
@@ -81,6 +87,12 @@ export class RunnerConnection {
     this.closed(reason);
   }
 
+  /** The runner stopped answering: drop the socket without a closing handshake it cannot answer. */
+  terminate(reason: string): void {
+    this.closed(reason);
+    this.ws.terminate();
+  }
+
   async onFrame(f: RunnerFrame): Promise<void> {
     switch (f.t) {
       case 'result':
@@ -94,6 +106,8 @@ export class RunnerConnection {
       case 'http-abort':
         this.tunnels.get(f.id)?.abort();
         return;
+      case 'beat':
+        return; // heard (the hub notes every frame's arrival)
       default:
         return;
     }

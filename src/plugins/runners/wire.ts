@@ -48,7 +48,11 @@ export type RunnerFrame =
       cwdRoot: string | null;
       hostname: string;
       pid: number;
+      /** It answers `beat` frames (runners before the heartbeat do not: they are never timed out). */
+      beats?: boolean;
     }
+  /** The answer to the server's `beat`: the runner is running. */
+  | { t: 'beat' }
   | { t: 'result'; id: number; ok: true; value?: unknown }
   | { t: 'result'; id: number; ok: false; error: ErrorBody }
   /** A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it. */
@@ -71,6 +75,12 @@ export type RunnerFrame =
 /** Server → runner. */
 export type ServerFrame =
   | { t: 'welcome'; connection: string; environment: string }
+  /**
+   * The heartbeat (hub.ts): the runner's agents may run `leftMs` more without another beat (its
+   * node's lease deadline, or the heartbeat window when sooner), and the runner should hear
+   * the next beat within `withinMs`, or it takes its server for lost.
+   */
+  | { t: 'beat'; leftMs: number; withinMs: number }
   | { t: 'result'; id: number; ok: true; value?: unknown }
   | { t: 'result'; id: number; ok: false; error: ErrorBody }
   | { t: 'start'; id: number; runtime: string; ctx: StartContext }

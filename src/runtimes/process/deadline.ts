@@ -23,10 +23,15 @@ export class LifelineDeadline {
     for (const l of this.lines) l.write(line);
   }
 
+  /** Milliseconds left before the deadline (0 when passed), or null without one. */
+  msLeft(): number | null {
+    return this.at === null ? null : Math.max(0, this.at - this.clock.now());
+  }
+
   /** What a watcher starting now is given: the seconds left (0 when passed), or null without a deadline. */
   secondsLeft(): string | null {
-    if (this.at === null) return null;
-    return (Math.max(0, this.at - this.clock.now()) / 1000).toFixed(3);
+    const ms = this.msLeft();
+    return ms === null ? null : (ms / 1000).toFixed(3);
   }
 
   /** Beat this lifeline from now on, until it closes. */

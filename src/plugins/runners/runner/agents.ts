@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { LifelineDeadline } from '../../../runtimes/process.ts';
 import type {
   AgentContext,
   AgentHandle,
@@ -68,6 +69,8 @@ export class RunnerAgents {
     /** Working directories must be under it; the default cwd. Null: anywhere. */
     private readonly cwdRoot: string | null,
     private readonly wire: Wire,
+    /** What its agents' lifeline watchers hold: the server's beats move it (client.ts). */
+    private readonly deadline?: LifelineDeadline,
   ) {}
 
   get size(): number {
@@ -95,6 +98,7 @@ export class RunnerAgents {
       ...(sc.traceparent ? { traceparent: sc.traceparent } : {}),
       tools: sc.tools,
       run: this.run,
+      ...(this.deadline ? { deadline: this.deadline } : {}),
       resumeState: sc.resumeState,
       resuming: sc.resuming ?? sc.resumeState !== null,
       sink: this.sinkOf(id),
