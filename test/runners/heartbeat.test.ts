@@ -59,7 +59,8 @@ function agentsOf(session: string): Array<{ pid: number; ppid: number }> {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (fields[0] === 'Z') continue;
       const env = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
-      if (env.includes(`WARREN_SESSION_ID=${session}`)) out.push({ pid: Number(entry), ppid: Number(fields[1]) });
+      if (env.includes(`WARREN_SESSION_ID=${session}`))
+        out.push({ pid: Number(entry), ppid: Number(fields[1]) });
     } catch {} // gone meanwhile
   }
   return out;

@@ -9,6 +9,8 @@ import {
   CLOSE_REFUSED,
   CONNECT_PATH,
   type ErrorBody,
+  EXPIRED,
+  expired,
   MAX_FRAME_BYTES,
   type RunnerFrame,
   type ServerFrame,
@@ -165,8 +167,10 @@ export class Runner {
       case 'result':
         return this.inFlight.settle(f);
       case 'start':
+        if (expired(f)) return this.send({ t: 'result', id: f.id, ok: false, error: { ...EXPIRED } });
         return this.answer(f.id, () => this.agents.start(f.runtime, f.ctx));
       case 'stop':
+        // A stop is never refused for being late: ending an agent is always safe.
         return this.answer(f.id, () => this.agents.stop(f.session));
       case 'finish':
         return this.agents.finish(f.session);
@@ -191,10 +195,15 @@ export class Runner {
     this.send({ t: 'beat' });
     if (this.watchdog) clearTimeout(this.watchdog);
     const ws = this.ws;
-    this.watchdog = setTimeout(() => {
-      this.opts.log(`runner ${this.opts.name}: no heartbeat from the server in ${withinMs} ms; reconnecting`);
-      ws?.terminate();
-    }, Math.max(0, Number(withinMs) || 0));
+    this.watchdog = setTimeout(
+      () => {
+        this.opts.log(
+          `runner ${this.opts.name}: no heartbeat from the server in ${withinMs} ms; reconnecting`,
+        );
+        ws?.terminate();
+      },
+      Math.max(0, Number(withinMs) || 0),
+    );
   }
 
   private async answer(id: number, fn: () => Promise<unknown>): Promise<void> {
@@ -214,7 +223,7 @@ export class Runner {
       id,
       REQUEST_MS,
       () => new WarrenError('unavailable', 'the server did not answer'),
-      () => this.send({ ...frame, id } as RunnerFrame),
+      () => this.send({ ...frame, id, deadline: Date.now() + REQUEST_MS } as RunnerFrame),
     );
   }
 
