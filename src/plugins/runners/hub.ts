@@ -143,6 +143,8 @@ export class RunnerHub implements EnvironmentProvider {
       resuming: ctx.resuming,
       ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
     };
+    // The deadline it starts under is the current one (after a fence, the lease renewed since).
+    if (conn.beats) this.heartbeat.beat(conn);
     try {
       const r = (await conn.request({ t: 'start', runtime, ctx: start }, START_MS)) as {
         acksOnDeliver?: boolean;
