@@ -156,7 +156,12 @@ it('a paused server: its runner ends its agent on the deadline, reconnects, and 
       return pids.length === 2 && agentsOf(id).length === 1 ? true : undefined;
     },
     30_000,
-  );
+  ).catch(async (error) => {
+    const why = `${(error as Error).message}; status ${await statusOf(server, id)}, outputs ${JSON.stringify(
+      await outputs(server, id),
+    )}, processes ${JSON.stringify(agentsOf(id))}\nrunner:\n${runner.output()}`;
+    throw new Error(why);
+  });
   await server.api('POST', `/v1/sessions/${id}/send`, { text: 'back' });
   await until('the agent answering again', async () =>
     (await outputs(server, id)).includes('echo: back') ? true : undefined,
