@@ -156,6 +156,9 @@ export class RunnerAgents {
         const h = this.hosted.get(id);
         this.hosted.delete(id);
         h?.dispose();
+        // Past the server's deadline its watcher ended it: not a crash to report (it would end
+        // the session) but a lost server; the connection is dropped and the session suspended.
+        if (this.deadline?.msLeft() === 0) return;
         this.wire.send({ t: 'sink', session: id, method: 'exit', args: [result] });
       },
       // This runner holds its agents' process groups (lifelines, marks); the server records none.
