@@ -5,7 +5,14 @@ import type { Log } from '../util/log.ts';
 import { ClusterConnection } from './channel.ts';
 import type { ClusterConfig } from './config.ts';
 import { LeaseClient } from './lease-client.ts';
-import { fenceAfterMs, leaseCallMaxMs, leaseCallMs, renewEveryMs, takeoverGraceMs } from './lease-timing.ts';
+import {
+  fenceAfterMs,
+  leaseCallMaxMs,
+  leaseCallMs,
+  lifelineAfterMs,
+  renewEveryMs,
+  takeoverGraceMs,
+} from './lease-timing.ts';
 import { sessionsToRun } from './own-sessions.ts';
 import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
@@ -190,7 +197,10 @@ export class Cluster {
   private renewed(at: number): void {
     if (at < this.renewedAt) return; // an older renewal's answer: the newer one counts
     this.renewedAt = at;
-    const { clock, config } = this.o;
+    const { clock, config, kernel } = this.o;
+    // Every agent's watcher ends it past this unless beaten again: this node may be paused or
+    // cut off by then, and nothing else would end it before another node takes its session.
+    kernel.node.lifelines.extend(at + lifelineAfterMs(config.leaseMs) - clock.now());
     if (this.watchdog) clock.clearTimeout(this.watchdog);
     this.watchdog = clock.setTimeout(
       () => {

@@ -6,6 +6,7 @@
  *
  *   margin M           = max(10 % of L, 250 ms), at most L / 2
  *   the node fences at   last successful renewal sent + L − M   (its own watchdog)
+ *   its agents' watchers end them at   that + M / 2            (lifeline.ts: even while paused)
  *   the others take over only when lease_until + M has passed     (send time + L + M)
  *   renewals every       min(heartbeatMs, L / 4)
  *   each lease call's deadline: half the time left before the node must fence, at least a
@@ -13,7 +14,9 @@
  *
  * So between the node ending its agents and any other node taking their sessions there are
  * 2M (600 ms at the tests' 3 s lease, 2 s at the default 10 s), which must cover the drift
- * between the nodes' clocks over one lease and the time to end the agents. A renewal is tried
+ * between the nodes' clocks over one lease and the time to end the agents. A paused node ends
+ * nothing itself: its agents' watchers do, M / 2 after the node would have fenced (so a
+ * running node's own fence comes first and records no exit), 1.5M before any takeover. A renewal is tried
  * about (L − M) / (L / 4) ≈ 3–4 times before the node fences, each with a generous deadline,
  * so one slow round trip on a loaded machine does not fence a healthy node.
  */
@@ -24,6 +27,13 @@ export const leaseMarginMs = (leaseMs: number): number =>
 
 /** How long after its last successful renewal was sent a node fences itself: L − M. */
 export const fenceAfterMs = (leaseMs: number): number => leaseMs - leaseMarginMs(leaseMs);
+
+/**
+ * How long after its last successful renewal was sent a node's agents' lifeline watchers end
+ * them unless beaten again: L − M / 2, between the node's own fence and any takeover.
+ */
+export const lifelineAfterMs = (leaseMs: number): number =>
+  fenceAfterMs(leaseMs) + Math.floor(leaseMarginMs(leaseMs) / 2);
 
 /** How long past a node's `lease_until` the others wait before they take its sessions: M. */
 export const takeoverGraceMs = (leaseMs: number): number => leaseMarginMs(leaseMs);

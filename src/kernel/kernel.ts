@@ -150,7 +150,7 @@ export class Kernel {
       secretBox: new SecretBox(opts.secretsKey ?? randomBytes(32)),
       log: opts.log ?? stderrLog,
       observers: [] as KernelObserver[],
-      node: soloNode(this.config.nodeId),
+      node: soloNode(this.config.nodeId, this.clock),
       ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
     } as KernelContext;
     this.commits = new CommitWatch(() => this.clock.now());

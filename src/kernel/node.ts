@@ -1,3 +1,6 @@
+import { LifelineDeadline } from '../runtimes/process.ts';
+import { type Clock, systemClock } from '../util/clock.ts';
+
 /**
  * Who this kernel is among the nodes that share its database (docs/scaling.md). Alone (SQLite,
  * or PostgreSQL before the cluster joined) it owns every session and runs every phase; in a
@@ -14,11 +17,18 @@ export interface NodeRole {
    * that node is doing it). Alone, always runs.
    */
   once(name: string, fn: () => Promise<void>): Promise<boolean>;
+  /**
+   * The deadline this node's agents' lifeline watchers hold: in a cluster the node moves it at
+   * each lease renewal, and a watcher that got no beat by then ends its agent even while this
+   * node is paused or cut off (docs/scaling.md). Alone it is never set.
+   */
+  readonly lifelines: LifelineDeadline;
 }
 
-export function soloNode(id: string): NodeRole {
+export function soloNode(id: string, clock: Clock = systemClock): NodeRole {
   return {
     id,
+    lifelines: new LifelineDeadline(clock),
     epoch: 0,
     clustered: false,
     once: async (_name, fn) => {

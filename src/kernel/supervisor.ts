@@ -228,6 +228,7 @@ export class Supervisor {
         ...(traceparent ? { traceparent } : {}),
         tools: this.toolsOf(row),
         run: markPrefix(this.core.config.nodeId),
+        deadline: this.core.node.lifelines,
         resumeState:
           how === 'resume' ? parseJson<Record<string, unknown> | null>(row.runtime_state, null) : null,
         resuming: how === 'resume',

@@ -1,4 +1,6 @@
 /** Agent processes: how they are found, started, held and stopped (see docs/security.md). */
+
+export { LifelineDeadline } from './process/deadline.ts';
 export { commandLine, requireExecutable, resolveExecutable, splitCommandLine } from './process/exec.ts';
 export {
   type AgentGroup,

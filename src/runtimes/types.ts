@@ -1,5 +1,6 @@
 import type { Clock } from '../util/clock.ts';
 import type { Usage } from '../vocab/usage.ts';
+import type { LifelineDeadline } from './process/deadline.ts';
 
 /** One message handed to an agent, with its seq so the agent can drop repeats. */
 export interface DeliveredMessage {
@@ -103,6 +104,12 @@ export interface AgentContext {
    * crashed server ends whatever still carries it.
    */
   run: string;
+  /**
+   * The deadline its process's lifeline watcher holds (pass it to spawnGroup): a node in a
+   * cluster, or a runner, beats it; past it the watcher ends the agent on its own. Absent: the
+   * watcher ends it when the server's end of the lifeline closes, only.
+   */
+  deadline?: LifelineDeadline;
   /**
    * Run its processes confined (bubblewrap): pass it to spawnGroup through `confineOptions`
    * (containment.ts). Absent or null: unconfined (`containment: none`, or not a process).

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
+import { soloNode } from '../../src/kernel/node.ts';
 import { ownerCondition } from '../../src/kernel/ownership.ts';
 import { flushCursors } from '../../src/store/cursors.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -59,7 +60,7 @@ forEachStore('cluster: session writes are conditioned on the owner epoch', (targ
   it("an agent's call through a node that lost its session writes nothing (owner condition)", async () => {
     const store = await target.open();
     await addSession(store, 'ses_c', 'node-a', 3);
-    const nodeA = { id: 'node-a', epoch: 3, clustered: true, once: async () => true };
+    const nodeA = { ...soloNode('node-a'), epoch: 3, clustered: true };
     const event = { zone: 'default', type: 'stream.message', actor: 'ses_c', session_id: 'ses_c' };
     const count = async () =>
       Number(

@@ -5,7 +5,7 @@ import { WarrenError } from '../../vocab/errors.ts';
 import type { Usage } from '../../vocab/usage.ts';
 import { InFlight } from './in-flight.ts';
 import type { RemoteAgent } from './remote-agent.ts';
-import type { ErrorBody, RunnerFrame, ServerFrame } from './wire.ts';
+import { type ErrorBody, EXPIRED, expired, type RunnerFrame, type ServerFrame } from './wire.ts';
 
 type Request = ServerFrame extends infer F ? (F extends { id: number } ? Omit<F, 'id'> : never) : never;
 
@@ -32,6 +32,8 @@ export class RunnerConnection {
   private readonly tunnels = new Map<number, AbortController>();
   private nextId = 1;
   open = true;
+  /** When a frame of this runner last arrived (the heartbeat's clock). */
+  heardAt: number;
 
   constructor(
     readonly id: string,
@@ -41,7 +43,11 @@ export class RunnerConnection {
     /** Where the tunnel sends agents' HTTP requests: this server's own URL. */
     private readonly serverUrl: () => string | null,
     private readonly log: Log,
-  ) {}
+    /** It answers heartbeats (heartbeat.ts); older runners are never timed out. */
+    readonly beats = false,
+  ) {
+    this.heardAt = connectedAt;
+  }
 
   send(frame: ServerFrame): void {
     if (this.open) this.ws.send(JSON.stringify(frame));
@@ -55,7 +61,7 @@ export class RunnerConnection {
       id,
       ms,
       () => new WarrenError('unavailable', `runner ${this.info.name} did not answer in ${ms} ms`),
-      () => this.send({ ...frame, id } as ServerFrame),
+      () => this.send({ ...frame, id, deadline: Date.now() + ms } as ServerFrame),
     );
   }
 
@@ -81,6 +87,12 @@ export class RunnerConnection {
     this.closed(reason);
   }
 
+  /** The runner stopped answering: drop the socket without a closing handshake it cannot answer. */
+  terminate(reason: string): void {
+    this.closed(reason);
+    this.ws.terminate();
+  }
+
   async onFrame(f: RunnerFrame): Promise<void> {
     switch (f.t) {
       case 'result':
@@ -94,6 +106,8 @@ export class RunnerConnection {
       case 'http-abort':
         this.tunnels.get(f.id)?.abort();
         return;
+      case 'beat':
+        return; // heard (the hub notes every frame's arrival)
       default:
         return;
     }
@@ -110,6 +124,7 @@ export class RunnerConnection {
       );
     };
     if (!agent || !SINK_METHODS.has(f.method) || !Array.isArray(f.args)) return answer(notYours(f.session));
+    if (expired(f)) return answer(expiredError());
     const s = agent.sink;
     const [a, b] = f.args as [unknown, unknown];
     try {
@@ -153,6 +168,7 @@ export class RunnerConnection {
     const agent = this.agents.get(f.session);
     try {
       if (!agent) throw notYours(f.session);
+      if (expired(f)) throw expiredError();
       const value = await agent.ctx.call(String(f.name), isObject(f.input) ? f.input : {});
       this.send({ t: 'result', id: f.id, ok: true, value });
     } catch (error) {
@@ -170,6 +186,16 @@ export class RunnerConnection {
     if (this.tunnels.size >= MAX_TUNNELS) {
       this.send({ t: 'http-head', id: f.id, status: 503, headers: { 'content-type': 'text/plain' } });
       this.send({ t: 'http-end', id: f.id, error: `more than ${MAX_TUNNELS} requests in flight` });
+      return;
+    }
+    if (expired(f)) {
+      this.send({ t: 'http-head', id: f.id, status: 504, headers: { 'content-type': 'application/json' } });
+      this.send({
+        t: 'http-data',
+        id: f.id,
+        chunk: Buffer.from(JSON.stringify({ error: EXPIRED })).toString('base64'),
+      });
+      this.send({ t: 'http-end', id: f.id });
       return;
     }
     if (!base || typeof f.path !== 'string' || !f.path.startsWith('/') || f.path.startsWith('//')) {
@@ -232,6 +258,8 @@ const offline = (name: string) =>
 
 const notYours = (session: string) =>
   new WarrenError('forbidden', `session ${session} does not run on this runner`, { session });
+
+const expiredError = () => new WarrenError(EXPIRED.code, EXPIRED.message, { ...EXPIRED.details });
 
 function errorBody(error: unknown): ErrorBody {
   if (error instanceof WarrenError)

@@ -8,6 +8,7 @@ import type { Log } from '../../util/log.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import { operator } from '../../vocab/principal.ts';
 import { RunnerConnection } from './connection.ts';
+import { RunnerHeartbeat } from './heartbeat.ts';
 import { RemoteAgent } from './remote-agent.ts';
 import type { RunnerTokens } from './tokens.ts';
 import {
@@ -28,6 +29,8 @@ const START_MS = 30_000;
 export interface HubOptions {
   /** Reanimate a dropped runner's sessions at once on another live runner of the same name. */
   failover: boolean;
+  /** How often each runner is beaten (heartbeat.ts). */
+  heartbeatMs: number;
 }
 
 /**
@@ -43,13 +46,29 @@ export class RunnerHub implements EnvironmentProvider {
   private readonly reanimating = new Map<string, Promise<void>>();
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  private readonly heartbeat: RunnerHeartbeat;
 
   constructor(
     private readonly kernel: Kernel,
     private readonly tokens: RunnerTokens,
     private readonly log: Log,
     private readonly opts: HubOptions,
-  ) {}
+  ) {
+    this.heartbeat = new RunnerHeartbeat(
+      kernel.clock,
+      opts.heartbeatMs,
+      () => this.connections(),
+      () => kernel.node.lifelines.msLeft(),
+      (conn, ms) => {
+        this.log.warn(
+          { runner: conn.info.name, connection: conn.id, silentMs: ms },
+          'runner stopped answering its heartbeat: its sessions are suspended',
+        );
+        conn.terminate(`runner ${conn.info.name} did not answer its heartbeat for ${ms} ms`);
+      },
+    );
+    this.heartbeat.start();
+  }
 
   async refresh(): Promise<void> {
     const rows = await this.tokens.list();
@@ -124,6 +143,8 @@ export class RunnerHub implements EnvironmentProvider {
       resuming: ctx.resuming,
       ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
     };
+    // The deadline it starts under is the current one (after a fence, the lease renewed since).
+    if (conn.beats) this.heartbeat.beat(conn);
     try {
       const r = (await conn.request({ t: 'start', runtime, ctx: start }, START_MS)) as {
         acksOnDeliver?: boolean;
@@ -180,6 +201,7 @@ export class RunnerHub implements EnvironmentProvider {
         conn = this.register(ws, name, f);
         return;
       }
+      conn.heardAt = this.kernel.clock.now();
       void conn.onFrame(f).catch((error) => this.log.warn({ err: error }, 'runner frame failed'));
     });
     ws.on('close', () => {
@@ -207,12 +229,14 @@ export class RunnerHub implements EnvironmentProvider {
       ws,
       () => this.kernel.config.publicUrl,
       this.log,
+      hello.beats === true,
     );
     const set = this.byName.get(name) ?? new Set<RunnerConnection>();
     this.byName.set(name, set);
     set.add(conn);
     this.known.add(name);
     conn.send({ t: 'welcome', connection: conn.id, environment: environmentOf(name) });
+    if (conn.beats) this.heartbeat.beat(conn);
     this.log.info({ runner: name, connection: conn.id, runtimes }, 'runner connected');
     void this.tokens.connected(name).catch(() => {});
     void this.reanimate(name);
@@ -279,6 +303,7 @@ export class RunnerHub implements EnvironmentProvider {
   stop(): Promise<void> {
     if (this.stopped) return this.stopped;
     this.stopping = true;
+    this.heartbeat.stop();
     for (const c of this.connections()) c.close(1001, 'server stopping');
     this.byName.clear();
     this.stopped = new Promise<void>((r) => this.wss.close(() => r()));

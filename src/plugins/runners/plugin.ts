@@ -9,8 +9,13 @@ const config = z
   .object({
     /** Reanimate a dropped runner's sessions at once on another runner of the same name. */
     failover: z.boolean().default(true),
+    /**
+     * How often the server beats each runner. A runner's agents end, and the server takes the
+     * runner for gone, when it has missed five beats (six, for the server): docs/runners.md.
+     */
+    heartbeatMs: z.number().int().min(50).max(60_000).default(1000),
   })
-  .default({ failover: true });
+  .default({ failover: true, heartbeatMs: 1000 });
 
 /**
  * Remote runners: `warren runner` processes on other hosts connect out to this server over a
@@ -26,7 +31,10 @@ export const runnersPlugin = definePlugin<z.output<typeof config>, RunnersDb>({
   config,
   async start({ kernel, tables, config, log }): Promise<RunnersInstance> {
     const tokens = new RunnerTokens(tables, kernel.ids);
-    const hub = new RunnerHub(kernel, tokens, log, { failover: config?.failover ?? true });
+    const hub = new RunnerHub(kernel, tokens, log, {
+      failover: config?.failover ?? true,
+      heartbeatMs: config?.heartbeatMs ?? 1000,
+    });
     await hub.refresh();
     kernel.provideEnvironments('runner', hub);
     return {

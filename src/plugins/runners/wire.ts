@@ -48,15 +48,26 @@ export type RunnerFrame =
       cwdRoot: string | null;
       hostname: string;
       pid: number;
+      /** It answers `beat` frames (runners before the heartbeat do not: they are never timed out). */
+      beats?: boolean;
     }
+  /** The answer to the server's `beat`: the runner is running. */
+  | { t: 'beat' }
   | { t: 'result'; id: number; ok: true; value?: unknown }
   | { t: 'result'; id: number; ok: false; error: ErrorBody }
   /** A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it. */
-  | { t: 'sink'; id?: number; session: string; method: string; args: unknown[] }
+  | { t: 'sink'; id?: number; session: string; method: string; args: unknown[]; deadline?: number }
   /** Whether the agent can take input now (AgentHandle.ready), sent when it changes. */
   | { t: 'ready'; session: string; ready: boolean }
   /** A syscall as the session (in-process agents such as `script`). */
-  | { t: 'call'; id: number; session: string; name: string; input: Record<string, unknown> }
+  | {
+      t: 'call';
+      id: number;
+      session: string;
+      name: string;
+      input: Record<string, unknown>;
+      deadline?: number;
+    }
   /** The MCP/HTTP tunnel: a request an agent made to the runner's local endpoint. */
   | {
       t: 'http';
@@ -65,22 +76,49 @@ export type RunnerFrame =
       path: string;
       headers: Record<string, string>;
       body: string | null;
+      /** The agent's own deadline (its `x-warren-deadline` header), when it gave one. */
+      deadline?: number;
     }
   | { t: 'http-abort'; id: number };
 
 /** Server → runner. */
 export type ServerFrame =
   | { t: 'welcome'; connection: string; environment: string }
+  /**
+   * The heartbeat (hub.ts): the runner's agents may run `leftMs` more without another beat (its
+   * node's lease deadline, or the heartbeat window when sooner), and the runner should hear
+   * the next beat within `withinMs`, or it takes its server for lost.
+   */
+  | { t: 'beat'; leftMs: number; withinMs: number }
   | { t: 'result'; id: number; ok: true; value?: unknown }
   | { t: 'result'; id: number; ok: false; error: ErrorBody }
-  | { t: 'start'; id: number; runtime: string; ctx: StartContext }
-  | { t: 'stop'; id: number; session: string }
+  | { t: 'start'; id: number; runtime: string; ctx: StartContext; deadline?: number }
+  | { t: 'stop'; id: number; session: string; deadline?: number }
   | { t: 'finish'; session: string }
   | { t: 'deliver'; session: string; input: { messages: unknown[]; text: string } }
   | { t: 'http-head'; id: number; status: number; headers: Record<string, string> }
   /** A chunk of the response body, base64. */
   | { t: 'http-data'; id: number; chunk: string }
   | { t: 'http-end'; id: number; error?: string };
+
+/**
+ * A request's `deadline`: when its caller gives up on it, in ms since the epoch on the
+ * sender's clock (the hosts' clocks are assumed in sync, NTP, well within the deadlines). A
+ * request read after it (its receiver was paused, or the wire held it) is answered as expired
+ * and not executed: its caller has gone on, perhaps to send it again.
+ */
+export const expired = (f: { deadline?: unknown }, now = Date.now()): boolean =>
+  typeof f.deadline === 'number' && now > f.deadline;
+
+/** What an expired request is answered. */
+export const EXPIRED = {
+  code: 'unavailable',
+  message: 'expired: its caller’s deadline passed before it could be executed',
+  details: { expired: true },
+} as const;
+
+/** The agent's header that gives a tunnelled request its deadline (ms since the epoch). */
+export const DEADLINE_HEADER = 'x-warren-deadline';
 
 /** The environment a runner name serves. */
 export const environmentOf = (name: string) => `runner:${name}`;

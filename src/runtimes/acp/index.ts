@@ -38,6 +38,7 @@ export class AcpRuntime implements Runtime {
       cwd,
       env: agentEnv(ctx),
       run: ctx.run,
+      ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
       ...(confine ? { confine } : {}),
     });
     trackGroup(child, ctx.sink);

@@ -86,6 +86,7 @@ export class ClaudeCodeRuntime implements Runtime {
         cwd,
         env,
         run: ctx.run,
+        ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
         ...(confine ? { confine } : {}),
       });
     } catch (error) {

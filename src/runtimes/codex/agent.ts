@@ -145,6 +145,7 @@ export class CodexAgent implements AgentHandle {
         warren: { CODEX_HOME: this.state.home },
       }),
       run: ctx.run,
+      ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
     });
     trackGroup(child, ctx.sink);
     const turn: Turn = {

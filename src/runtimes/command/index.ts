@@ -39,6 +39,7 @@ export class CommandRuntime implements Runtime {
         },
       }),
       run: ctx.run,
+      ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
     });
     trackGroup(child, ctx.sink);
     return new CommandAgent(ctx, child, basename(cmd));

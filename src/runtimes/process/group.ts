@@ -3,6 +3,7 @@ import type { Server, Socket } from 'node:net';
 import { FORWARDER, openBridge } from './bridge.ts';
 import { makeCgroup, removeCgroup, signalCgroup } from './cgroup.ts';
 import { bwrapOptions, type Confinement, SANDBOX_SOCKET } from './confine.ts';
+import type { LifelineDeadline } from './deadline.ts';
 import { bootId, type ProcessRecord, processStartTime } from './identity.ts';
 import { lifelineArgv, SHELL } from './lifeline.ts';
 import { MARK_VAR, newMark, signalMarked } from './marks.ts';
@@ -44,6 +45,8 @@ export interface SpawnGroupOptions {
   run?: string;
   /** Confine the agent (bubblewrap); absent: it runs as the server's user, unconfined. */
   confine?: ConfineOptions;
+  /** The deadline its lifeline watcher holds besides EOF (deadline.ts); absent: EOF only. */
+  deadline?: LifelineDeadline;
 }
 
 const GROUP = Symbol('warren.agentGroup');
@@ -63,7 +66,9 @@ export function spawnGroup(cmd: string, args: string[], opts: SpawnGroupOptions)
   const mark = newMark(opts.run ?? `pid${process.pid}`);
   const cgroup = makeCgroup(mark);
   const confined = opts.confine ? confinedArgv(opts.confine, cmd, args) : null;
-  const child = spawn(SHELL, lifelineArgv(cgroup, confined?.cmd ?? cmd, confined?.args ?? args), {
+  const left = opts.deadline?.secondsLeft() ?? null;
+  const argv = lifelineArgv(cgroup, left, confined?.cmd ?? cmd, confined?.args ?? args);
+  const child = spawn(SHELL, argv, {
     cwd: opts.cwd,
     env: { ...opts.env, ...confined?.env, [MARK_VAR]: mark },
     detached: true,
@@ -76,8 +81,9 @@ export function spawnGroup(cmd: string, args: string[], opts: SpawnGroupOptions)
     argsPipe?.end(confined.argv);
   }
   const lifeline = (child.stdio[3] as Socket | null) ?? null;
-  lifeline?.on('error', () => {}); // it only ever closes
+  lifeline?.on('error', () => {}); // it only closes, or takes a beat its watcher may no longer read
   lifeline?.unref(); // the agent's own pipes keep the server up, not the lifeline
+  if (lifeline && left !== null) opts.deadline?.hold(lifeline);
   const group: AgentGroup = {
     mark,
     cgroup,

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { LifelineDeadline } from '../../../runtimes/process.ts';
 import type {
   AgentContext,
   AgentHandle,
@@ -68,6 +69,8 @@ export class RunnerAgents {
     /** Working directories must be under it; the default cwd. Null: anywhere. */
     private readonly cwdRoot: string | null,
     private readonly wire: Wire,
+    /** What its agents' lifeline watchers hold: the server's beats move it (client.ts). */
+    private readonly deadline?: LifelineDeadline,
   ) {}
 
   get size(): number {
@@ -95,6 +98,7 @@ export class RunnerAgents {
       ...(sc.traceparent ? { traceparent: sc.traceparent } : {}),
       tools: sc.tools,
       run: this.run,
+      ...(this.deadline ? { deadline: this.deadline } : {}),
       resumeState: sc.resumeState,
       resuming: sc.resuming ?? sc.resumeState !== null,
       sink: this.sinkOf(id),
@@ -152,6 +156,9 @@ export class RunnerAgents {
         const h = this.hosted.get(id);
         this.hosted.delete(id);
         h?.dispose();
+        // Past the server's deadline its watcher ended it: not a crash to report (it would end
+        // the session) but a lost server; the connection is dropped and the session suspended.
+        if (this.deadline?.msLeft() === 0) return;
         this.wire.send({ t: 'sink', session: id, method: 'exit', args: [result] });
       },
       // This runner holds its agents' process groups (lifelines, marks); the server records none.

@@ -1,12 +1,16 @@
 import { hostname } from 'node:os';
 import WebSocket from 'ws';
+import { LifelineDeadline } from '../../../runtimes/process.ts';
 import type { RuntimeRegistry } from '../../../runtimes/types.ts';
+import { systemClock } from '../../../util/clock.ts';
 import { WarrenError } from '../../../vocab/errors.ts';
 import { InFlight } from '../in-flight.ts';
 import {
   CLOSE_REFUSED,
   CONNECT_PATH,
   type ErrorBody,
+  EXPIRED,
+  expired,
   MAX_FRAME_BYTES,
   type RunnerFrame,
   type ServerFrame,
@@ -46,6 +50,10 @@ export class Runner {
   private readonly proxy: TunnelProxy;
   private backoff = 200;
   private timer: NodeJS.Timeout | undefined;
+  /** The deadline its agents' lifeline watchers hold: moved by each beat of the server. */
+  private readonly deadline = new LifelineDeadline(systemClock);
+  /** Fires when the server's next beat is overdue: the server is taken for lost. */
+  private watchdog: NodeJS.Timeout | undefined;
   /** Resolves when the runner ends for good (stopped, or its token refused): the exit code. */
   readonly done: Promise<number>;
   private finish: (code: number) => void = () => {};
@@ -66,11 +74,17 @@ export class Runner {
     // Marks of this runner's agent processes: per runner process, so two runners of one name
     // on a host never end each other's agents. Its agents die with it through their lifelines.
     const run = `wr_${(opts.name || 'runner').replace(/[^A-Za-z0-9_-]/g, '_')}_${process.pid}`;
-    this.agents = new RunnerAgents(opts.runtimes, run, opts.cwdRoot, {
-      request: (frame) => this.request(frame),
-      send: (frame) => this.send(frame as RunnerFrame),
-      url: () => this.proxy.url(),
-    });
+    this.agents = new RunnerAgents(
+      opts.runtimes,
+      run,
+      opts.cwdRoot,
+      {
+        request: (frame) => this.request(frame),
+        send: (frame) => this.send(frame as RunnerFrame),
+        url: () => this.proxy.url(),
+      },
+      this.deadline,
+    );
   }
 
   async start(): Promise<void> {
@@ -95,6 +109,7 @@ export class Runner {
         cwdRoot: this.opts.cwdRoot,
         hostname: hostname(),
         pid: process.pid,
+        beats: true,
       });
     });
     ws.on('unexpected-response', (_req, res) => {
@@ -125,6 +140,7 @@ export class Runner {
     const was = this.connected;
     this.connected = false;
     this.ws = undefined;
+    if (this.watchdog) clearTimeout(this.watchdog);
     this.inFlight.failAll(() => new WarrenError('unavailable', 'disconnected from the server'));
     this.proxy.failAll();
     // The server has suspended the sessions of these agents: it resumes them on reconnect.
@@ -146,11 +162,15 @@ export class Runner {
         this.backoff = 200;
         this.opts.log(`runner: connected as ${f.environment} (${f.connection}); tunnel ${this.proxy.url()}`);
         return;
+      case 'beat':
+        return this.beat(f.leftMs, f.withinMs);
       case 'result':
         return this.inFlight.settle(f);
       case 'start':
+        if (expired(f)) return this.send({ t: 'result', id: f.id, ok: false, error: { ...EXPIRED } });
         return this.answer(f.id, () => this.agents.start(f.runtime, f.ctx));
       case 'stop':
+        // A stop is never refused for being late: ending an agent is always safe.
         return this.answer(f.id, () => this.agents.stop(f.session));
       case 'finish':
         return this.agents.finish(f.session);
@@ -163,6 +183,27 @@ export class Runner {
       case 'http-end':
         return this.proxy.end(f.id, f.error);
     }
+  }
+
+  /**
+   * The server is alive and holds its lease for `leftMs` more: the agents' watchers may let them
+   * run that long. No beat within `withinMs`: the server (or the way to it) is gone; the
+   * connection is dropped (its agents end) and made again.
+   */
+  private beat(leftMs: number, withinMs: number): void {
+    this.deadline.extend(Math.max(0, Number(leftMs) || 0));
+    this.send({ t: 'beat' });
+    if (this.watchdog) clearTimeout(this.watchdog);
+    const ws = this.ws;
+    this.watchdog = setTimeout(
+      () => {
+        this.opts.log(
+          `runner ${this.opts.name}: no heartbeat from the server in ${withinMs} ms; reconnecting`,
+        );
+        ws?.terminate();
+      },
+      Math.max(0, Number(withinMs) || 0),
+    );
   }
 
   private async answer(id: number, fn: () => Promise<unknown>): Promise<void> {
@@ -182,7 +223,7 @@ export class Runner {
       id,
       REQUEST_MS,
       () => new WarrenError('unavailable', 'the server did not answer'),
-      () => this.send({ ...frame, id } as RunnerFrame),
+      () => this.send({ ...frame, id, deadline: Date.now() + REQUEST_MS } as RunnerFrame),
     );
   }
 
@@ -193,6 +234,7 @@ export class Runner {
   private end(code: number): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.watchdog) clearTimeout(this.watchdog);
     void this.close().then(() => this.finish(code));
   }
 
@@ -200,6 +242,7 @@ export class Runner {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.watchdog) clearTimeout(this.watchdog);
     await this.close();
     this.finish(0);
   }

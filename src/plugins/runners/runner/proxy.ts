@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEADLINE_HEADER, EXPIRED, expired } from '../wire.ts';
 
 /** Largest request body an agent may send through the tunnel. */
 const MAX_BODY = 4 * 1024 * 1024;
@@ -8,7 +9,13 @@ export interface TunnelWire {
   /** Whether the connection to the server is up. */
   up(): boolean;
   /** A new tunnel request id and its frame sent; answers arrive through `answer`. */
-  open(req: { method: string; path: string; headers: Record<string, string>; body: string | null }): number;
+  open(req: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body: string | null;
+    deadline?: number;
+  }): number;
   abort(id: number): void;
 }
 
@@ -46,6 +53,16 @@ export class TunnelProxy {
       if (size > MAX_BODY) return void res.writeHead(413).end();
       chunks.push(c as Buffer);
     }
+    // Read late (this runner was paused): an agent that gave up and closed is not served; one
+    // whose deadline passed is answered as expired, and neither reaches the server.
+    if (res.destroyed || req.socket.destroyed) return;
+    const deadline = Number(req.headers[DEADLINE_HEADER]);
+    const timed = Number.isFinite(deadline) && deadline > 0 ? { deadline } : {};
+    if (expired(timed)) {
+      return void res
+        .writeHead(504, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: EXPIRED }));
+    }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
     const id = this.wire.open({
@@ -53,6 +70,7 @@ export class TunnelProxy {
       path: req.url ?? '/',
       headers,
       body: chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : null,
+      ...timed,
     });
     this.open.set(id, res);
     res.on('close', () => {
