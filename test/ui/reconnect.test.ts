@@ -152,6 +152,56 @@ describe('web UI, reconnects', { timeout: 180_000, skip: needs(CHROMIUM) }, () =
     });
   });
 
+  test('an idle Sessions tab reads only the sessions that changed: bytes per event stay small', async () => {
+    await s().api('POST', '/v1/zone/limits', { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 });
+    const listed = async () =>
+      (await s().api<{ sessions: unknown[] }>('GET', '/v1/sessions?limit=1000')).json.sessions.length;
+    // A list big enough that reading it again per event would show (the test above may have made it).
+    for (let i = await listed(); i < 120; i++)
+      await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
+    const watched: string[] = [];
+    for (let i = 0; i < 5; i++)
+      watched.push(
+        (
+          await s().api<{ session: { id: string } }>('POST', '/v1/sessions', {
+            title: `watched ${i}`,
+            script: LISTENER,
+          })
+        ).json.session.id,
+      );
+    await withPage(async (page) => {
+      // The view shows the five; the page holds (and would refetch) the whole list.
+      await page.goto(`${s().url}/sessions?q=watched`);
+      await page.getByTestId('live-status').getByText('● live').waitFor();
+      for (const id of watched) await page.locator(`[data-session="${id}"]`).waitFor();
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Network.enable');
+      let bytes = 0;
+      cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
+        bytes += Math.max(e.encodedDataLength, e.dataLength);
+      });
+      const list = JSON.stringify((await s().api('GET', '/v1/sessions?all=true&limit=1000')).json).length;
+      const seqBefore = await head();
+      for (const [i, id] of watched.entries()) {
+        await s().api('POST', `/v1/sessions/${id}/send`, { text: `ping-${i}` });
+        await page.waitForTimeout(300); // each turn in its own window, as an idle tab sees them
+      }
+      // Each row shows its session's answer: the page follows without reading the list again.
+      for (const [i, id] of watched.entries())
+        await page.locator(`[data-session="${id}"]`).getByText(`heard ping-${i}`).waitFor();
+      await page.waitForTimeout(500);
+      const events = (await head()) - seqBefore;
+      await cdp.detach();
+      assert.ok(events >= watched.length * 2, `events in the window: ${events}`);
+      const perEvent = bytes / events;
+      assert.ok(
+        perEvent < 2_000,
+        `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one list load is ${list} B)`,
+      );
+      assert.ok(list > 20 * 2_000, `the list is big enough to tell (${list} B)`);
+    });
+  });
+
   async function head(): Promise<number> {
     const r = await s().api<{ events: { seq: number }[] }>('GET', '/v1/events?limit=1');
     return r.json.events[0]?.seq ?? 0;

@@ -6,7 +6,6 @@ import { Usage } from '../components/Usage.tsx';
 import { VirtualList } from '../components/VirtualList.tsx';
 import { allPages } from '../lib/api.ts';
 import { clip, duration } from '../lib/format.ts';
-import { useLiveRefetch } from '../lib/live.tsx';
 import { useNeeds } from '../lib/needs.tsx';
 import { Link } from '../lib/router.tsx';
 import { sessionState } from '../lib/state.ts';
@@ -14,6 +13,7 @@ import type { Session } from '../lib/types.ts';
 import { useFetch } from '../lib/useFetch.ts';
 import { SessionActions } from './sessions/SessionActions.tsx';
 import { treeOrder } from './sessions/tree.ts';
+import { useLiveSessionRows } from './sessions/useLiveRows.ts';
 
 const STATES = [
   'pending',
@@ -50,7 +50,7 @@ export function Sessions() {
   const [selected, setSelected] = useState<string | null>(null);
   const { waiting } = useNeeds();
   const list = useFetch(() => allPages<Session>('/v1/sessions', 'sessions', { all: true }), []);
-  useLiveRefetch((e) => e.type.startsWith('session.'), list.reload, 250);
+  useLiveSessionRows(list);
   const all = list.data ?? [];
   const zones = [...new Set(all.map((s) => s.zone))];
   const stateOf = (s: Session) => sessionState(s, waiting.has(s.id));
