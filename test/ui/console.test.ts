@@ -298,6 +298,52 @@ describe('web UI, the operator console', { timeout: 240_000, skip: needs(CHROMIU
     });
   });
 
+  test('coordination: the stream list sorts by name, newest first or most members, kept in the address', async () => {
+    // Made c, a, b in that order; c gets two members more, b one: each sort gives its own order.
+    for (const name of ['sorted-c', 'sorted-a', 'sorted-b'])
+      assert.equal((await rig.server.api('POST', '/v1/streams', { name })).status, 200);
+    const members: string[] = [];
+    for (let i = 0; i < 2; i++)
+      members.push(
+        (
+          await rig.server.api<{ session: { id: string } }>('POST', '/v1/sessions', {
+            title: `sorted member ${i}`,
+            script: { steps: [{ listen: {} }] },
+          })
+        ).json.session.id,
+      );
+    const attach = async (stream: string, session: string) =>
+      assert.equal(
+        (
+          await rig.server.api('POST', `/v1/streams/${stream}/attach`, {
+            session,
+            permission: 'rw',
+            mode: 'detach',
+          })
+        ).status,
+        200,
+      );
+    await attach('sorted-c', members[0] as string);
+    await attach('sorted-c', members[1] as string);
+    await attach('sorted-b', members[0] as string);
+    await withPage(async (page) => {
+      const order = () =>
+        page
+          .locator('[data-stream^="sorted-"]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-stream')));
+      await go(page, '/coordination?q=sorted-');
+      await page.locator('[data-stream="sorted-c"]').waitFor();
+      assert.deepEqual(await order(), ['sorted-a', 'sorted-b', 'sorted-c'], 'by name');
+      await page.getByLabel('Sort streams').selectOption('newest');
+      await page.waitForURL(/sort=newest/);
+      assert.deepEqual(await order(), ['sorted-b', 'sorted-a', 'sorted-c'], 'newest first');
+      // A link keeps the view.
+      await go(page, '/coordination?q=sorted-&sort=members');
+      await page.locator('[data-stream="sorted-c"]').waitFor();
+      assert.deepEqual(await order(), ['sorted-c', 'sorted-b', 'sorted-a'], 'most members');
+    });
+  });
+
   test('keyboard: / focuses search, arrows move through a list, Escape closes the drawer', async () => {
     await withPage(async (page) => {
       await go(page, '/sessions');

@@ -26,6 +26,24 @@ async function loadInventory(): Promise<Inventory> {
   return { streams, sessions, tasks };
 }
 
+const STREAM_SORTS = [
+  { value: 'name', label: 'by name' },
+  { value: 'newest', label: 'newest first' },
+  { value: 'members', label: 'most members' },
+];
+
+/** The order of streams within each group (groups themselves stay by label). */
+function sortStreams(streams: Stream[], sort: string): Stream[] {
+  const by =
+    sort === 'newest'
+      ? (a: Stream, b: Stream) => b.createdAt - a.createdAt
+      : sort === 'members'
+        ? (a: Stream, b: Stream) =>
+            b.subscribers.length - a.subscribers.length || a.name.localeCompare(b.name)
+        : (a: Stream, b: Stream) => a.name.localeCompare(b.name);
+  return [...streams].sort(by);
+}
+
 export function Coordination() {
   const { search, navigate } = useRoute();
   const view = search.get('view') === 'graph' ? 'graph' : 'list';
@@ -42,8 +60,12 @@ export function Coordination() {
   };
   const data = inv.data;
   const q = search.get('q') ?? '';
+  const sort = search.get('sort') ?? 'name';
   const visible = data
-    ? data.streams.filter((s) => (internals || !isInternal(s)) && matches(q, s.name, s.id, s.owner))
+    ? sortStreams(
+        data.streams.filter((s) => (internals || !isInternal(s)) && matches(q, s.name, s.id, s.owner)),
+        sort,
+      )
     : [];
   const open = data?.streams.find((s) => s.id === selected || s.name === selected) ?? null;
   return (
@@ -57,6 +79,13 @@ export function Coordination() {
           value={q}
           onChange={(e) => set('q', e.target.value || null)}
         />
+        <select aria-label="Sort streams" value={sort} onChange={(e) => set('sort', e.target.value)}>
+          {STREAM_SORTS.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
         <fieldset aria-label="View" className="toggle">
           <button type="button" aria-pressed={view === 'list'} onClick={() => set('view', null)}>
             List
