@@ -41,6 +41,11 @@ async function firstRenders(page: Page, url: string, task: string): Promise<Figu
       await frames(page);
     });
   return {
+    // The console's own pages: what they list, or the line each shows when it lists nothing.
+    home: await open('/', '.card.need, [data-escalation], p:text-is("Nothing needs you now.")'),
+    inbox: await open('/inbox', '[data-escalation], p:text-is("Nothing waits for you.")'),
+    schedules: await open('/schedules', '[data-schedule], p:text-is("No schedules.")'),
+    knowledge: await open('/knowledge', '[data-finding], li:text-is("No findings.")'),
     coordination: await open('/coordination', '[data-stream]'),
     graph: await open('/coordination?view=graph', '[data-cell]'),
     sessions: await open('/sessions', '[data-session]'),
@@ -172,6 +177,10 @@ async function uiOperator(): Promise<BenchRow[]> {
     ...(max !== undefined ? { max } : {}),
   });
   return [
+    row('uiFirstRender home (needs me)', 'home', 'ms'),
+    row('uiFirstRender inbox', 'inbox', 'ms'),
+    row('uiFirstRender schedules', 'schedules', 'ms'),
+    row('uiFirstRender knowledge', 'knowledge', 'ms'),
     row('uiFirstRender coordination list', 'coordination', 'ms'),
     row('uiFirstRender coordination graph', 'graph', 'ms'),
     row('uiFirstRender sessions', 'sessions', 'ms'),
