@@ -202,6 +202,59 @@ describe('web UI, reconnects', { timeout: 180_000, skip: needs(CHROMIUM) }, () =
     });
   });
 
+  test('an idle Tasks tab reads only the tasks that changed: bytes per event stay small', async () => {
+    await s().api('POST', '/v1/zone/limits', { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 });
+    const listed = async () =>
+      (await s().api<{ sessions: unknown[] }>('GET', '/v1/sessions?limit=1000')).json.sessions.length;
+    // The page loads every task and every session (their usage): big enough to tell a reload.
+    for (let i = await listed(); i < 120; i++)
+      await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
+    const tracked: string[] = [];
+    for (let i = 0; i < 4; i++)
+      tracked.push(
+        (
+          await s().api<{ task: { id: string } }>('POST', '/v1/tasks', {
+            title: `tracked ${i}`,
+            prompt: 'wait',
+            held: true,
+            spawn: { script: LISTENER },
+          })
+        ).json.task.id,
+      );
+    await withPage(async (page) => {
+      await page.goto(`${s().url}/tasks?q=tracked`);
+      await page.getByTestId('live-status').getByText('● live').waitFor();
+      for (const id of tracked) await page.locator(`[data-task="${id}"]`).waitFor();
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Network.enable');
+      let bytes = 0;
+      cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
+        bytes += Math.max(e.encodedDataLength, e.dataLength);
+      });
+      const list =
+        JSON.stringify((await s().api('GET', '/v1/tasks?limit=1000')).json).length +
+        JSON.stringify((await s().api('GET', '/v1/sessions?all=true&limit=1000')).json).length;
+      const seqBefore = await head();
+      for (const id of tracked) {
+        await s().api('POST', `/v1/tasks/${id}/cancel`, {});
+        await page.waitForTimeout(350); // each in its own window, as an idle tab sees them
+      }
+      // Each row shows its new state: the page follows without reading the lists again.
+      for (const id of tracked)
+        await page.locator(`[data-task="${id}"]`).locator('[data-state="cancelled"]').waitFor();
+      await page.waitForTimeout(500);
+      const events = (await head()) - seqBefore;
+      await cdp.detach();
+      assert.ok(events >= tracked.length, `events in the window: ${events}`);
+      const perEvent = bytes / events;
+      assert.ok(
+        perEvent < 4_000,
+        `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one load of the lists is ${list} B)`,
+      );
+      assert.ok(list > 20 * 4_000, `the lists are big enough to tell (${list} B)`);
+    });
+  });
+
   async function head(): Promise<number> {
     const r = await s().api<{ events: { seq: number }[] }>('GET', '/v1/events?limit=1');
     return r.json.events[0]?.seq ?? 0;

@@ -5,12 +5,12 @@ import { Usage } from '../components/Usage.tsx';
 import { VirtualList } from '../components/VirtualList.tsx';
 import { allPages, api } from '../lib/api.ts';
 import { clip } from '../lib/format.ts';
-import { useLiveRefetch } from '../lib/live.tsx';
 import { Link, useRoute } from '../lib/router.tsx';
 import type { Session, Task } from '../lib/types.ts';
 import { useFetch } from '../lib/useFetch.ts';
 import { TaskActions } from './tasks/TaskActions.tsx';
 import TaskGraph from './tasks/TaskGraph.tsx';
+import { type TaskPage, useLiveTasks } from './tasks/useLiveTasks.ts';
 
 type Listed = Task & { dependsOn?: string[] };
 
@@ -24,11 +24,7 @@ const SORTS = [
 ];
 
 /** The tree's root, then every task with its dependencies (task_list carries them); sessions for their usage. */
-async function load(): Promise<{
-  tasks: Task[];
-  deps: Map<string, string[]>;
-  sessions: Map<string, Session>;
-}> {
+async function load(): Promise<TaskPage> {
   const [tree, rest, sessions] = await Promise.all([
     api<{ tree: { task: Task } }>('GET', '/v1/tasks/tree'),
     allPages<Listed>('/v1/tasks', 'tasks'),
@@ -46,7 +42,7 @@ export default function Tasks() {
   const view = useListView({ sort: 'newest' });
   const graph = search.get('view') === 'graph';
   const data = useFetch(load, []);
-  useLiveRefetch((e) => e.type.startsWith('task.'), data.reload, 300);
+  useLiveTasks(data);
   const d = data.data;
   const usageOf = (t: Task) => (t.sessionId ? d?.sessions.get(t.sessionId)?.subtreeUsage : undefined);
   const rows = (d?.tasks ?? [])
