@@ -17,6 +17,9 @@
  *   which a backtracking engine backtracks (`aaa…a!`, 100 ms each before it was cut off: 50 s
  *   of matching, the window its first 15 s), then one that matches. Under RE2 none
  *   backtracks: the window ends when all 50 agents have said they matched.
+ * - stallWaitMatchPlain: the same 550 sends to 50 agents waiting on `go`, which costs nothing to
+ *   match: the sends' own load (ten clients each keeping a send in flight), measured in the same
+ *   run, so the two attack rows show what their patterns add to it.
  * - stallWaitMatchCostly: the same with what RE2 still pays for, a pattern's size per input
  *   character: `[ab]*a[ab]{1000}[ab]{1000}$` on 16 KiB of pseudo-random a/b (1–3 s a match,
  *   each cut off at 100 ms): the worker busy for 50 s again, at its lower priority.
@@ -212,6 +215,15 @@ const linearCostly = (): MatchAttack => {
     fits: `a${'b'.repeat(2000)}`,
   };
 };
+
+/** The same 550 sends to agents on a pattern that costs nothing: the sends' own load, to set beside the attacks. */
+const plain = (): MatchAttack => ({
+  name: 'stallWaitMatchPlain',
+  what: '50 agents × 10 wait.match inputs on a plain pattern (the sends alone)',
+  pattern: 'go',
+  evil: 'no',
+  fits: 'go',
+});
 
 const waitMatch = (kind: MatchAttack): Attack => {
   const agents: string[] = [];
@@ -535,6 +547,7 @@ async function stall(): Promise<BenchRow[]> {
     // STALL_ATTACKS=stallScriptSteps,stallSocketLines runs only those.
     const only = process.env.STALL_ATTACKS?.split(',');
     const attacks = [
+      waitMatch(plain()),
       waitMatch(backtracking()),
       waitMatch(linearCostly()),
       scriptSteps(),
