@@ -36,7 +36,8 @@ export const AREAS = {
   // Credentials: operator keys and session tokens (docs/http.md, "Auth", "Session tokens").
   auth: {
     mutate: ['src/auth/authenticate.ts', 'src/auth/tokens.ts'],
-    tests: ['test/http/auth.test.ts', 'test/http/tokens.test.ts'],
+    // jwt.test.ts: the bearer JWT branch, and session tokens still accepted beside it.
+    tests: ['test/http/auth.test.ts', 'test/http/tokens.test.ts', 'test/coordinator/jwt.test.ts'],
   },
   // The plugins' scoping: who may act on a task, which zone a coordinator caller may act in.
   plugins: {

@@ -16,6 +16,8 @@ forEachWarren('HTTP auth', (t) => {
       ['a key that is not ours', `wk_${'x'.repeat(43)}`],
       ['garbage', 'hello'],
       ['a forged session token', 'wst_ses_nope.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+      // Shaped like a JWT, with no issuer configured: an API key that is not ours, not a crash.
+      ['a JWT with no issuer configured', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl'],
     ];
     for (const [what, auth] of cases) {
       for (const [method, path, body] of [

@@ -37,6 +37,15 @@ forEachWarren('session tokens and the one authentication path', (t) => {
     assert.equal((await h.api('POST', '/v1/syscalls/ipc_list_fds', {}, { auth: h.tokenOf(id) })).status, 200);
   });
 
+  it('a well-signed token of a session that does not exist is refused', async () => {
+    const h = await startHttp(t);
+    // Signed with this warren's own secret: only the session row can refuse it.
+    const r = await h.api('POST', '/v1/syscalls/ipc_list_fds', {}, { auth: h.tokenOf('ses_nobody', 0) });
+    assert.equal(r.status, 401, JSON.stringify(r.json));
+    assert.equal(r.json.error.code, 'unauthenticated');
+    assert.match(r.json.error.message, /invalid session token/);
+  });
+
   it('a token of an older generation is refused once the session’s generation moves on', async () => {
     const h = await startHttp(t);
     const a = await h.api('POST', '/v1/sessions', { script: idleScript });
@@ -121,3 +130,9 @@ forEachWarren(
   },
   ['sqlite'],
 );
+
+it('a token secret shorter than 16 bytes is refused; 16 bytes sign and verify', () => {
+  assert.throws(() => new TokenSigner(randomBytes(15)), /at least 16 bytes/);
+  const signer = new TokenSigner(randomBytes(16));
+  assert.deepEqual(signer.verify(signer.mint('ses_a', 3)), { sessionId: 'ses_a', gen: 3 });
+});
