@@ -28,6 +28,16 @@ export interface LiveWindow<D, R> {
   apply(data: D | null, reads: Map<string, R | null>): D | undefined;
 }
 
+/** `rows` with the rows read in place (new ones last) and those a read no longer finds dropped. */
+export function withReads<T extends { id: string }>(rows: readonly T[], reads: Map<string, T | null>): T[] {
+  const next = new Map(rows.map((r) => [r.id, r]));
+  for (const [id, r] of reads) {
+    if (r === null) next.delete(id);
+    else next.set(id, r);
+  }
+  return [...next.values()];
+}
+
 /**
  * Keeps a loaded list current from the live stream without reading the whole list per event:
  * the rows a window of matching events names are read again once each, so an idle tab at

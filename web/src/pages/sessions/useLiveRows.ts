@@ -1,5 +1,5 @@
-import { api } from '../../lib/api.ts';
-import { type Loaded, useLiveWindow } from '../../lib/liveWindow.ts';
+import { readSession } from '../../lib/api.ts';
+import { type Loaded, useLiveWindow, withReads } from '../../lib/liveWindow.ts';
 import type { Session } from '../../lib/types.ts';
 
 /** Events are gathered this long from the first, then the sessions they name are read once each. */
@@ -30,17 +30,8 @@ export function useLiveSessionRows(rows: Loaded<Session[]>): void {
     {
       match: (e) => (e.type.startsWith('session.') && e.session_id ? e.session_id : undefined),
       widen: withAncestors,
-      read: async (id, zone) =>
-        (await api<{ session: Session }>('GET', `/v1/sessions/${encodeURIComponent(id)}`, undefined, zone))
-          .session,
-      apply: (data, reads) => {
-        const next = new Map((data ?? []).map((s) => [s.id, s]));
-        for (const [id, s] of reads) {
-          if (s === null) next.delete(id);
-          else next.set(id, s);
-        }
-        return [...next.values()];
-      },
+      read: readSession,
+      apply: (data, reads) => withReads(data ?? [], reads),
     },
     WINDOW_MS,
   );
