@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { within } from '../crash/harness.ts';
-import { forEachStore, PG_URL } from '../helpers/stores.ts';
-import { TcpProxy } from '../helpers/tcp-proxy.ts';
-import { Cluster, echoProcesses, FAST, readUntil, spawnEcho } from './harness.ts';
+import { forEachStore } from '../helpers/stores.ts';
+import { echoProcesses, FAST, readUntil, spawnEcho } from './harness.ts';
+import { proxiedPairs } from './proxied-pair.ts';
 import { recordWrites, writesAfter } from './write-log.ts';
 
 /**
@@ -18,25 +18,18 @@ import { recordWrites, writesAfter } from './write-log.ts';
 forEachStore(
   'cluster: a node that lost its sessions has its late writes refused',
   (target) => {
-    const clusters: Cluster[] = [];
-    const proxies: TcpProxy[] = [];
-    after(async () => {
-      for (const p of proxies) await p.close();
-      for (const c of clusters) await c.cleanup();
-    });
+    const pair = proxiedPairs(target);
 
     it('blackholed past its lease, healed: nothing it wrote for a moved session lands', async () => {
-      const loc = target.location();
-      await target.prepare(loc);
-      const { proxy, url } = await TcpProxy.forUrl(PG_URL);
-      proxies.push(proxy);
-      const c = new Cluster(loc, 2, { ...FAST, cluster: { ...FAST.cluster, mode: 'on' } });
-      clusters.push(c);
-      const a = await c.start(0, url);
-      const b = await c.start(1);
+      // Only node 0 reaches PostgreSQL through the proxy.
+      const {
+        cluster: c,
+        proxy,
+        servers: [a, b],
+        schema,
+      } = await pair([0]);
       const n0 = c.nodes[0]!.nodeId;
       const n1 = c.nodes[1]!.nodeId;
-      const schema = loc.schema!;
       await c.withStore((store) => recordWrites(store, schema));
       const agents = [await spawnEcho(a, 'late-1'), await spawnEcho(a, 'late-2')];
       for (const g of agents) await a.until(g.id, (x) => x.status === 'idle', 20_000);

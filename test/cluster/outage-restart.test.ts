@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { within } from '../crash/harness.ts';
-import { forEachStore, PG_URL } from '../helpers/stores.ts';
-import { TcpProxy } from '../helpers/tcp-proxy.ts';
-import { Cluster, echoProcesses, FAST, readUntil, spawnEcho } from './harness.ts';
+import { forEachStore } from '../helpers/stores.ts';
+import { echoProcesses, readUntil, spawnEcho } from './harness.ts';
+import { proxiedPairs } from './proxied-pair.ts';
 
 /**
  * Issue 26, item 5: after a database outage longer than the lease (the path to PostgreSQL
@@ -16,21 +16,11 @@ import { Cluster, echoProcesses, FAST, readUntil, spawnEcho } from './harness.ts
 forEachStore(
   'cluster: no session is left without a process after a database outage',
   (target) => {
-    const clusters: Cluster[] = [];
-    const proxies: TcpProxy[] = [];
-    after(async () => {
-      for (const p of proxies) await p.close();
-      for (const c of clusters) await c.cleanup();
-    });
+    const pair = proxiedPairs(target);
 
     it('a 10 s outage: every session live again with one process, every acknowledged send answered', async () => {
-      const loc = target.location();
-      await target.prepare(loc);
-      const { proxy, url } = await TcpProxy.forUrl(PG_URL);
-      proxies.push(proxy);
-      const c = new Cluster(loc, 2, { ...FAST, cluster: { ...FAST.cluster, mode: 'on' } });
-      clusters.push(c);
-      const servers = [await c.start(0, url), await c.start(1, url)];
+      // Both nodes reach PostgreSQL through the proxy.
+      const { cluster: c, proxy, servers } = await pair([0, 1]);
       const agents: Array<{ id: string; pipeFd: number; s: (typeof servers)[number] }> = [];
       for (const [i, s] of servers.entries())
         for (const k of [1, 2]) agents.push({ ...(await spawnEcho(s, `outage-${i}-${k}`)), s });

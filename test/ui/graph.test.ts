@@ -1,9 +1,10 @@
 /**
  * The Coordination graph at 300 sessions in a real chromium, 1280×800: every session is
  * found by search and then under the pointer as a link to its page, its label drawn at
- * ≥ 11 px (computed font size × the canvas zoom); zooming out stops at 11 px; a group and a
- * subtree collapse and search still reaches what they hide; clicks go to the session page
- * and to the room's drawer.
+ * ≥ 11 px (computed font size × the canvas zoom) — all 300 through the find box in one page
+ * evaluation, a sample of 10 by playwright's keyboard and mouse, clicked through; zooming out
+ * stops at 11 px; a group and a subtree collapse and search still reaches what they hide;
+ * clicks go to the session page and to the room's drawer.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -14,25 +15,78 @@ import { populate, type Scene } from './scene-scale.ts';
 
 const SESSIONS = 300;
 
-/** A cell's label: its computed font size times the canvas zoom, and what is under its centre. */
-function probe(page: Page, cell: string) {
-  return page.evaluate((key) => {
-    const el = document.querySelector(`[data-cell="${CSS.escape(key)}"] .cell-label`);
-    const vp = document.querySelector('.react-flow__viewport');
-    if (!el || !vp) return null;
-    const zoom = new DOMMatrix(getComputedStyle(vp).transform).a;
-    const r = el.getBoundingClientRect();
-    const x = r.left + Math.min(r.width / 2, 20);
-    const y = r.top + r.height / 2;
-    const hit = document.elementFromPoint(x, y)?.closest('a,button');
-    const inView = x >= 0 && y >= 0 && x <= window.innerWidth && y <= window.innerHeight;
-    return {
-      px: Number.parseFloat(getComputedStyle(el).fontSize) * zoom,
-      href: hit?.getAttribute('href') ?? null,
-      inView,
-    };
-  }, cell);
+/**
+ * A session's label: its computed font size times the canvas zoom, the point a click would use
+ * and what is under it. Runs in the page (page.evaluate, and inside SWEEP).
+ */
+function probeSession(id: string) {
+  const el = document.querySelector(`[data-cell$="/session:${CSS.escape(id)}"] .cell-label`);
+  const vp = document.querySelector('.react-flow__viewport');
+  if (!el || !vp) return null;
+  const zoom = new DOMMatrix(getComputedStyle(vp).transform).a;
+  const r = el.getBoundingClientRect();
+  const x = r.left + Math.min(r.width / 2, 20);
+  const y = r.top + r.height / 2;
+  const hit = document.elementFromPoint(x, y)?.closest('a,button');
+  const inView = x >= 0 && y >= 0 && x <= window.innerWidth && y <= window.innerHeight;
+  return {
+    px: Number.parseFloat(getComputedStyle(el).fontSize) * zoom,
+    href: hit?.getAttribute('href') ?? null,
+    inView,
+    x,
+    y,
+  };
 }
+type Probe = ReturnType<typeof probeSession>;
+const clickable = (p: Probe, id: string) => p?.inView === true && p.href === `/sessions/${id}`;
+
+/**
+ * In the page, in one evaluation. The find index (the `findable` the graph gives its search,
+ * read from React's props on the find box's owner): each id's first match, the one Enter
+ * opens, must be its session. Then a sweep that pans with the find box itself (its input and
+ * Enter handlers, through events): an id not yet seen is searched, must come into view with
+ * its session's link under its label within a bounded number of frames, and every session
+ * whose label is then in view with its link under it counts as seen, with its label's size.
+ * About ten searches so cover all 300, where a search for each took most of a minute.
+ */
+const SWEEP = `async (ids) => {
+  const probe = ${probeSession.toString()};
+  const clickable = ${clickable.toString()};
+  const box = document.querySelector('input[aria-label="Find in graph"]');
+  let owner = box[Object.keys(box).find((k) => k.startsWith('__reactFiber$'))];
+  while (owner && !(owner.memoizedProps && owner.memoizedProps.findable)) owner = owner.return;
+  const index = owner ? owner.memoizedProps.findable : [];
+  const unindexed = ids.filter((id) => {
+    const first = index.find((f) => f.text.includes(id.toLowerCase()));
+    return !first || !first.id.endsWith('/session:' + id);
+  });
+  const setValue = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  const seen = new Map();
+  const missed = [];
+  let searches = 0;
+  for (const id of ids) {
+    if (seen.has(id)) continue;
+    searches++;
+    setValue.call(box, id);
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+    // React renders the matches after the event: Enter then opens the first.
+    await new Promise((r) => setTimeout(r, 0));
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    let p = null;
+    for (let i = 0; i < 30 && !clickable(p, id); i++) {
+      await frame();
+      p = probe(id);
+    }
+    if (!clickable(p, id)) missed.push(id + ': ' + JSON.stringify(p));
+    for (const other of ids) {
+      if (seen.has(other)) continue;
+      const q = probe(other);
+      if (clickable(q, other)) seen.set(other, q.px);
+    }
+  }
+  return { indexed: index.length, unindexed, missed, seen: seen.size, searches, smallest: Math.min(...seen.values()) };
+}`;
 
 describe('web UI, the graph at 300 sessions', { timeout: 600_000, skip: needs(CHROMIUM) }, () => {
   let rig: UiRig;
@@ -57,29 +111,56 @@ describe('web UI, the graph at 300 sessions', { timeout: 600_000, skip: needs(CH
     await box.press('Enter');
   };
 
-  test('every session is found by search and is a link under the pointer, labels ≥ 11 px', async () => {
+  test('every session is found by search and is a link under the pointer, labels ≥ 11 px', async (t) => {
     assert.equal(scene.sessions.length, SESSIONS);
     await rig.withPage(async (page) => {
       await open(page);
-      const missed: string[] = [];
-      let smallest = Number.POSITIVE_INFINITY;
-      for (const s of scene.sessions) {
+      const all = (await page.evaluate(`(${SWEEP})(${JSON.stringify(scene.sessions.map((s) => s.id))})`)) as {
+        indexed: number;
+        unindexed: string[];
+        missed: string[];
+        seen: number;
+        searches: number;
+        smallest: number;
+      };
+      const title = new Map(scene.sessions.map((s) => [s.id, s.title]));
+      const named = (ids: string[]) => ids.map((m) => `${title.get(m.split(':')[0] as string)} ${m}`);
+      assert.ok(all.indexed >= SESSIONS, `the find index read (${all.indexed} entries)`);
+      assert.deepEqual(named(all.unindexed), [], 'every session is what a search for its id opens');
+      assert.deepEqual(named(all.missed), [], 'every session searched comes into view, clickable');
+      assert.equal(all.seen, SESSIONS, `every session in view and clickable (${all.searches} searches)`);
+      assert.ok(all.smallest >= 11, `labels at ≥ 11 px (smallest ${all.smallest})`);
+      t.diagnostic(`${all.searches} searches brought all ${SESSIONS} sessions into view`);
+    });
+  });
+
+  test('a sample found with the keyboard and clicked with the mouse opens each session', async () => {
+    // Spread over the list and the task trees' leaves (three deep), and the last one.
+    const leaves = scene.sessions.filter((s) => s.title === 'leaf');
+    const sample = [
+      ...[0, 0.5, 1].map((f) => leaves[Math.round(f * (leaves.length - 1))]),
+      ...Array.from({ length: 6 }, (_, k) => scene.sessions[Math.floor((k * SESSIONS) / 6)]),
+      scene.sessions.at(-1),
+    ] as { id: string; title: string }[];
+    assert.equal(new Set(sample.map((s) => s.id)).size, 10, 'ten sessions');
+    await rig.withPage(async (page) => {
+      await open(page);
+      for (const s of sample) {
         await find(page, s.id);
-        const cell = page.locator(`[data-cell$="/session:${s.id}"]`).first();
-        await cell.waitFor();
-        const key = (await cell.getAttribute('data-cell')) as string;
-        let p = await probe(page, key);
+        await page.locator(`[data-cell$="/session:${s.id}"]`).first().waitFor();
+        let p = await page.evaluate(probeSession, s.id);
         // Centring happens on the next frame.
-        for (let i = 0; i < 10 && !(p?.inView && p.href); i++) {
+        for (let i = 0; i < 10 && !clickable(p, s.id); i++) {
           await page.waitForTimeout(50);
-          p = await probe(page, key);
+          p = await page.evaluate(probeSession, s.id);
         }
-        if (!p?.inView || p.href !== `/sessions/${s.id}`)
-          missed.push(`${s.title} ${s.id}: ${JSON.stringify(p)}`);
-        else smallest = Math.min(smallest, p.px);
+        assert.ok(p && clickable(p, s.id), `${s.title} ${s.id} in view and clickable: ${JSON.stringify(p)}`);
+        assert.ok(p.px >= 11, `${s.title} ${s.id}: label at ${p.px} px`);
+        await page.mouse.click(p.x, p.y);
+        await page.waitForURL(`**/sessions/${s.id}`);
+        await page.goBack();
+        await page.locator('[data-cell]').first().waitFor();
       }
-      assert.deepEqual(missed, [], 'every session in view and clickable after a search');
-      assert.ok(smallest >= 11, `labels at ≥ 11 px (smallest ${smallest})`);
     });
   });
 

@@ -1,7 +1,8 @@
 /**
  * The live parts of the web UI in a real chromium against a real `warren serve`: the SSE
  * stream dropping and resuming by Last-Event-ID with no gap and no repeat, a session page's
- * turns updating live, and `/chat` (the operator's conversation with the root session).
+ * turns updating live, a page refetching while its events keep coming, a crash joining the
+ * header's count, and `/chat` (the operator's conversation with the root session).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -118,6 +119,45 @@ describe('web UI, live', { timeout: 120_000, skip: needs(CHROMIUM) }, () => {
       await rig.server.api('POST', `/v1/sessions/${id}/send`, { text: 'late' });
       await turns.getByText(/^heard late$/).waitFor();
       assert.equal(await turns.locator('.turn-text').count(), N + 1);
+    });
+  });
+
+  test('a steady stream of events still refetches the page before the stream ends', async () => {
+    await withPage(async (page) => {
+      await page.goto(`${rig.server.url}/knowledge`);
+      await page.getByTestId('live-status').getByText('● live').waitFor();
+      await page.getByText('No findings.').waitFor();
+      // One finding every ~100 ms for ~3 s, well inside the page's 300 ms refetch window: a
+      // debounce restarted by each event would wait for the stream to stop.
+      let shown = 0;
+      for (let i = 0; i < 30 && shown === 0; i++) {
+        const r = await rig.server.api('POST', '/v1/knowledge', {
+          title: `steady ${i}`,
+          body: 'one of many',
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.json));
+        await page.waitForTimeout(100);
+        shown = await page.locator('[data-finding]').count();
+      }
+      assert.ok(shown > 0, 'the list refetched while the events kept coming');
+    });
+  });
+
+  test('a session that crashes while the page is open joins the header count of bad ends', async () => {
+    // Spawned before the page opens: no spawn event reloads what needs the operator meanwhile.
+    const r = await rig.server.api<{ session: { id: string } }>('POST', '/v1/sessions', {
+      title: 'crashes on cue',
+      script: { steps: [{ wait: {} }, { exit: 'crashed' }] },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    await withPage(async (page) => {
+      await page.getByTestId('live-status').getByText('● live').waitFor();
+      const bad = page.locator('[data-need="crashed or over budget"]');
+      await bad.waitFor({ state: 'attached' });
+      const before = Number((await bad.textContent())?.match(/\d+/)?.[0] ?? 0);
+      await rig.server.api('POST', `/v1/sessions/${r.json.session.id}/send`, { text: 'crash' });
+      // Its ending is read alone (the session list is not read again) and counted.
+      await bad.filter({ hasText: String(before + 1) }).waitFor();
     });
   });
 

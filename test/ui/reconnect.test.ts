@@ -101,159 +101,183 @@ describe('web UI, reconnects', { timeout: 180_000, skip: needs(CHROMIUM) }, () =
     });
   });
 
-  test('an idle Coordination tab applies roster events: bytes per event stay small whatever the inventory', async () => {
-    await s().api('POST', '/v1/zone/limits', { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 });
-    const N = 120;
-    for (let i = 0; i < N; i++)
-      await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
-    await s().api('POST', '/v1/streams', { name: 'lobby' });
-    await withPage(async (page) => {
-      await page.getByTestId('live-status').getByText('● live').waitFor();
-      await page.getByText(/\d+ streams/).waitFor();
-      await page.locator('[data-stream="lobby"]').waitFor();
-      const cdp = await page.context().newCDPSession(page);
-      await cdp.send('Network.enable');
-      let bytes = 0;
-      cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
-        bytes += Math.max(e.encodedDataLength, e.dataLength);
-      });
-      // What one full inventory load weighs now: the cost a refetch per event would pay.
-      const inventory = (
-        await Promise.all(
-          ['/v1/streams?internal=true&limit=1000', '/v1/sessions?limit=1000', '/v1/tasks?limit=1000'].map(
-            async (p) => JSON.stringify((await s().api('GET', p)).json).length,
-          ),
-        )
-      ).reduce((a, b) => a + b, 0);
-      const ROOMS = 8;
-      const seqBefore = await head();
-      for (let i = 0; i < ROOMS; i++) {
-        await s().api('POST', '/v1/streams', { name: `late-${i}` });
-        await page.waitForTimeout(250); // each lands in its own batch, as an idle tab sees them
-      }
-      await page.locator(`[data-stream="late-${ROOMS - 1}"]`).waitFor();
-      const spawned = await s().api<{ session: { id: string } }>('POST', '/v1/sessions', {
-        title: 'newcomer',
-        script: LISTENER,
-      });
-      await page.getByText(`${N + 1} live sessions`).waitFor(); // N and the newcomer
-      await page.waitForTimeout(500);
-      const events = (await head()) - seqBefore;
-      await cdp.detach();
-      assert.ok(spawned.status === 200);
-      assert.ok(events >= ROOMS * 2, `events in the window: ${events}`);
-      // An event's SSE frame is a few hundred bytes; a refetch would be the whole inventory.
-      const perEvent = bytes / events;
-      assert.ok(
-        perEvent < 2_000,
-        `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one inventory load is ${inventory} B)`,
-      );
-      assert.ok(inventory > 20 * 2_000, `the inventory is big enough to tell (${inventory} B)`);
-    });
-  });
+  /** What one byte-count case does around the shared measure (bytes received per log event). */
+  interface Idle {
+    /** The page shows what the case follows, the stream is live. */
+    open(page: Page): Promise<void>;
+    /** What one load of what the page holds weighs: the cost a reload per event would pay. */
+    reference(): Promise<number>;
+    /** Writes the events, paced as an idle tab sees them, and waits until the page shows them. */
+    drive(page: Page): Promise<void>;
+    /** The fewest events the drive writes. */
+    events: number;
+  }
 
-  test('an idle Sessions tab reads only the sessions that changed: bytes per event stay small', async () => {
-    await s().api('POST', '/v1/zone/limits', { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 });
+  const size = async (path: string) => JSON.stringify((await s().api('GET', path)).json).length;
+  const ROOMY = { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 };
+  /** Listening sessions until the list holds `n` (the tests before may have made some). */
+  async function fill(n: number) {
     const listed = async () =>
       (await s().api<{ sessions: unknown[] }>('GET', '/v1/sessions?limit=1000')).json.sessions.length;
-    // A list big enough that reading it again per event would show (the test above may have made it).
-    for (let i = await listed(); i < 120; i++)
+    for (let i = await listed(); i < n; i++)
       await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
-    const watched: string[] = [];
-    for (let i = 0; i < 5; i++)
-      watched.push(
-        (
-          await s().api<{ session: { id: string } }>('POST', '/v1/sessions', {
+  }
+
+  /** `n` things made one after the other (`make(i)` returns its id): their ids. */
+  async function made(n: number, make: (i: number) => Promise<string>): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push(await make(i));
+    return ids;
+  }
+
+  // An event's SSE frame is a few hundred bytes; a reload per event would be the whole of what
+  // the page holds: each case bounds the bytes per event and checks that holding is big enough to tell.
+  const idleTabs: { title: string; bound: number; what: string; prepare(): Promise<Idle> }[] = [
+    {
+      title:
+        'an idle Coordination tab applies roster events: bytes per event stay small whatever the inventory',
+      bound: 2_000,
+      what: 'inventory',
+      async prepare() {
+        const N = 120;
+        for (let i = 0; i < N; i++)
+          await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
+        await s().api('POST', '/v1/streams', { name: 'lobby' });
+        const ROOMS = 8;
+        return {
+          events: ROOMS * 2,
+          async open(page) {
+            await page.getByTestId('live-status').getByText('● live').waitFor();
+            await page.getByText(/\d+ streams/).waitFor();
+            await page.locator('[data-stream="lobby"]').waitFor();
+          },
+          reference: async () =>
+            (
+              await Promise.all(
+                [
+                  '/v1/streams?internal=true&limit=1000',
+                  '/v1/sessions?limit=1000',
+                  '/v1/tasks?limit=1000',
+                ].map(size),
+              )
+            ).reduce((a, b) => a + b, 0),
+          async drive(page) {
+            for (let i = 0; i < ROOMS; i++) {
+              await s().api('POST', '/v1/streams', { name: `late-${i}` });
+              await page.waitForTimeout(250); // each lands in its own batch, as an idle tab sees them
+            }
+            await page.locator(`[data-stream="late-${ROOMS - 1}"]`).waitFor();
+            const spawned = await s().api<{ session: { id: string } }>('POST', '/v1/sessions', {
+              title: 'newcomer',
+              script: LISTENER,
+            });
+            await page.getByText(`${N + 1} live sessions`).waitFor(); // N and the newcomer
+            assert.ok(spawned.status === 200);
+          },
+        };
+      },
+    },
+    {
+      title: 'an idle Sessions tab reads only the sessions that changed: bytes per event stay small',
+      bound: 2_000,
+      what: 'list',
+      async prepare() {
+        // A list big enough that reading it again per event would show.
+        await fill(120);
+        const watched = await made(5, async (i) => {
+          const r = await s().api<{ session: { id: string } }>('POST', '/v1/sessions', {
             title: `watched ${i}`,
             script: LISTENER,
-          })
-        ).json.session.id,
-      );
-    await withPage(async (page) => {
-      // The view shows the five; the page holds (and would refetch) the whole list.
-      await page.goto(`${s().url}/sessions?q=watched`);
-      await page.getByTestId('live-status').getByText('● live').waitFor();
-      for (const id of watched) await page.locator(`[data-session="${id}"]`).waitFor();
-      const cdp = await page.context().newCDPSession(page);
-      await cdp.send('Network.enable');
-      let bytes = 0;
-      cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
-        bytes += Math.max(e.encodedDataLength, e.dataLength);
-      });
-      const list = JSON.stringify((await s().api('GET', '/v1/sessions?all=true&limit=1000')).json).length;
-      const seqBefore = await head();
-      for (const [i, id] of watched.entries()) {
-        await s().api('POST', `/v1/sessions/${id}/send`, { text: `ping-${i}` });
-        await page.waitForTimeout(300); // each turn in its own window, as an idle tab sees them
-      }
-      // Each row shows its session's answer: the page follows without reading the list again.
-      for (const [i, id] of watched.entries())
-        await page.locator(`[data-session="${id}"]`).getByText(`heard ping-${i}`).waitFor();
-      await page.waitForTimeout(500);
-      const events = (await head()) - seqBefore;
-      await cdp.detach();
-      assert.ok(events >= watched.length * 2, `events in the window: ${events}`);
-      const perEvent = bytes / events;
-      assert.ok(
-        perEvent < 2_000,
-        `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one list load is ${list} B)`,
-      );
-      assert.ok(list > 20 * 2_000, `the list is big enough to tell (${list} B)`);
-    });
-  });
-
-  test('an idle Tasks tab reads only the tasks that changed: bytes per event stay small', async () => {
-    await s().api('POST', '/v1/zone/limits', { maxDepth: 10, maxChildren: 1000, maxSessionsPerZone: 1000 });
-    const listed = async () =>
-      (await s().api<{ sessions: unknown[] }>('GET', '/v1/sessions?limit=1000')).json.sessions.length;
-    // The page loads every task and every session (their usage): big enough to tell a reload.
-    for (let i = await listed(); i < 120; i++)
-      await s().api('POST', '/v1/sessions', { title: `idle ${i}`, script: LISTENER });
-    const tracked: string[] = [];
-    for (let i = 0; i < 4; i++)
-      tracked.push(
-        (
-          await s().api<{ task: { id: string } }>('POST', '/v1/tasks', {
+          });
+          return r.json.session.id;
+        });
+        return {
+          events: watched.length * 2,
+          async open(page) {
+            // The view shows the five; the page holds (and would refetch) the whole list.
+            await page.goto(`${s().url}/sessions?q=watched`);
+            await page.getByTestId('live-status').getByText('● live').waitFor();
+            for (const id of watched) await page.locator(`[data-session="${id}"]`).waitFor();
+          },
+          reference: () => size('/v1/sessions?all=true&limit=1000'),
+          async drive(page) {
+            for (const [i, id] of watched.entries()) {
+              await s().api('POST', `/v1/sessions/${id}/send`, { text: `ping-${i}` });
+              await page.waitForTimeout(300); // each turn in its own window, as an idle tab sees them
+            }
+            // Each row shows its session's answer: the page follows without reading the list again.
+            for (const [i, id] of watched.entries())
+              await page.locator(`[data-session="${id}"]`).getByText(`heard ping-${i}`).waitFor();
+          },
+        };
+      },
+    },
+    {
+      title: 'an idle Tasks tab reads only the tasks that changed: bytes per event stay small',
+      bound: 4_000,
+      what: 'lists',
+      async prepare() {
+        // The page loads every task and every session (their usage): big enough to tell a reload.
+        await fill(120);
+        const tracked = await made(4, async (i) => {
+          const r = await s().api<{ task: { id: string } }>('POST', '/v1/tasks', {
             title: `tracked ${i}`,
             prompt: 'wait',
             held: true,
             spawn: { script: LISTENER },
-          })
-        ).json.task.id,
-      );
-    await withPage(async (page) => {
-      await page.goto(`${s().url}/tasks?q=tracked`);
-      await page.getByTestId('live-status').getByText('● live').waitFor();
-      for (const id of tracked) await page.locator(`[data-task="${id}"]`).waitFor();
-      const cdp = await page.context().newCDPSession(page);
-      await cdp.send('Network.enable');
-      let bytes = 0;
-      cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
-        bytes += Math.max(e.encodedDataLength, e.dataLength);
+          });
+          return r.json.task.id;
+        });
+        return {
+          events: tracked.length,
+          async open(page) {
+            await page.goto(`${s().url}/tasks?q=tracked`);
+            await page.getByTestId('live-status').getByText('● live').waitFor();
+            for (const id of tracked) await page.locator(`[data-task="${id}"]`).waitFor();
+          },
+          reference: async () =>
+            (await size('/v1/tasks?limit=1000')) + (await size('/v1/sessions?all=true&limit=1000')),
+          async drive(page) {
+            for (const id of tracked) {
+              await s().api('POST', `/v1/tasks/${id}/cancel`, {});
+              await page.waitForTimeout(350); // each in its own window, as an idle tab sees them
+            }
+            // Each row shows its new state: the page follows without reading the lists again.
+            for (const id of tracked)
+              await page.locator(`[data-task="${id}"]`).locator('[data-state="cancelled"]').waitFor();
+          },
+        };
+      },
+    },
+  ];
+
+  for (const tab of idleTabs)
+    test(tab.title, async () => {
+      await s().api('POST', '/v1/zone/limits', ROOMY);
+      const idle = await tab.prepare();
+      await withPage(async (page) => {
+        await idle.open(page);
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Network.enable');
+        let bytes = 0;
+        cdp.on('Network.dataReceived', (e: { encodedDataLength: number; dataLength: number }) => {
+          bytes += Math.max(e.encodedDataLength, e.dataLength);
+        });
+        const reference = await idle.reference();
+        const seqBefore = await head();
+        await idle.drive(page);
+        await page.waitForTimeout(500);
+        const events = (await head()) - seqBefore;
+        await cdp.detach();
+        assert.ok(events >= idle.events, `events in the window: ${events}`);
+        const perEvent = bytes / events;
+        assert.ok(
+          perEvent < tab.bound,
+          `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one load of the ${tab.what} is ${reference} B)`,
+        );
+        assert.ok(reference > 20 * tab.bound, `the ${tab.what} is big enough to tell (${reference} B)`);
       });
-      const list =
-        JSON.stringify((await s().api('GET', '/v1/tasks?limit=1000')).json).length +
-        JSON.stringify((await s().api('GET', '/v1/sessions?all=true&limit=1000')).json).length;
-      const seqBefore = await head();
-      for (const id of tracked) {
-        await s().api('POST', `/v1/tasks/${id}/cancel`, {});
-        await page.waitForTimeout(350); // each in its own window, as an idle tab sees them
-      }
-      // Each row shows its new state: the page follows without reading the lists again.
-      for (const id of tracked)
-        await page.locator(`[data-task="${id}"]`).locator('[data-state="cancelled"]').waitFor();
-      await page.waitForTimeout(500);
-      const events = (await head()) - seqBefore;
-      await cdp.detach();
-      assert.ok(events >= tracked.length, `events in the window: ${events}`);
-      const perEvent = bytes / events;
-      assert.ok(
-        perEvent < 4_000,
-        `${bytes} B over ${events} events (${Math.round(perEvent)} B/event; one load of the lists is ${list} B)`,
-      );
-      assert.ok(list > 20 * 4_000, `the lists are big enough to tell (${list} B)`);
     });
-  });
 
   async function head(): Promise<number> {
     const r = await s().api<{ events: { seq: number }[] }>('GET', '/v1/events?limit=1');

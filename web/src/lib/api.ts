@@ -1,3 +1,5 @@
+import type { Session } from './types.ts';
+
 /** The server's typed error, as its `{ error: { code, message, requestId } }` body says it. */
 export class ApiError extends Error {
   constructor(
@@ -66,3 +68,7 @@ export async function allPages<T>(
   }
   return out;
 }
+
+/** One session, read alone (in its zone). */
+export const readSession = async (id: string, zone?: string): Promise<Session> =>
+  (await api<{ session: Session }>('GET', `/v1/sessions/${encodeURIComponent(id)}`, undefined, zone)).session;

@@ -1,4 +1,5 @@
 import { createContext, type ReactNode, useContext, useEffect, useMemo, useRef, useState } from 'react';
+import { eventWindow } from './eventWindow.ts';
 import { followLive } from './sse.ts';
 import type { LogEvent } from './types.ts';
 
@@ -93,21 +94,20 @@ export function useLiveEvents(pred: (e: LogEvent) => boolean, fn: (e: LogEvent) 
   useEffect(() => hub.subscribe((e) => ref.current.pred(e) && ref.current.fn(e)), [hub]);
 }
 
-/** Re-runs `refetch` (debounced) when live events matching `pred` arrive. */
+/**
+ * Re-runs `refetch` when live events matching `pred` arrive, once per window of `ms` from the
+ * first of them (eventWindow.ts): a steady stream still refetches every `ms`.
+ */
 export function useLiveRefetch(pred: (e: LogEvent) => boolean, refetch: () => void, ms = 150) {
   const hub = useLiveHub();
   const ref = useRef({ pred, refetch });
   ref.current = { pred, refetch };
   useEffect(() => {
-    let t: ReturnType<typeof setTimeout> | undefined;
-    const off = hub.subscribe((e) => {
-      if (!ref.current.pred(e)) return;
-      clearTimeout(t);
-      t = setTimeout(() => ref.current.refetch(), ms);
-    });
+    const batch = eventWindow(ms, () => ref.current.refetch());
+    const off = hub.subscribe((e) => ref.current.pred(e) && batch.add());
     return () => {
       off();
-      clearTimeout(t);
+      batch.stop();
     };
   }, [hub, ms]);
 }

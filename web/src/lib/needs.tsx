@@ -1,6 +1,7 @@
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
-import { allPages } from './api.ts';
+import { allPages, readSession } from './api.ts';
 import { useLiveEvents, useLiveRefetch } from './live.tsx';
+import { useLiveWindow, withReads } from './liveWindow.ts';
 import { useRoute } from './router.tsx';
 import { BAD_ENDS, sessionState } from './state.ts';
 import type { Escalation, LogEvent, Session, Task } from './types.ts';
@@ -55,13 +56,16 @@ async function load() {
 
 const OPERATOR_STATES = /^(review|waiting)$/;
 
-/** What changes the lists: an ending, an escalation, a task entering or leaving review or waiting. */
+/** What changes the lists but a session: an escalation, a task entering or leaving review or waiting. */
 const changes = (e: LogEvent) =>
-  (e.type === 'session.status' && e.payload.to === 'stopped') ||
   e.type.startsWith('escalation.') ||
   e.type === 'task.escalated' ||
   (e.type === 'task.status' &&
     (OPERATOR_STATES.test(String(e.payload.to)) || OPERATOR_STATES.test(String(e.payload.from))));
+
+/** An ending: only that session is read again (a crash or a budget stop joins `ended`). */
+const ending = (e: LogEvent) =>
+  e.type === 'session.status' && e.payload.to === 'stopped' && e.session_id ? e.session_id : undefined;
 
 /**
  * What needs the operator, loaded once for the header's counts and the home view. It is read
@@ -73,6 +77,16 @@ export function NeedsProvider({ children }: { children: ReactNode }) {
   const stuckMinutes = Number(search.get('stuck')) || DEFAULT_STUCK_MINUTES;
   const r = useFetch(load, []);
   useLiveRefetch(changes, r.reload, 1000);
+  // Not the whole list per window of endings: a steady stream of them would read it every second.
+  useLiveWindow(
+    r,
+    {
+      match: ending,
+      read: readSession,
+      apply: (d, reads) => (d ? { ...d, sessions: withReads(d.sessions, reads) } : undefined),
+    },
+    1000,
+  );
   useLiveRefetch((e) => e.type === 'session.spawned', r.reload, 5000);
   const [seen, setSeen] = useState(() => new Map<string, { status: string | null; ts: number }>());
   useLiveEvents(
