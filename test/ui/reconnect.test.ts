@@ -257,6 +257,9 @@ describe('web UI, reconnects', { timeout: 180_000, skip: needs(CHROMIUM) }, () =
       const idle = await tab.prepare();
       await withPage(async (page) => {
         await idle.open(page);
+        // The header's counts load beside the page (every session, on a loaded machine after
+        // the page's own list): the window starts once they have, or their load is counted.
+        await page.locator('[data-testid="needs-count"][data-loaded="true"]').waitFor();
         const cdp = await page.context().newCDPSession(page);
         await cdp.send('Network.enable');
         let bytes = 0;

@@ -112,7 +112,8 @@ function Shell({ me, onLogout }: { me: Me; onLogout: () => void }) {
 
 /** The header's counts of what waits for the operator, each a link to the home view. */
 function NeedCounts() {
-  const c = needCounts(useNeeds());
+  const needs = useNeeds();
+  const c = needCounts(needs);
   const items: [string, number, string][] = [
     ['open', c.escalations, 'open questions'],
     ['crashed', c.ended, 'crashed or over budget'],
@@ -122,7 +123,7 @@ function NeedCounts() {
   const total = c.escalations + c.ended + c.stuck + c.review;
   return (
     <Link to="/" className={`needs${total ? ' needs-some' : ''}`}>
-      <span data-testid="needs-count" data-total={total}>
+      <span data-testid="needs-count" data-total={total} data-loaded={needs.loaded}>
         <span className="sr-only">{total} things need you: </span>
         {items.map(([state, n, label]) => (
           <span key={state} className={`need-count status-${state}`} title={label} data-need={label}>
