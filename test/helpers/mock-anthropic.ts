@@ -77,9 +77,16 @@ export interface Reply {
   toolUses?: ToolUse[];
   /** Default: `tool_use` when there are tool uses, else `end_turn`. */
   stopReason?: string;
-  usage?: { input_tokens?: number; output_tokens?: number };
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Stream: wait this long between events (the gateway must pass each on as it comes). */
+  eventDelayMs?: number;
 }
 
 /** Answer with an API error (a 4xx the CLI does not retry makes its turn fail). */
@@ -125,6 +132,8 @@ export interface MockAnthropic {
   readonly messages: MessagesRequest[];
   /** The side requests answered automatically. */
   readonly side: MessagesRequest[];
+  /** How many SSE events the mock has written so far, over all streams. */
+  readonly eventsWritten: number;
   /** Replace the script (e.g. between phases of a test). */
   setScript(script: Script): void;
   /** Resolve once `n` scripted requests have arrived. */
@@ -141,6 +150,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
   const waiters = new Set<() => void>();
   let current = script;
   let ids = 0;
+  let eventsWritten = 0;
   const nextId = (prefix: string) => `${prefix}_mock_${String(++ids).padStart(4, '0')}`;
 
   const server: Server = createServer((req, res) => {
@@ -233,6 +243,14 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
     const stopReason = turn.stopReason ?? (turn.toolUses?.length ? 'tool_use' : 'end_turn');
     const inputTokens = turn.usage?.input_tokens ?? 10;
     const outputTokens = turn.usage?.output_tokens ?? 5;
+    const cache = {
+      ...(turn.usage?.cache_read_input_tokens !== undefined
+        ? { cache_read_input_tokens: turn.usage.cache_read_input_tokens }
+        : {}),
+      ...(turn.usage?.cache_creation_input_tokens !== undefined
+        ? { cache_creation_input_tokens: turn.usage.cache_creation_input_tokens }
+        : {}),
+    };
     const id = nextId('msg');
     const model = m.model;
 
@@ -247,7 +265,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
           content,
           stop_reason: stopReason,
           stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+          usage: { input_tokens: inputTokens, output_tokens: outputTokens, ...cache },
         }),
       );
       return;
@@ -258,8 +276,9 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       'cache-control': 'no-cache',
       'request-id': nextId('req'),
     });
+    const events: string[] = [];
     const send = (type: string, data: Record<string, unknown>) =>
-      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      events.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     send('message_start', {
       message: {
         id,
@@ -269,7 +288,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1 },
+        usage: { input_tokens: inputTokens, output_tokens: 1, ...cache },
       },
     });
     send('ping', {});
@@ -294,6 +313,12 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       usage: { output_tokens: outputTokens },
     });
     send('message_stop', {});
+    for (const [i, e] of events.entries()) {
+      if (i > 0 && turn.eventDelayMs) await replyDelay(turn.eventDelayMs, res);
+      if (res.destroyed) return;
+      res.write(e);
+      eventsWritten++;
+    }
     res.end();
   }
 
@@ -306,6 +331,9 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
     requests,
     messages,
     side,
+    get eventsWritten() {
+      return eventsWritten;
+    },
     setScript(s) {
       current = s;
     },

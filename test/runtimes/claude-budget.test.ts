@@ -1,7 +1,8 @@
 /**
  * A token budget on a real `claude` CLI session (node_modules/.bin/claude) against the mock
- * model API: the model's usage lands in the subtree totals, and the budget stops the session
- * once spent. Setup as in claude-code.test.ts: a private HOME per agent, no network.
+ * model API, with the model gateway off: the usage the CLI reports lands in the subtree
+ * totals, and the budget stops the session once spent (through the gateway:
+ * claude-gateway.test.ts). Setup as in claude-code.test.ts: a private HOME per agent, no network.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -42,7 +43,11 @@ forEachWarren(
       closers.push(() => m.close());
       const mcp = await startMockMcp(0);
       closers.push(() => mcp.close());
-      const h = await startHttp(t, { runtimes: [new ClaudeCodeRuntime()], kernel: { termGraceMs: 10_000 } });
+      // The CLI's own reports (the gateway off): docs/gateway.md's gateway.enabled: false.
+      const h = await startHttp(t, {
+        runtimes: [new ClaudeCodeRuntime()],
+        kernel: { termGraceMs: 10_000, gateway: { enabled: false, prices: {} } },
+      });
       h.warren.kernel.config.publicUrl = mcp.base;
       const base = mkdtempSync(join(root, 'agent-'));
       const home = join(base, 'home');
