@@ -63,6 +63,8 @@ export function configDefaults(): Record<string, unknown> {
     'sockets.maxLineBytes': k.sockets.maxLineBytes,
     'sockets.maxConnections': k.sockets.maxConnections,
     'log.level': 'info',
+    'gateway.enabled': k.gateway.enabled,
+    'gateway.prices': k.gateway.prices,
     'metrics.enabled': true,
     'metrics.public': false,
     'tracing.endpoint': null,

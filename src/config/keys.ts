@@ -376,6 +376,24 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'JSON log lines on stderr at this level and above (silent: none)',
   },
   {
+    path: 'gateway.enabled',
+    env: 'WARREN_GATEWAY',
+    flag: 'gateway',
+    kind: 'bool',
+    summary:
+      "claude-code agents reach their model through warren's gateway, which holds their keys, meters their usage and checks budgets before each call",
+  },
+  {
+    path: 'gateway.prices',
+    unset: '(the built-in table)',
+    env: 'WARREN_GATEWAY_PRICES',
+    flag: 'gateway-prices',
+    kind: 'json',
+    hint: '<json>',
+    summary:
+      'model prices over the built-in table, USD per million tokens: {"claude-sonnet-4*": {"input": 3, "output": 15}}',
+  },
+  {
     path: 'metrics.enabled',
     env: 'WARREN_METRICS',
     flag: 'metrics',

@@ -66,6 +66,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
     retentionDays: v('retentionDays'),
     sessionRetentionDays: v('sessionRetentionDays'),
     envAllow: v('grants.env'),
+    gateway: { enabled: v('gateway.enabled'), prices: v('gateway.prices') },
     sockets: { maxLineBytes: v('sockets.maxLineBytes'), maxConnections: v('sockets.maxConnections') },
   };
   return {

@@ -67,6 +67,16 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
     .max(1024 ** 3),
   'sockets.maxConnections': positiveInt.max(100_000),
   'log.level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  'gateway.enabled': z.boolean(),
+  'gateway.prices': z.record(
+    z.string().min(1).max(200),
+    z.strictObject({
+      input: z.number().min(0),
+      output: z.number().min(0),
+      cacheRead: z.number().min(0).optional(),
+      cacheWrite: z.number().min(0).optional(),
+    }),
+  ),
   'metrics.enabled': z.boolean(),
   'metrics.public': z.boolean(),
   'tracing.endpoint': z.url({ protocol: /^https?$/ }).nullable(),
