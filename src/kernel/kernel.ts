@@ -114,6 +114,8 @@ export class Kernel {
   private unsubscribe: (() => void) | undefined;
   private started = false;
   private unremote: (() => void) | undefined;
+  /** The model gateway's watch of this node's commits (a stopped session's credential dies). */
+  private unlocal: (() => void) | undefined;
   /** Sessions that were live when the kernel last stopped, until resumed. */
   private lost: string[] = [];
   /** Of those, the ones that were idle: their resume changes nothing their parents must hear. */
@@ -209,7 +211,11 @@ export class Kernel {
       this.k.fdTable.apply(events);
       this.k.delivery.onCommit(events);
     });
-    this.unremote = this.store.writer.onRemoteCommit((events) => this.remoteEffects(events));
+    this.unremote = this.store.writer.onRemoteCommit((events) => {
+      this.k.gateway.onCommit(events);
+      this.remoteEffects(events);
+    });
+    this.unlocal = this.store.writer.onCommit(this.k.gateway.onCommit);
     await endOrphans(this.k, this.runId);
     const recovered = await recover(this.k);
     this.lost = recovered.ids;
@@ -244,6 +250,7 @@ export class Kernel {
     await this.store.writer.drained();
     this.unsubscribe?.();
     this.unremote?.();
+    this.unlocal?.();
     this.unwatch?.();
   }
 

@@ -10,7 +10,7 @@ import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
-import { endAfterTerm } from './budget.ts';
+import { endAfterTerm, parseIds } from './budget.ts';
 import {
   agentConfinement,
   type ContainmentState,
@@ -283,7 +283,14 @@ export class Supervisor {
     return {
       url: (provider) => `${base}/v1/gateway/${provider}`,
       credential: token,
-      hold: (provider, upstream) => this.gateway.upstreams.hold(row.id, gen, provider, upstream),
+      hold: (provider, upstream) =>
+        this.gateway.upstreams.hold(
+          row.id,
+          gen,
+          { zone: row.zone, scope: parseIds(row.budget_scope) },
+          provider,
+          upstream,
+        ),
     };
   }
 

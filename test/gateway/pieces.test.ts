@@ -181,16 +181,17 @@ describe('prices', () => {
 
 describe('held upstreams', () => {
   const up = { baseUrl: 'https://api.example', key: 'k', auth: 'x-api-key' as const };
+  const S = { zone: 'z', scope: ['ses_b'] };
 
   it('belong to one token generation; an older agent’s release leaves a newer one’s', () => {
     const u = new Upstreams();
-    u.hold('s', 0, 'anthropic', up);
-    assert.deepEqual(u.get('s', 0, 'anthropic'), up);
+    u.hold('s', 0, S, 'anthropic', up);
+    assert.deepEqual(u.get('s', 0, 'anthropic'), { ...S, upstream: up });
     assert.equal(u.get('s', 1, 'anthropic'), null);
-    u.hold('s', 1, 'anthropic', { ...up, key: 'k1' });
+    u.hold('s', 1, S, 'anthropic', { ...up, key: 'k1' });
     assert.equal(u.get('s', 0, 'anthropic'), null);
     u.release('s', 0);
-    assert.equal(u.get('s', 1, 'anthropic')?.key, 'k1');
+    assert.equal(u.get('s', 1, 'anthropic')?.upstream.key, 'k1');
     u.release('s');
     assert.equal(u.get('s', 1, 'anthropic'), null);
     assert.equal(u.size, 0);

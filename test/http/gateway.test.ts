@@ -38,7 +38,7 @@ async function rig(
   const a = await h.api('POST', '/v1/sessions', { script: idleScript });
   const id = a.json.session.id as string;
   await waitStatus(h.warren, id, 'idle');
-  h.warren.kernel.gateway.upstreams.hold(id, 0, 'anthropic', {
+  h.warren.kernel.gateway.upstreams.hold(id, 0, { zone: 'default', scope: [] }, 'anthropic', {
     baseUrl: mock.url,
     key: KEY,
     auth: 'x-api-key',
@@ -201,6 +201,11 @@ forEachWarren('the model gateway (Anthropic)', (t) => {
     // The bearer form Claude Code uses with ANTHROPIC_AUTH_TOKEN works as x-api-key does.
     const ok = await request(r.h.url, 'POST', PATH, BODY, { auth: r.token });
     assert.equal(ok.status, 200);
+    assert.equal(r.mock.requests.length, 1);
+    // The session stops: its credential dies with it, in the commit that stops it.
+    await r.h.api('POST', `/v1/sessions/${r.id}/kill`, {});
+    await waitStatus(r.h.warren, r.id, 'stopped');
+    await refused({ 'x-api-key': r.token });
     assert.equal(r.mock.requests.length, 1);
   });
 

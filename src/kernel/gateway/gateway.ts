@@ -1,7 +1,8 @@
+import type { LogEvent } from '../../store/events.ts';
 import { WarrenError } from '../../vocab/errors.ts';
 import type { Usage } from '../../vocab/usage.ts';
 import { breach } from '../breach.ts';
-import { parseIds, SCOPE_COLUMNS } from '../budget.ts';
+import { SCOPE_COLUMNS } from '../budget.ts';
 import type { Core } from '../core.ts';
 import { sessionIn } from '../lookup.ts';
 import { recordUsage } from '../usage.ts';
@@ -33,28 +34,25 @@ export class ModelGateway {
   }
 
   /**
-   * The caller behind a verified token claim: its session must be live, the token of its
-   * current generation, and its agent running here with an upstream held. A stopped session's
-   * credential is refused (it died with the session), as is a resumed one's older token.
+   * The caller behind a verified token claim: the agent of that generation of its session
+   * must be running here (upstreams.ts). A stopped session's credential is refused (it died
+   * with the session), as is a resumed one's older token.
    */
-  async caller(sessionId: string, gen: number, provider: Provider): Promise<GatewayCaller> {
-    const row = await this.core.store.reader
-      .selectFrom('sessions')
-      .select(['zone', 'status', 'token_gen', 'budget_scope'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst();
-    if (!row || row.status === 'stopped' || (row.token_gen ?? 0) !== gen) {
-      this.upstreams.release(sessionId, gen);
-      throw new WarrenError('unauthenticated', 'this credential is not (or no longer) valid');
-    }
-    const upstream = this.upstreams.get(sessionId, gen, provider);
-    if (!upstream)
-      throw new WarrenError(
-        'unauthenticated',
-        `session ${sessionId} has no ${provider} upstream at this gateway`,
-      );
-    return { sessionId, zone: row.zone, scope: parseIds(row.budget_scope), upstream };
+  caller(sessionId: string, gen: number, provider: Provider): GatewayCaller {
+    const held = this.upstreams.get(sessionId, gen, provider);
+    if (!held) throw new WarrenError('unauthenticated', 'this credential is not (or no longer) valid here');
+    return { sessionId, ...held };
   }
+
+  /** A session stopped or was suspended (a commit of this node or another): its credential dies now. */
+  onCommit = (events: readonly LogEvent[]): void => {
+    if (this.upstreams.size === 0) return;
+    for (const e of events) {
+      if (e.type !== 'session.status' || !e.session_id) continue;
+      const to = e.payload.to;
+      if (to === 'stopped' || to === 'suspended') this.upstreams.release(e.session_id);
+    }
+  };
 
   /** What a request of this model with a body of `bytes` is expected to use (admit.ts). */
   estimate(model: string, bytes: number): CallEstimate {

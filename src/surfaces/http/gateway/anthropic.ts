@@ -60,7 +60,7 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
   const pub = { config: { public: true } };
 
   /** The calling session, from the credential Claude Code sends (`x-api-key`, or a bearer). */
-  const callerOf = async (req: FastifyRequest): Promise<GatewayCaller> => {
+  const callerOf = (req: FastifyRequest): GatewayCaller => {
     warren.checkServing();
     const key = req.headers['x-api-key'];
     const credential = typeof key === 'string' ? key : bearerOf(req.headers.authorization);
@@ -81,7 +81,7 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     let model = '';
     try {
-      caller = await callerOf(req);
+      caller = callerOf(req);
       if (metered) {
         model = modelOf(body);
         if (caller.scope.length > 0) {
