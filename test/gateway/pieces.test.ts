@@ -6,11 +6,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ScopeRow } from '../../src/kernel/budget.ts';
+import type { Core } from '../../src/kernel/core.ts';
 import { estimateInputTokens, refusal, refusalText } from '../../src/kernel/gateway/admit.ts';
+import { ModelGateway } from '../../src/kernel/gateway/gateway.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
 import type { AgentGateway } from '../../src/runtimes/types.ts';
+import type { LogEvent } from '../../src/store/events.ts';
 import { upstreamHeaders } from '../../src/surfaces/http/gateway/upstream.ts';
 import { AnthropicUsage } from '../../src/surfaces/http/gateway/usage.ts';
 import { OVER_BUDGET } from '../../src/vocab/gateway.ts';
@@ -195,6 +198,16 @@ describe('held upstreams', () => {
     u.release('s');
     assert.equal(u.get('s', 1, 'anthropic'), null);
     assert.equal(u.size, 0);
+  });
+
+  it('die in the commit that stops or suspends their session', () => {
+    const g = new ModelGateway({} as Core);
+    for (const id of ['a', 'b', 'c']) g.upstreams.hold(id, 0, S, 'anthropic', up);
+    const status = (id: string, to: string) => ({ type: 'session.status', session_id: id, payload: { to } });
+    g.onCommit([status('a', 'stopped'), status('b', 'idle'), status('c', 'suspended')] as unknown as LogEvent[]);
+    assert.equal(g.upstreams.get('a', 0, 'anthropic'), null);
+    assert.ok(g.caller('b', 0, 'anthropic'));
+    assert.throws(() => g.caller('c', 0, 'anthropic'), /not \(or no longer\) valid/);
   });
 
   it('send the held key upstream and drop every credential the agent sent', () => {
