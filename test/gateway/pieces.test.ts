@@ -204,7 +204,11 @@ describe('held upstreams', () => {
     const g = new ModelGateway({} as Core);
     for (const id of ['a', 'b', 'c']) g.upstreams.hold(id, 0, S, 'anthropic', up);
     const status = (id: string, to: string) => ({ type: 'session.status', session_id: id, payload: { to } });
-    g.onCommit([status('a', 'stopped'), status('b', 'idle'), status('c', 'suspended')] as unknown as LogEvent[]);
+    g.onCommit([
+      status('a', 'stopped'),
+      status('b', 'idle'),
+      status('c', 'suspended'),
+    ] as unknown as LogEvent[]);
     assert.equal(g.upstreams.get('a', 0, 'anthropic'), null);
     assert.ok(g.caller('b', 0, 'anthropic'));
     assert.throws(() => g.caller('c', 0, 'anthropic'), /not \(or no longer\) valid/);
