@@ -154,6 +154,23 @@ forEachWarren('the model gateway (Anthropic)', (t) => {
     assert.deepEqual(sent.body, BODY);
   });
 
+  it('takes a conversation past the server’s 1 MiB body limit, byte for byte', async () => {
+    const r = await rig(t, () => ({ text: 'long' }));
+    const big = { ...BODY, messages: [{ role: 'user', content: 'é'.repeat(1_500_000) }] };
+    const res = await post(r, big);
+    assert.equal(res.status, 200, res.text.slice(0, 300));
+    assert.deepEqual(r.mock.requests.at(-1)!.body, big);
+    // Past the API's own 32 MB: refused in the API's shape, unsent.
+    const seen = r.mock.requests.length;
+    const huge = await post(r, {
+      ...BODY,
+      messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }],
+    });
+    assert.equal(huge.status, 413);
+    assert.equal(JSON.parse(huge.text).error.type, 'request_too_large');
+    assert.equal(r.mock.requests.length, seen);
+  });
+
   it('an ANTHROPIC_AUTH_TOKEN upstream gets a bearer', async () => {
     const r = await rig(t, () => ({ text: 'ok' }), { auth: 'bearer' });
     assert.equal((await post(r, BODY)).status, 200);

@@ -5,29 +5,16 @@
  * claude-gateway.test.ts). Setup as in claude-code.test.ts: a private HOME per agent, no network.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
+import { claudeAgents } from '../helpers/claude-agents.ts';
 import { startHttp } from '../helpers/http.ts';
 import { startMockAnthropic } from '../helpers/mock-anthropic.ts';
 import { startMockMcp } from '../helpers/mock-mcp.ts';
 import { gone } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'warren-claude-budget-'));
-const pids = new Set<number>();
-const closers: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const pid of pids) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {}
-  }
-  await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-});
+const { closers, agentDirs, claudePid } = claudeAgents('warren-claude-budget-');
 
 forEachWarren(
   'claude-code under a token budget',
@@ -49,27 +36,17 @@ forEachWarren(
         kernel: { termGraceMs: 10_000, gateway: { enabled: false, prices: {} } },
       });
       h.warren.kernel.config.publicUrl = mcp.base;
-      const base = mkdtempSync(join(root, 'agent-'));
-      const home = join(base, 'home');
-      const cwd = join(base, 'work');
-      mkdirSync(home);
-      mkdirSync(cwd);
+      const dirs = agentDirs();
       const r = await h.api('POST', '/v1/sessions', {
         runtime: 'claude-code',
         prompt: 'first',
-        cwd,
-        env: { ...m.env(), HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude') },
+        cwd: dirs.cwd,
+        env: { ...m.env(), ...dirs.env },
         budget: { inputTokens: 1000 },
       });
       assert.equal(r.status, 200, JSON.stringify(r.json));
       const id = r.json.session.id as string;
-      const started = await until(
-        async () => (await eventsOf(h, id)).find((e) => e.type === 'session.claude_started'),
-        15_000,
-        'claude to start',
-      );
-      const pid = started.payload.pid as number;
-      pids.add(pid);
+      const pid = await claudePid(h, id);
 
       await waitStatus(h.warren, id, 'idle', 20_000);
       let s = await sessionOf(h.warren, id);

@@ -7,28 +7,16 @@
  * private HOME per agent, no network.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { it } from 'node:test';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
+import { claudeAgents } from '../helpers/claude-agents.ts';
 import { type HttpWarren, request, startHttp } from '../helpers/http.ts';
 import { type MockAnthropic, startMockAnthropic } from '../helpers/mock-anthropic.ts';
 import { gone } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'warren-claude-gateway-'));
-const pids = new Set<number>();
-const closers: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const pid of pids) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {}
-  }
-  await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-});
+const { closers, agentDirs, claudePid } = claudeAgents('warren-claude-gateway-');
 
 const KEY = 'sk-ant-gateway-test-key-5f3a9c';
 const USAGE = {
@@ -49,28 +37,18 @@ async function mock(
 
 async function spawnAgent(h: HttpWarren, m: MockAnthropic, extra: Record<string, unknown> = {}) {
   await call(h.warren, 'secrets_set', { name: 'anthropic', value: KEY });
-  const base = mkdtempSync(join(root, 'agent-'));
-  const home = join(base, 'home');
-  const cwd = join(base, 'work');
-  mkdirSync(home);
-  mkdirSync(cwd);
+  const dirs = agentDirs();
   const r = await h.api('POST', '/v1/sessions', {
     runtime: 'claude-code',
     prompt: 'hello',
-    cwd,
-    env: { ANTHROPIC_BASE_URL: m.url, HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude') },
+    cwd: dirs.cwd,
+    env: { ANTHROPIC_BASE_URL: m.url, ...dirs.env },
     secretEnv: { ANTHROPIC_API_KEY: 'anthropic' },
     ...extra,
   });
   assert.equal(r.status, 200, JSON.stringify(r.json));
   const id = r.json.session.id as string;
-  const started = await until(
-    async () => (await eventsOf(h, id)).find((e) => e.type === 'session.claude_started'),
-    15_000,
-    'claude to start',
-  );
-  const pid = started.payload.pid as number;
-  pids.add(pid);
+  const pid = await claudePid(h, id);
   return { id, pid };
 }
 

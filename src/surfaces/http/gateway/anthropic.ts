@@ -156,6 +156,16 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
   };
 
   app.register(async (scope) => {
+    // What Fastify refuses before a handler runs (a body past the limit) in the API's shape too.
+    scope.setErrorHandler((error: { statusCode?: number; message: string }, _req, reply) => {
+      const status = error.statusCode ?? 500;
+      if (status >= 500) log.error({ err: error }, 'model gateway: internal error');
+      return apiError(
+        reply,
+        status,
+        `warren: ${status >= 500 ? 'internal error in the model gateway' : error.message}`,
+      );
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: GATEWAY_BODY_LIMIT }, (_req, b, done) =>
       done(null, b),
