@@ -130,6 +130,11 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
     const usage = model === null ? null : new AnthropicUsage(sse);
     up.on('data', (chunk: Buffer) => {
       usage?.push(chunk);
+      // What arrived in one read goes out in one write (events stay whole, none waits).
+      if (!res.writableCorked) {
+        res.cork();
+        process.nextTick(() => res.uncork());
+      }
       if (!res.write(chunk)) {
         up.pause();
         res.once('drain', () => up.resume());
