@@ -394,6 +394,29 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
       'model prices over the built-in table, USD per million tokens: {"claude-sonnet-4*": {"input": 3, "output": 15}}',
   },
   {
+    path: 'gateway.concurrency',
+    env: 'WARREN_GATEWAY_CONCURRENCY',
+    flag: 'gateway-concurrency',
+    kind: 'int',
+    summary:
+      'model calls in flight per provider key at the gateway, across all agents on it (0: no limit); the rest wait their turn',
+  },
+  {
+    path: 'gateway.retries',
+    env: 'WARREN_GATEWAY_RETRIES',
+    flag: 'gateway-retries',
+    kind: 'int',
+    summary:
+      'how many times the gateway holds and retries a 429 or 529 answer (honouring retry-after) before passing it to the agent',
+  },
+  {
+    path: 'gateway.maxRetryWaitMs',
+    env: 'WARREN_GATEWAY_MAX_RETRY_WAIT_MS',
+    flag: 'gateway-max-retry-wait-ms',
+    kind: 'int',
+    summary: 'the longest the gateway holds one call for its retries, all waits together',
+  },
+  {
     path: 'metrics.enabled',
     env: 'WARREN_METRICS',
     flag: 'metrics',

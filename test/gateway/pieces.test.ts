@@ -9,6 +9,7 @@ import type { ScopeRow } from '../../src/kernel/budget.ts';
 import type { Core } from '../../src/kernel/core.ts';
 import { estimateInputTokens, refusal, refusalText } from '../../src/kernel/gateway/admit.ts';
 import { ModelGateway } from '../../src/kernel/gateway/gateway.ts';
+import { KeyLimiter, Limiters, retryDelayMs } from '../../src/kernel/gateway/limiter.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
@@ -287,5 +288,65 @@ describe('Claude Code’s environment behind the gateway', () => {
     const keyed = { ANTHROPIC_API_KEY: 'sk' };
     assert.deepEqual(throughGateway(keyed, null).env, keyed);
     assert.equal(held.length, 0);
+  });
+});
+
+describe('the limiter per provider key', () => {
+  const config = { concurrency: 2, retries: 3, maxRetryWaitMs: 1000 };
+
+  it('waits as the provider says: retry-after-ms, retry-after in seconds or as a date, else backoff', () => {
+    assert.equal(retryDelayMs({ 'retry-after-ms': '250', 'retry-after': '9' }, 0), 250);
+    assert.equal(retryDelayMs({ 'retry-after': '2' }, 0), 2000);
+    assert.equal(retryDelayMs({ 'retry-after': new Date(10_000).toUTCString() }, 0, 7000), 3000);
+    assert.deepEqual(
+      [0, 1, 2, 5].map((a) => retryDelayMs({}, a)),
+      [500, 1000, 2000, 8000],
+    );
+    assert.equal(retryDelayMs({ 'retry-after': 'soon' }, 1), 1000);
+  });
+
+  it('holds calls past its concurrency in order, and hands a slot straight to the next', async () => {
+    const l = new KeyLimiter(() => config);
+    const signal = new AbortController().signal;
+    const a = await l.acquire(signal);
+    await l.acquire(signal);
+    const order: string[] = [];
+    const inLine = (name: string) =>
+      l.acquire(signal).then((release) => {
+        order.push(name);
+        return release;
+      });
+    const c = inLine('c');
+    const d = inLine('d');
+    assert.equal(l.queueDepth, 2);
+    a();
+    a(); // twice is once
+    await c;
+    assert.deepEqual(order, ['c']);
+    assert.equal(l.inFlight, 2);
+    (await c)();
+    await d;
+    assert.deepEqual(order, ['c', 'd']);
+    assert.equal(l.stats.queued, 2);
+  });
+
+  it('a call that gives up while queued leaves the queue', async () => {
+    const l = new KeyLimiter(() => ({ ...config, concurrency: 1 }));
+    const release = await l.acquire(new AbortController().signal);
+    const ac = new AbortController();
+    const waiting = l.acquire(ac.signal);
+    ac.abort(new Error('gone'));
+    await assert.rejects(waiting, /gone/);
+    assert.equal(l.queueDepth, 0);
+    release();
+    assert.equal(l.inFlight, 0);
+  });
+
+  it('one key, one limiter, whichever session holds it; another key, another', () => {
+    const ls = new Limiters(() => config);
+    const up = { baseUrl: 'https://a', key: 'k', auth: 'x-api-key' as const };
+    assert.equal(ls.of(up), ls.of({ ...up }));
+    assert.notEqual(ls.of(up), ls.of({ ...up, key: 'k2' }));
+    assert.equal(ls.size, 2);
   });
 });

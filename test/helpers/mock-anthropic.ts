@@ -121,6 +121,11 @@ export interface MockOptions {
   sideRequests?: 'auto' | 'script';
   /** Log every request to stderr (default: only unknown ones). */
   verbose?: boolean;
+  /**
+   * A provider at its rate limit: past `concurrent` Messages calls in flight, a call is
+   * answered 429 `rate_limit_error` (with `retry-after: retryAfterS` when given).
+   */
+  capacity?: { concurrent: number; retryAfterS?: number };
 }
 
 export interface MockAnthropic {
@@ -132,6 +137,8 @@ export interface MockAnthropic {
   readonly messages: MessagesRequest[];
   /** The side requests answered automatically. */
   readonly side: MessagesRequest[];
+  /** The most Messages calls it answered at once, and how many it refused at capacity (429). */
+  readonly load: { inFlight: number; most: number; refused: number };
   /** How many SSE events the mock has written so far, over all streams. */
   readonly eventsWritten: number;
   /** Replace the script (e.g. between phases of a test). */
@@ -151,6 +158,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
   let current = script;
   let ids = 0;
   let eventsWritten = 0;
+  const load = { inFlight: 0, most: 0, refused: 0 };
   const nextId = (prefix: string) => `${prefix}_mock_${String(++ids).padStart(4, '0')}`;
 
   const server: Server = createServer((req, res) => {
@@ -197,6 +205,21 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       }
       if (req.method === 'POST' && path === '/v1/messages' && body && typeof body === 'object') {
         const m = body as MessagesRequest;
+        if (opts.capacity && load.inFlight >= opts.capacity.concurrent) {
+          load.refused++;
+          const after = opts.capacity.retryAfterS;
+          res.writeHead(429, {
+            'content-type': 'application/json',
+            ...(after !== undefined ? { 'retry-after': String(after) } : {}),
+          });
+          res.end(
+            JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'at capacity' } }),
+          );
+          return;
+        }
+        load.inFlight++;
+        load.most = Math.max(load.most, load.inFlight);
+        res.once('close', () => load.inFlight--);
         void answer(m, res, req.headers, raw.length).catch((error: unknown) => {
           console.error('mock-anthropic: the script failed:', error);
           if (!res.headersSent)
@@ -331,6 +354,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
     requests,
     messages,
     side,
+    load,
     get eventsWritten() {
       return eventsWritten;
     },

@@ -5,78 +5,10 @@
  * upstream and the session's key does, and only the Messages API's calls are offered.
  */
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { it } from 'node:test';
-import type { Upstream } from '../../src/kernel/gateway/upstreams.ts';
-import { type HttpWarren, request, startHttp } from '../helpers/http.ts';
-import { type MockAnthropic, type Script, startMockAnthropic } from '../helpers/mock-anthropic.ts';
+import { BODY, KEY, PATH, post, type Rig, rig } from '../helpers/gateway-rig.ts';
+import { request } from '../helpers/http.ts';
 import { eventsOf, forEachWarren, idleScript, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
-
-const KEY = 'sk-ant-held-by-warren';
-const PATH = '/v1/gateway/anthropic/v1/messages';
-const BODY = { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] };
-
-interface Rig {
-  h: HttpWarren;
-  mock: MockAnthropic;
-  id: string;
-  token: string;
-}
-
-async function rig(
-  t: Parameters<Parameters<typeof forEachWarren>[1]>[0],
-  script: Script,
-  up: Partial<Upstream> = {},
-): Promise<Rig> {
-  const mock = await startMockAnthropic(script, { sideRequests: 'script' });
-  const h = await startHttp(t);
-  const close = h.warren.close.bind(h.warren);
-  h.warren.close = async () => {
-    await close();
-    await mock.close();
-  };
-  const a = await h.api('POST', '/v1/sessions', { script: idleScript });
-  const id = a.json.session.id as string;
-  await waitStatus(h.warren, id, 'idle');
-  h.warren.kernel.gateway.upstreams.hold(id, 0, { zone: 'default', scope: [] }, 'anthropic', {
-    baseUrl: mock.url,
-    key: KEY,
-    auth: 'x-api-key',
-    ...up,
-  });
-  return { h, mock, id, token: h.tokenOf(id) };
-}
-
-/** POST through the gateway; `onFirst` runs when the first bytes of the answer arrive. */
-function post(
-  r: Rig,
-  body: unknown,
-  onFirst: () => void = () => {},
-  path = PATH,
-): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
-  const url = new URL(path, r.h.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': r.token } },
-      (res) => {
-        let text = '';
-        let first = true;
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          if (first) onFirst();
-          first = false;
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
-        res.on('error', reject);
-      },
-    );
-    req.setTimeout(20_000, () => req.destroy(new Error('no answer in 20 s')));
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
 
 const gatewayUsage = async (r: Rig) =>
   (await eventsOf(r.h, r.id)).filter((e) => e.type === 'session.usage' && e.payload.source === 'gateway');

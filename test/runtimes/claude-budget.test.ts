@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { defaultGatewayConfig } from '../../src/kernel/gateway/config.ts';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import { claudeAgents } from '../helpers/claude-agents.ts';
 import { startHttp } from '../helpers/http.ts';
@@ -33,7 +34,7 @@ forEachWarren(
       // The CLI's own reports (the gateway off): docs/gateway.md's gateway.enabled: false.
       const h = await startHttp(t, {
         runtimes: [new ClaudeCodeRuntime()],
-        kernel: { termGraceMs: 10_000, gateway: { enabled: false, prices: {} } },
+        kernel: { termGraceMs: 10_000, gateway: { ...defaultGatewayConfig(), enabled: false } },
       });
       h.warren.kernel.config.publicUrl = mcp.base;
       const dirs = agentDirs();

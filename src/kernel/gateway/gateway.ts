@@ -7,6 +7,7 @@ import type { Core } from '../core.ts';
 import { sessionIn } from '../lookup.ts';
 import { recordUsage } from '../usage.ts';
 import { type CallEstimate, estimateInputTokens, type Refusal, refusal } from './admit.ts';
+import { Limiters } from './limiter.ts';
 import { costOf, DEFAULT_PRICES, type ModelUsage, type PriceTable, priceOf } from './prices.ts';
 import { type Provider, type Upstream, Upstreams } from './upstreams.ts';
 
@@ -26,8 +27,12 @@ export interface GatewayCaller {
  */
 export class ModelGateway {
   readonly upstreams = new Upstreams();
+  /** One per provider key, shared by every agent on it (limiter.ts). */
+  readonly limiters: Limiters;
 
-  constructor(private readonly core: Core) {}
+  constructor(private readonly core: Core) {
+    this.limiters = new Limiters(() => this.core.config.gateway);
+  }
 
   private prices(): PriceTable {
     return { ...DEFAULT_PRICES, ...this.core.config.gateway.prices };
@@ -86,6 +91,25 @@ export class ModelGateway {
       await breach(tx, this.core, r.budgetOf, r.spent, c.sessionId);
     });
     return r;
+  }
+
+  /** A 429 or 529 the gateway held and will retry after `waitMs`: in the log, not the agent's. */
+  async retried(
+    c: GatewayCaller,
+    model: string,
+    status: number,
+    attempt: number,
+    waitMs: number,
+  ): Promise<void> {
+    await this.core.store.writer.write(async (tx) => {
+      tx.append({
+        zone: c.zone,
+        type: 'session.model_retry',
+        actor: c.sessionId,
+        session_id: c.sessionId,
+        payload: { model, status, attempt, waitMs },
+      });
+    });
   }
 
   /**

@@ -6,6 +6,7 @@ import type { GatewayCaller } from '../../../kernel/gateway/gateway.ts';
 import type { Warren } from '../../../syscalls/warren.ts';
 import { WarrenError } from '../../../vocab/errors.ts';
 import type { ErrorLog } from '../../../vocab/public-error.ts';
+import { sendLimited } from './limited.ts';
 import { responseHeaders, UpstreamClient } from './upstream.ts';
 import { AnthropicUsage } from './usage.ts';
 
@@ -100,14 +101,21 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
       if (!res.writableFinished) ac.abort();
     });
     let up: IncomingMessage;
+    let release: () => void;
     try {
-      up = await client.send(caller.upstream, {
-        method: req.method,
-        path,
-        headers: req.headers,
-        body,
-        signal: ac.signal,
-      });
+      const limited = await sendLimited(
+        client,
+        gateway.limiters.of(caller.upstream),
+        warren.kernel.config.gateway,
+        caller.upstream,
+        { method: req.method, path, headers: req.headers, body, signal: ac.signal },
+        (status, attempt, waitMs) =>
+          void gateway
+            .retried(caller, model, status, attempt, waitMs)
+            .catch((error: unknown) => log.error({ err: error }, 'model gateway: retry not logged')),
+      );
+      up = limited.answer;
+      release = limited.release;
     } catch (error) {
       // No answer upstream is no answer here: the agent's CLI sees the failure it would have
       // seen calling the provider itself (and warren's reach probe names the cause).
@@ -116,6 +124,9 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
       res.destroy();
       return;
     }
+    // The key's slot is free once the answer has passed (or the agent went away).
+    up.once('close', release);
+    res.once('close', release);
     relay(up, res, caller, metered && up.statusCode === 200 ? model : null);
   };
 
