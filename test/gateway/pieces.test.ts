@@ -342,6 +342,20 @@ describe('the limiter per provider key', () => {
     assert.equal(l.inFlight, 0);
   });
 
+  it('a back-off the provider asked of one call holds every new call on the key', async () => {
+    const l = new KeyLimiter(() => config);
+    l.backOff(60_000);
+    const ac = new AbortController();
+    const other = l.acquire(ac.signal);
+    setImmediate(() => ac.abort(new Error('still waiting')));
+    await assert.rejects(other, /still waiting/);
+    assert.equal(l.stats.waits, 1);
+    assert.equal(l.inFlight, 0, 'the call that gave up kept its slot');
+    const free = new KeyLimiter(() => config);
+    (await free.acquire(new AbortController().signal))();
+    assert.equal(free.stats.waits, 0);
+  });
+
   it('one key, one limiter, whichever session holds it; another key, another', () => {
     const ls = new Limiters(() => config);
     const up = { baseUrl: 'https://a', key: 'k', auth: 'x-api-key' as const };

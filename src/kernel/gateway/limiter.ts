@@ -80,9 +80,8 @@ export class KeyLimiter {
     } else {
       this.active++;
     }
-    await this.pause(signal);
     let released = false;
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
       const next = this.waiting.shift();
@@ -90,6 +89,13 @@ export class KeyLimiter {
       if (next) next();
       else this.active--;
     };
+    try {
+      await this.pause(signal);
+    } catch (error) {
+      release(); // gone while the key was backing off: its slot goes on
+      throw error;
+    }
+    return release;
   }
 
   /** The provider asked to wait `ms`: every call on the key waits at least that long. */
