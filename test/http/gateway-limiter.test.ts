@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { BODY, post, type Rig, rig } from '../helpers/gateway-rig.ts';
 import { overloaded } from '../helpers/mock-anthropic.ts';
+import { parsePrometheus, sampleValue } from '../helpers/prometheus.ts';
 import { eventsOf, forEachWarren, until } from '../helpers/warrens.ts';
 
 const CALLS = 20;
@@ -41,6 +42,18 @@ forEachWarren(
       );
       assert.equal(logged[0]!.payload.status, 429);
       assert.equal(logged[0]!.payload.waitMs, 50);
+
+      // The operator sees them: `warren status` and /metrics.
+      const status = (await r.h.api('GET', '/v1/status')).json;
+      assert.equal(status.gateway.enabled, true);
+      assert.equal(status.gateway.keys, 1);
+      assert.equal(status.gateway.inFlight, 0);
+      assert.equal(status.gateway.retries, r.mock.load.refused);
+      assert.ok(status.gateway.waits > 0);
+      const res = await fetch(`${r.h.url}/metrics`, { headers: { authorization: `Bearer ${r.h.key}` } });
+      const metrics = parsePrometheus(await res.text());
+      assert.equal(sampleValue(metrics, 'warren_gateway_retries_total'), r.mock.load.refused);
+      assert.equal(sampleValue(metrics, 'warren_gateway_calls', { state: 'in_flight' }), 0);
     });
 
     it('a concurrency limit per key keeps the provider from refusing at all', async () => {
@@ -60,6 +73,9 @@ forEachWarren(
       );
       assert.equal(r.mock.load.refused, 0);
       assert.equal(r.mock.load.most, 5);
+      const status = (await r.h.api('GET', '/v1/status')).json;
+      assert.equal(status.gateway.queuedTotal, CALLS - 5);
+      assert.equal(status.gateway.retries, 0);
     });
 
     it('a 529 is retried too; past the retries the agent gets the answer', async () => {

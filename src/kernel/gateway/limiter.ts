@@ -151,4 +151,39 @@ export class Limiters {
   get size(): number {
     return this.byKey.size;
   }
+
+  /** Every key's limiter summed (`warren status`, `/metrics`): never a key, not even hashed. */
+  summary(): LimiterSummary {
+    const s: LimiterSummary = {
+      keys: this.byKey.size,
+      inFlight: 0,
+      queued: 0,
+      queuedTotal: 0,
+      retries: 0,
+      waits: 0,
+    };
+    for (const l of this.byKey.values()) {
+      s.inFlight += l.inFlight;
+      s.queued += l.queueDepth;
+      s.queuedTotal += l.stats.queued;
+      s.retries += l.stats.retries;
+      s.waits += l.stats.waits;
+    }
+    return s;
+  }
+}
+
+/** The gateway's limiters at a glance: now (in flight, queued) and since start (the totals). */
+export interface LimiterSummary {
+  /** Provider keys seen. */
+  keys: number;
+  inFlight: number;
+  /** Calls waiting for a slot now. */
+  queued: number;
+  /** Calls that had to wait for a slot, since start. */
+  queuedTotal: number;
+  /** 429 and 529 answers held and retried, since start. */
+  retries: number;
+  /** Calls that waited out a key's back-off, since start. */
+  waits: number;
 }
