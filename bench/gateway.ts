@@ -11,6 +11,7 @@
  * read before the call, and end only once their usage is recorded (its row notes that).
  */
 import { Agent, request } from 'node:http';
+import { defaultGatewayConfig } from '../src/kernel/gateway/config.ts';
 import { buildHttpServer } from '../src/surfaces/http/server.ts';
 import { Warren } from '../src/syscalls/warren.ts';
 import { startMockAnthropic } from '../test/helpers/mock-anthropic.ts';
@@ -140,9 +141,73 @@ async function gatewayOverhead(): Promise<BenchRow[]> {
   return rows;
 }
 
-export const gatewayBenches = { gatewayOverhead };
+/**
+ * 20 calls at once on one key against a provider that serves 5 at a time (100 ms each) and
+ * answers 429 past that (`retry-after: 0.05`): through the gateway with a concurrency of 5
+ * (nothing is refused), and with no concurrency limit (429s held and retried). Completed
+ * calls and the total time against the ideal the provider's limit allows (4 rounds of 100 ms).
+ */
+async function gatewayLimiter(): Promise<BenchRow[]> {
+  const CALLS = 20;
+  const SERVES = 5;
+  const MS = 100;
+  const ideal = Math.ceil(CALLS / SERVES) * MS;
+  const rows: BenchRow[] = [];
+  for (const concurrency of [SERVES, 0]) {
+    using tmp = tempDir();
+    const mock = await startMockAnthropic(() => ({ text: 'ok', delayMs: MS }), {
+      sideRequests: 'script',
+      capacity: { concurrent: SERVES, retryAfterS: 0.05 },
+    });
+    const warren = await Warren.open({
+      dataDir: tmp.dir,
+      kernel: { gateway: { ...defaultGatewayConfig(), concurrency, retries: 20, maxRetryWaitMs: 30_000 } },
+    });
+    const app = await buildHttpServer(warren, { webRoot: null });
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const url = await app.listen({ host: '127.0.0.1', port: 0 });
+      const spawned = (await warren.call(op, 'ipc_spawn', {
+        runtime: 'script',
+        script: { steps: [{ listen: {} }] },
+      })) as { session: { id: string } };
+      const id = spawned.session.id;
+      warren.kernel.gateway.upstreams.hold(id, 0, { zone: 'default', scope: [] }, 'anthropic', {
+        baseUrl: mock.url,
+        key: 'sk-bench',
+        auth: 'x-api-key',
+      });
+      const token = warren.tokens.mint(id, 0);
+      const t0 = performance.now();
+      const done = await Promise.allSettled(
+        Array.from({ length: CALLS }, () =>
+          time(agent, `${url}/v1/gateway/anthropic/v1/messages`, BODY, token),
+        ),
+      );
+      const took = performance.now() - t0;
+      const ok = done.filter((d) => d.status === 'fulfilled').length;
+      const s = warren.kernel.gateway.limiters.summary();
+      rows.push({
+        name: `gateway limiter, ${CALLS} calls on a key served ${SERVES} at a time, ${concurrency ? `concurrency ${concurrency}` : 'no concurrency limit, 429s retried'}`,
+        value: round(took, 0),
+        unit: 'ms',
+        baseline: ideal,
+        ratio: round(took / ideal),
+        note: `${ok} of ${CALLS} completed; provider refused ${mock.load.refused}, most at once ${mock.load.most}; gateway queued ${s.queuedTotal}, retried ${s.retries}; ideal ${ideal} ms (${CALLS / SERVES} rounds of ${MS} ms); load ${load1()}`,
+      });
+    } finally {
+      agent.destroy();
+      await app.close();
+      await warren.close();
+      await mock.close();
+    }
+  }
+  return rows;
+}
+
+export const gatewayBenches = { gatewayOverhead, gatewayLimiter };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { formatRows } = await import('./store.ts');
-  console.log(formatRows(await gatewayOverhead()));
+  console.log(formatRows([...(await gatewayOverhead()), ...(await gatewayLimiter())]));
 }
