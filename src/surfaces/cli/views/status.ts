@@ -1,3 +1,4 @@
+import type { LimiterSummary } from '../../../kernel/gateway/limiter.ts';
 import { renderKeyValues } from '../table.ts';
 import { plural, type View, view } from './format.ts';
 
@@ -24,15 +25,7 @@ interface Status {
   };
   containment?: { setting: string; inForce: string; network: string; reason: string | null };
   /** Absent from a server older than this CLI. */
-  gateway?: {
-    enabled: boolean;
-    keys: number;
-    inFlight: number;
-    queued: number;
-    queuedTotal: number;
-    retries: number;
-    waits: number;
-  };
+  gateway?: { enabled: boolean } & LimiterSummary;
   plugins: string[];
 }
 
