@@ -5,6 +5,7 @@
  * upstream and the session's key does, and only the Messages API's calls are offered.
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { it } from 'node:test';
 import { BODY, KEY, PATH, post, type Rig, rig } from '../helpers/gateway-rig.ts';
 import { request } from '../helpers/http.ts';
@@ -69,6 +70,23 @@ forEachWarren('the model gateway (Anthropic)', (t) => {
     const s = await sessionOf(r.h.warren, r.id);
     assert.equal(s.usage.inputTokens, 29);
     assert.equal(s.subtreeUsage.outputTokens, 8);
+  });
+
+  it('meters a stream the agent hangs up on halfway: what the provider had counted by then', async () => {
+    const usage = { input_tokens: 77, output_tokens: 9 };
+    const r = await rig(t, () => ({ text: 'a long answer cut short', usage, eventDelayMs: 100 }));
+    const req = httpRequest(new URL(PATH, r.h.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': r.token },
+    });
+    // Gone as soon as the first event (message_start, with the input count) has come.
+    req.on('response', (res) => res.once('data', () => req.destroy()));
+    req.on('error', () => {});
+    req.end(JSON.stringify({ ...BODY, stream: true }));
+    const [e] = await meteredUsage(r);
+    assert.equal(e!.payload.inputTokens, 77);
+    // message_start's first output count: the rest was never generated for it.
+    assert.equal(e!.payload.outputTokens, 1);
   });
 
   it('meters a JSON answer; sends the session’s key upstream and never the agent’s credential', async () => {

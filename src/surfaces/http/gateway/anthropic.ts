@@ -155,20 +155,27 @@ export function registerAnthropicGateway(app: FastifyInstance, warren: Warren, l
     res.once('close', () => {
       if (!up.complete) up.destroy();
     });
-    up.once('end', () => {
+    // Metered once: when the answer is whole, or when it breaks off (the agent hung up, the
+    // provider reset): what it had said it used by then is billed, so an agent cannot slip a
+    // call past its budget by closing the stream before its end.
+    let settled = false;
+    const settle = (whole: boolean) => {
+      if (settled) return;
+      settled = true;
       const used = usage?.end() ?? null;
-      if (!used) {
-        res.end();
-        return;
-      }
-      const recorded = gateway
-        .meter(caller, 'anthropic', usage?.model ?? model ?? '', used)
-        .catch((error: unknown) =>
-          log.error({ err: error, session: caller.sessionId }, 'model gateway: usage not recorded'),
-        );
-      if (caller.scope.length > 0) void recorded.finally(() => res.end());
+      const recorded = used
+        ? gateway
+            .meter(caller, 'anthropic', usage?.model ?? model ?? '', used)
+            .catch((error: unknown) =>
+              log.error({ err: error, session: caller.sessionId }, 'model gateway: usage not recorded'),
+            )
+        : null;
+      if (!whole) return;
+      if (recorded && caller.scope.length > 0) void recorded.finally(() => res.end());
       else res.end();
-    });
+    };
+    up.once('end', () => settle(true));
+    up.once('close', () => settle(false));
   };
 
   app.register(async (scope) => {
