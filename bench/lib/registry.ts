@@ -8,6 +8,7 @@ import { completionBenches } from '../completion.ts';
 import { containmentBenches } from '../containment.ts';
 import { coordinatorBenches } from '../coordinator.ts';
 import { fuzzBenches } from '../fuzz.ts';
+import { gatewayBenches } from '../gateway.ts';
 import { groupBenches } from '../groups.ts';
 import { kernelBenches } from '../kernel.ts';
 import { knowledgeBenches } from '../knowledge.ts';
@@ -60,6 +61,7 @@ export const groups: Record<string, Record<string, Bench>> = {
   fuzz: fuzzBenches,
   retire: retireBenches,
   completion: completionBenches,
+  gateway: gatewayBenches,
 };
 export const aliases: Record<string, string[]> = {
   all: Object.keys(groups),

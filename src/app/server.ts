@@ -104,6 +104,7 @@ async function serveLocked(
   const url = address.replace('[::1]', 'localhost');
   lock.announce(url);
   warren.kernel.config.publicUrl = url;
+  warren.kernel.config.gatewayUrl = url;
   const sockets = new ZoneSockets(warren, new ToolCatalog(warren), join(opts.dataDir, 'mcp'));
   try {
     await sockets.start();

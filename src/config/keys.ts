@@ -376,6 +376,47 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'JSON log lines on stderr at this level and above (silent: none)',
   },
   {
+    path: 'gateway.enabled',
+    env: 'WARREN_GATEWAY',
+    flag: 'gateway',
+    kind: 'bool',
+    summary:
+      "claude-code agents reach their model through warren's gateway, which holds their keys, meters their usage and checks budgets before each call",
+  },
+  {
+    path: 'gateway.prices',
+    unset: '(the built-in table)',
+    env: 'WARREN_GATEWAY_PRICES',
+    flag: 'gateway-prices',
+    kind: 'json',
+    hint: '<json>',
+    summary:
+      'model prices over the built-in table, USD per million tokens: {"claude-sonnet-4*": {"input": 3, "output": 15}}',
+  },
+  {
+    path: 'gateway.concurrency',
+    env: 'WARREN_GATEWAY_CONCURRENCY',
+    flag: 'gateway-concurrency',
+    kind: 'int',
+    summary:
+      'model calls in flight per provider key at the gateway, across all agents on it (0: no limit); the rest wait their turn',
+  },
+  {
+    path: 'gateway.retries',
+    env: 'WARREN_GATEWAY_RETRIES',
+    flag: 'gateway-retries',
+    kind: 'int',
+    summary:
+      'how many times the gateway holds and retries a 429 or 529 answer (honouring retry-after) before passing it to the agent',
+  },
+  {
+    path: 'gateway.maxRetryWaitMs',
+    env: 'WARREN_GATEWAY_MAX_RETRY_WAIT_MS',
+    flag: 'gateway-max-retry-wait-ms',
+    kind: 'int',
+    summary: 'the longest the gateway holds one call for its retries, all waits together',
+  },
+  {
     path: 'metrics.enabled',
     env: 'WARREN_METRICS',
     flag: 'metrics',

@@ -66,6 +66,13 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
     retentionDays: v('retentionDays'),
     sessionRetentionDays: v('sessionRetentionDays'),
     envAllow: v('grants.env'),
+    gateway: {
+      enabled: v('gateway.enabled'),
+      prices: v('gateway.prices'),
+      concurrency: v('gateway.concurrency'),
+      retries: v('gateway.retries'),
+      maxRetryWaitMs: v('gateway.maxRetryWaitMs'),
+    },
     sockets: { maxLineBytes: v('sockets.maxLineBytes'), maxConnections: v('sockets.maxConnections') },
   };
   return {

@@ -240,7 +240,13 @@ const LABEL: Record<BudgetLimit, string> = {
 
 const num = (n: number) => String(Number(n.toFixed(6)));
 
-/** "the subtree's input tokens budget is spent: 1200 used of 1000" */
-export function breachText(b: Pick<Breach, 'limit' | 'max' | 'used'>): string {
+/**
+ * "the subtree's input tokens budget is spent: 1200 used of 1000"; for a model request the
+ * gateway refused before it was spent (`estimated`: what the request would have used), "…
+ * would be passed by a model request of about 6905: 0 used of 1000".
+ */
+export function breachText(b: Pick<Breach, 'limit' | 'max' | 'used'> & { estimated?: number }): string {
+  if (b.estimated !== undefined)
+    return `the subtree's ${LABEL[b.limit] ?? b.limit} budget would be passed by a model request of about ${num(b.estimated)}: ${num(b.used)} used of ${num(b.max)}`;
   return `the subtree's ${LABEL[b.limit] ?? b.limit} budget is spent: ${num(b.used)} used of ${num(b.max)}`;
 }

@@ -1,5 +1,6 @@
 import { UNIX_SOCKET_DEFAULTS, type UnixSocketLimits } from '../util/socket-limits.ts';
 import type { ContainmentSetting } from './containment.ts';
+import { defaultGatewayConfig, type GatewayConfig } from './gateway/config.ts';
 
 /** Everything a kernel's behaviour depends on. Built once; two kernels never share one. */
 export interface KernelLimits {
@@ -47,6 +48,14 @@ export interface KernelConfig {
   /** The URL agents use to reach this kernel (set by the HTTP surface once it listens). */
   publicUrl: string | null;
   /**
+   * Where warren's HTTP server serves the model gateway (set with publicUrl once it listens;
+   * the same address unless a test stands another MCP endpoint in for publicUrl). Null: no
+   * gateway is served, agents get their provider keys as before.
+   */
+  gatewayUrl: string | null;
+  /** The model gateway (docs/gateway.md). */
+  gateway: GatewayConfig;
+  /**
    * This node: its agent processes carry it (marks, process records), so a restart ends only
    * what this node left behind. Derived from the data dir (or database) by the assembly.
    */
@@ -85,6 +94,8 @@ export const defaultKernelConfig = (): KernelConfig => ({
   retentionDays: 30,
   sessionRetentionDays: 7,
   publicUrl: null,
+  gatewayUrl: null,
+  gateway: defaultGatewayConfig(),
   nodeId: 'local',
   containment: 'auto',
   containmentNetwork: 'full',

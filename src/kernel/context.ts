@@ -1,6 +1,7 @@
 import type { WallTimers } from './breach.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
+import type { ModelGateway } from './gateway/gateway.ts';
 import type { Supervisor } from './supervisor.ts';
 import type { TermTimers } from './term.ts';
 
@@ -13,4 +14,5 @@ export interface KernelContext extends Core {
   supervisor: Supervisor;
   term: TermTimers;
   wall: WallTimers;
+  gateway: ModelGateway;
 }

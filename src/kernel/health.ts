@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { BatchStats } from '../store/writer.ts';
 import type { KernelContext } from './context.ts';
+import type { LimiterSummary } from './gateway/limiter.ts';
 import type { TickReport } from './observer.ts';
 
 /** The commit latencies `warren status` summarises: the last 64 batches. */
@@ -77,6 +78,8 @@ export interface KernelHealth {
     phases: Array<{ name: string; seed: string | null }>;
   };
   agents: { alive: number; starting: number; resuming: { done: number; total: number } };
+  /** The model gateway: on or off, and its limiters per provider key (docs/gateway.md). */
+  gateway: { enabled: boolean } & LimiterSummary;
   sessions: SessionCount[];
   /** How this node confines agent processes (containment.ts). */
   containment: {
@@ -125,6 +128,7 @@ export async function kernelHealth(
       phases: phases.map((p) => ({ name: p.name, seed: p.seed ?? null })),
     },
     agents: { ...k.supervisor.counts(), resuming: { ...k.supervisor.resuming } },
+    gateway: { enabled: k.config.gateway.enabled, ...k.gateway.limiters.summary() },
     sessions,
     containment: {
       setting: k.supervisor.containment.setting,

@@ -22,6 +22,7 @@ import type { EnvironmentProvider } from './environments.ts';
 import { FdTable } from './fdtable.ts';
 import * as file from './file.ts';
 import { type FollowFilter, type FollowOptions, follow } from './follow.ts';
+import { ModelGateway } from './gateway/gateway.ts';
 import { CommitWatch, countSessions, type KernelHealth, kernelHealth } from './health.ts';
 import { withInputText } from './input-record.ts';
 import * as listing from './listing.ts';
@@ -113,6 +114,8 @@ export class Kernel {
   private unsubscribe: (() => void) | undefined;
   private started = false;
   private unremote: (() => void) | undefined;
+  /** The model gateway's watch of this node's commits (a stopped session's credential dies). */
+  private unlocal: (() => void) | undefined;
   /** Sessions that were live when the kernel last stopped, until resumed. */
   private lost: string[] = [];
   /** Of those, the ones that were idle: their resume changes nothing their parents must hear. */
@@ -157,10 +160,11 @@ export class Kernel {
     k.term = new TermTimers(k);
     k.wall = new WallTimers(k);
     k.delivery = new Delivery(k);
+    k.gateway = new ModelGateway(k);
     // Cursor flushes are conditioned on this node's ownership of the fds' sessions (cursors.ts).
     k.fdTable.owner = () => (!k.node.clustered ? null : k.node.epoch === 0 ? undefined : { node: k.node.id });
     this.runId = `${this.config.nodeId}.${this.ids.secret(8)}`;
-    k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken);
+    k.supervisor = new Supervisor(k, opts.runtimes, k.delivery, this.runId, opts.mintToken, k.gateway);
     this.containmentDecided = opts.containment ?? resolveContainment(this.config.containment);
     // `start` reports a failed decision; until then it must not count as unhandled.
     this.containmentDecided.catch(() => {});
@@ -207,7 +211,11 @@ export class Kernel {
       this.k.fdTable.apply(events);
       this.k.delivery.onCommit(events);
     });
-    this.unremote = this.store.writer.onRemoteCommit((events) => this.remoteEffects(events));
+    this.unremote = this.store.writer.onRemoteCommit((events) => {
+      this.k.gateway.onCommit(events);
+      this.remoteEffects(events);
+    });
+    this.unlocal = this.store.writer.onCommit(this.k.gateway.onCommit);
     await endOrphans(this.k, this.runId);
     const recovered = await recover(this.k);
     this.lost = recovered.ids;
@@ -242,6 +250,7 @@ export class Kernel {
     await this.store.writer.drained();
     this.unsubscribe?.();
     this.unremote?.();
+    this.unlocal?.();
     this.unwatch?.();
   }
 
@@ -305,6 +314,11 @@ export class Kernel {
 
   /** This node's agent processes: running, and being started. */
   agentCounts = () => this.k.supervisor.counts();
+
+  /** The model gateway's kernel half: callers, budgets before the call, metering (docs/gateway.md). */
+  get gateway(): ModelGateway {
+    return this.k.gateway;
+  }
 
   /** How this node confines agent processes. */
   get containment() {

@@ -1,9 +1,16 @@
-import type { AgentContext, AgentHandle, AgentSink, AgentSpec, RuntimeRegistry } from '../runtimes/types.ts';
+import type {
+  AgentContext,
+  AgentGateway,
+  AgentHandle,
+  AgentSink,
+  AgentSpec,
+  RuntimeRegistry,
+} from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
 import { parseJson } from '../util/json.ts';
 import { WarrenError } from '../vocab/errors.ts';
 import type { Principal } from '../vocab/principal.ts';
-import { endAfterTerm } from './budget.ts';
+import { endAfterTerm, parseIds } from './budget.ts';
 import {
   agentConfinement,
   type ContainmentState,
@@ -14,7 +21,8 @@ import {
 } from './containment.ts';
 import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
-import { Environments } from './environments.ts';
+import { Environments, LOCAL_ENVIRONMENT } from './environments.ts';
+import type { ModelGateway } from './gateway/gateway.ts';
 import { grantsOfRow, type NetworkGrant } from './grants.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
@@ -73,6 +81,7 @@ export class Supervisor {
     runId: string,
     // Injected by the assembly (auth signs tokens); the kernel only hands them to agents.
     private readonly mintToken: (sessionId: string, gen: number) => string,
+    private readonly gateway: ModelGateway,
   ) {
     this.environments = new Environments(runtimes);
     this.reports = new ReportQueue(core);
@@ -80,6 +89,7 @@ export class Supervisor {
       runId,
       forget: (id) => {
         this.handles.delete(id);
+        this.gateway.upstreams.release(id);
         this.delivery.detach(id);
       },
       finish: (id) => this.finish(id),
@@ -215,13 +225,15 @@ export class Supervisor {
       const url = confine?.endpoint
         ? `http://127.0.0.1:${confine.endpoint.port}`
         : this.core.config.publicUrl;
+      const token = this.mintToken(sessionId, gen);
       const ctx: AgentContext = {
         sessionId,
         zone: row.zone,
         depth: row.depth,
         title: row.title,
         spec,
-        token: this.mintToken(sessionId, gen),
+        token,
+        gateway: this.gatewayFor(row, gen, token, confine?.endpoint ? url : null),
         url,
         mcpUrl: url ? `${url}/mcp` : null,
         confine,
@@ -242,6 +254,7 @@ export class Supervisor {
       const now = await sessionById(this.core.store.reader, sessionId);
       if (!now || now.status === 'stopped' || now.status === 'suspended') {
         await handle.stop();
+        this.gateway.upstreams.release(sessionId, gen);
         return now;
       }
       this.handles.set(sessionId, handle);
@@ -253,11 +266,40 @@ export class Supervisor {
     }
   }
 
+  /**
+   * The model gateway for an agent of this node (gateway.enabled, and an HTTP server serving
+   * it). A sandbox without network reaches it as it reaches warren (`bridged`: its loopback
+   * address); remote runners' agents reach their providers themselves, for now.
+   */
+  private gatewayFor(
+    row: SessionsTable,
+    gen: number,
+    token: string,
+    bridged: string | null,
+  ): AgentGateway | null {
+    const { gateway, gatewayUrl } = this.core.config;
+    const base = bridged ?? gatewayUrl;
+    if (!gateway.enabled || !base || row.runner !== LOCAL_ENVIRONMENT) return null;
+    return {
+      url: (provider) => `${base}/v1/gateway/${provider}`,
+      credential: token,
+      hold: (provider, upstream) =>
+        this.gateway.upstreams.hold(
+          row.id,
+          gen,
+          { zone: row.zone, scope: parseIds(row.budget_scope) },
+          provider,
+          upstream,
+        ),
+    };
+  }
+
   /** Dispose of the agent process, if this node runs one. */
   async stop(sessionId: string): Promise<void> {
     await this.starting.get(sessionId)?.catch(() => {});
     const handle = this.handles.get(sessionId);
     this.handles.delete(sessionId);
+    this.gateway.upstreams.release(sessionId);
     this.delivery.detach(sessionId);
     if (handle) await handle.stop().catch(() => {});
   }

@@ -54,13 +54,21 @@ export async function recordUsage(tx: WriteTx, core: Core, row: SessionsTable, u
   const sum: Record<string, number> = { ...parseJson<Record<string, number>>(row.usage, {}) };
   for (const [k, v] of Object.entries(u)) if (typeof v === 'number') sum[k] = (sum[k] ?? 0) + v;
   const d = subtreeDelta(u);
-  await tx.db
-    .updateTable('sessions')
-    .set((eb) => ({ usage: JSON.stringify(sum), ...addTotals(eb, d) }))
-    .where('id', '=', row.id)
-    .execute();
+  // A fixed statement (tx.run: prepared, no query builder): every turn and every model call
+  // the gateway meters runs it.
+  await tx.run(OWN_USAGE_SQL, [
+    JSON.stringify(sum),
+    d.inputTokens,
+    d.outputTokens,
+    d.costUsd,
+    d.turns,
+    row.id,
+  ]);
   await sumUp(tx, core, row, d);
 }
+
+const OWN_USAGE_SQL =
+  'update sessions set usage = ?, subtree_input_tokens = subtree_input_tokens + ?, subtree_output_tokens = subtree_output_tokens + ?, subtree_cost_usd = subtree_cost_usd + ?, subtree_turns = subtree_turns + ? where id = ?';
 
 /**
  * The rest of a report's way up, once the session's own row has its share: every ancestor's

@@ -119,6 +119,38 @@ export class WarrenMetrics {
         this.set(n);
       },
     });
+    const limiters = () => kernel.gateway.limiters.summary();
+    new Gauge({
+      name: 'warren_gateway_calls',
+      help: 'Model calls at the gateway now, over every provider key (state: in_flight, or queued for a slot)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const s = limiters();
+        this.set({ state: 'in_flight' }, s.inFlight);
+        this.set({ state: 'queued' }, s.queued);
+      },
+    });
+    // Totals kept by the limiters themselves: read when scraped.
+    for (const [name, help, of] of [
+      [
+        'warren_gateway_queued_total',
+        'Model calls that waited for a slot on their provider key',
+        'queuedTotal',
+      ],
+      ['warren_gateway_retries_total', '429 and 529 answers the gateway held and retried', 'retries'],
+      ['warren_gateway_backoff_waits_total', "Model calls that waited out their key's back-off", 'waits'],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(limiters()[of]);
+        },
+      });
+    }
     new Gauge({
       name: 'warren_agent_processes',
       help: 'Agent processes this node runs (state: alive, or starting)',

@@ -115,6 +115,13 @@ export interface AgentContext {
    * (containment.ts). Absent or null: unconfined (`containment: none`, or not a process).
    */
   confine?: AgentConfinement | null;
+  /**
+   * The model gateway, when warren serves one for this agent (docs/gateway.md): a runtime
+   * that speaks a provider it fronts points its CLI there with `credential`, and holds the
+   * provider key and URL it would have used as the session's upstream instead of passing
+   * them on. Absent or null: the agent reaches its provider directly.
+   */
+  gateway?: AgentGateway | null;
   /** Present when resuming: what the agent saved last. */
   resumeState: Record<string, unknown> | null;
   /** The session ran before (a resume or a reanimation), whether or not it saved state. */
@@ -123,6 +130,22 @@ export interface AgentContext {
   /** Call a syscall as this session (for in-process agents such as `script`). */
   call(name: string, input: Record<string, unknown>): Promise<unknown>;
   clock: Clock;
+}
+
+/** A model provider the gateway fronts. */
+export type GatewayProvider = 'anthropic';
+
+/** One agent's access to the model gateway. */
+export interface AgentGateway {
+  /** The provider's base URL at the gateway, as this agent reaches it (`…/v1/gateway/anthropic`). */
+  url(provider: GatewayProvider): string;
+  /** What the agent authenticates with there (its session's token: it dies with the session). */
+  credential: string;
+  /** Keep the session's real endpoint and key server-side, for as long as this agent runs. */
+  hold(
+    provider: GatewayProvider,
+    upstream: { baseUrl: string; key: string; auth: 'x-api-key' | 'bearer' },
+  ): void;
 }
 
 export interface AgentHandle {

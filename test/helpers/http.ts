@@ -57,6 +57,7 @@ export async function startHttp(
   const app = await buildHttpServer(w, http);
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   w.kernel.config.publicUrl = address;
+  w.kernel.config.gatewayUrl = address;
   const clients = new Set<SseClient>();
 
   const closeWarren = w.close.bind(w);

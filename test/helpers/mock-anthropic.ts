@@ -77,9 +77,16 @@ export interface Reply {
   toolUses?: ToolUse[];
   /** Default: `tool_use` when there are tool uses, else `end_turn`. */
   stopReason?: string;
-  usage?: { input_tokens?: number; output_tokens?: number };
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Stream: wait this long between events (the gateway must pass each on as it comes). */
+  eventDelayMs?: number;
 }
 
 /** Answer with an API error (a 4xx the CLI does not retry makes its turn fail). */
@@ -114,6 +121,11 @@ export interface MockOptions {
   sideRequests?: 'auto' | 'script';
   /** Log every request to stderr (default: only unknown ones). */
   verbose?: boolean;
+  /**
+   * A provider at its rate limit: past `concurrent` Messages calls in flight, a call is
+   * answered 429 `rate_limit_error` (with `retry-after: retryAfterS` when given).
+   */
+  capacity?: { concurrent: number; retryAfterS?: number };
 }
 
 export interface MockAnthropic {
@@ -125,6 +137,10 @@ export interface MockAnthropic {
   readonly messages: MessagesRequest[];
   /** The side requests answered automatically. */
   readonly side: MessagesRequest[];
+  /** The most Messages calls it answered at once, and how many it refused at capacity (429). */
+  readonly load: { inFlight: number; most: number; refused: number };
+  /** How many SSE events the mock has written so far, over all streams. */
+  readonly eventsWritten: number;
   /** Replace the script (e.g. between phases of a test). */
   setScript(script: Script): void;
   /** Resolve once `n` scripted requests have arrived. */
@@ -141,6 +157,8 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
   const waiters = new Set<() => void>();
   let current = script;
   let ids = 0;
+  let eventsWritten = 0;
+  const load = { inFlight: 0, most: 0, refused: 0 };
   const nextId = (prefix: string) => `${prefix}_mock_${String(++ids).padStart(4, '0')}`;
 
   const server: Server = createServer((req, res) => {
@@ -187,6 +205,21 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       }
       if (req.method === 'POST' && path === '/v1/messages' && body && typeof body === 'object') {
         const m = body as MessagesRequest;
+        if (opts.capacity && load.inFlight >= opts.capacity.concurrent) {
+          load.refused++;
+          const after = opts.capacity.retryAfterS;
+          res.writeHead(429, {
+            'content-type': 'application/json',
+            ...(after !== undefined ? { 'retry-after': String(after) } : {}),
+          });
+          res.end(
+            JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'at capacity' } }),
+          );
+          return;
+        }
+        load.inFlight++;
+        load.most = Math.max(load.most, load.inFlight);
+        res.once('close', () => load.inFlight--);
         void answer(m, res, req.headers, raw.length).catch((error: unknown) => {
           console.error('mock-anthropic: the script failed:', error);
           if (!res.headersSent)
@@ -233,6 +266,14 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
     const stopReason = turn.stopReason ?? (turn.toolUses?.length ? 'tool_use' : 'end_turn');
     const inputTokens = turn.usage?.input_tokens ?? 10;
     const outputTokens = turn.usage?.output_tokens ?? 5;
+    const cache = {
+      ...(turn.usage?.cache_read_input_tokens !== undefined
+        ? { cache_read_input_tokens: turn.usage.cache_read_input_tokens }
+        : {}),
+      ...(turn.usage?.cache_creation_input_tokens !== undefined
+        ? { cache_creation_input_tokens: turn.usage.cache_creation_input_tokens }
+        : {}),
+    };
     const id = nextId('msg');
     const model = m.model;
 
@@ -247,7 +288,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
           content,
           stop_reason: stopReason,
           stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+          usage: { input_tokens: inputTokens, output_tokens: outputTokens, ...cache },
         }),
       );
       return;
@@ -258,8 +299,9 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       'cache-control': 'no-cache',
       'request-id': nextId('req'),
     });
+    const events: string[] = [];
     const send = (type: string, data: Record<string, unknown>) =>
-      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      events.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     send('message_start', {
       message: {
         id,
@@ -269,7 +311,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1 },
+        usage: { input_tokens: inputTokens, output_tokens: 1, ...cache },
       },
     });
     send('ping', {});
@@ -294,6 +336,12 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       usage: { output_tokens: outputTokens },
     });
     send('message_stop', {});
+    for (const [i, e] of events.entries()) {
+      if (i > 0 && turn.eventDelayMs) await replyDelay(turn.eventDelayMs, res);
+      if (res.destroyed) return;
+      res.write(e);
+      eventsWritten++;
+    }
     res.end();
   }
 
@@ -306,6 +354,10 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
     requests,
     messages,
     side,
+    load,
+    get eventsWritten() {
+      return eventsWritten;
+    },
     setScript(s) {
       current = s;
     },

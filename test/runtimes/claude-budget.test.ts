@@ -1,32 +1,21 @@
 /**
  * A token budget on a real `claude` CLI session (node_modules/.bin/claude) against the mock
- * model API: the model's usage lands in the subtree totals, and the budget stops the session
- * once spent. Setup as in claude-code.test.ts: a private HOME per agent, no network.
+ * model API, with the model gateway off: the usage the CLI reports lands in the subtree
+ * totals, and the budget stops the session once spent (through the gateway:
+ * claude-gateway.test.ts). Setup as in claude-code.test.ts: a private HOME per agent, no network.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
+import { defaultGatewayConfig } from '../../src/kernel/gateway/config.ts';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
+import { claudeAgents } from '../helpers/claude-agents.ts';
 import { startHttp } from '../helpers/http.ts';
 import { startMockAnthropic } from '../helpers/mock-anthropic.ts';
 import { startMockMcp } from '../helpers/mock-mcp.ts';
 import { gone } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'warren-claude-budget-'));
-const pids = new Set<number>();
-const closers: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const pid of pids) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {}
-  }
-  await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-});
+const { closers, agentDirs, claudePid } = claudeAgents('warren-claude-budget-');
 
 forEachWarren(
   'claude-code under a token budget',
@@ -42,29 +31,23 @@ forEachWarren(
       closers.push(() => m.close());
       const mcp = await startMockMcp(0);
       closers.push(() => mcp.close());
-      const h = await startHttp(t, { runtimes: [new ClaudeCodeRuntime()], kernel: { termGraceMs: 10_000 } });
+      // The CLI's own reports (the gateway off): docs/gateway.md's gateway.enabled: false.
+      const h = await startHttp(t, {
+        runtimes: [new ClaudeCodeRuntime()],
+        kernel: { termGraceMs: 10_000, gateway: { ...defaultGatewayConfig(), enabled: false } },
+      });
       h.warren.kernel.config.publicUrl = mcp.base;
-      const base = mkdtempSync(join(root, 'agent-'));
-      const home = join(base, 'home');
-      const cwd = join(base, 'work');
-      mkdirSync(home);
-      mkdirSync(cwd);
+      const dirs = agentDirs();
       const r = await h.api('POST', '/v1/sessions', {
         runtime: 'claude-code',
         prompt: 'first',
-        cwd,
-        env: { ...m.env(), HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude') },
+        cwd: dirs.cwd,
+        env: { ...m.env(), ...dirs.env },
         budget: { inputTokens: 1000 },
       });
       assert.equal(r.status, 200, JSON.stringify(r.json));
       const id = r.json.session.id as string;
-      const started = await until(
-        async () => (await eventsOf(h, id)).find((e) => e.type === 'session.claude_started'),
-        15_000,
-        'claude to start',
-      );
-      const pid = started.payload.pid as number;
-      pids.add(pid);
+      const pid = await claudePid(h, id);
 
       await waitStatus(h.warren, id, 'idle', 20_000);
       let s = await sessionOf(h.warren, id);

@@ -4,13 +4,12 @@
  * Each agent gets a fresh HOME / CLAUDE_CONFIG_DIR, so nothing here touches ~/.claude.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { readdirSync } from 'node:fs';
+import { it } from 'node:test';
 import { WORK_TOOLS } from '../../src/runtimes/claude-code/builtin-tools.ts';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
+import { claudeAgents } from '../helpers/claude-agents.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import {
   allToolResults,
@@ -36,28 +35,7 @@ import {
   waitStatus,
 } from '../helpers/warrens.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'warren-claude-test-'));
-const pids = new Set<number>();
-const closers: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const pid of pids) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {}
-  }
-  await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-});
-
-/** A private HOME and config dir for one agent, and a working directory. */
-function agentDirs() {
-  const base = mkdtempSync(join(root, 'agent-'));
-  const home = join(base, 'home');
-  const cwd = join(base, 'work');
-  mkdirSync(home);
-  mkdirSync(cwd);
-  return { home, cwd, env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, '.claude') } };
-}
+const { root, pids, closers, agentDirs } = claudeAgents('warren-claude-test-');
 
 async function mock(script: Script): Promise<MockAnthropic> {
   const m = await startMockAnthropic(script);

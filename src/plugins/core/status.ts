@@ -64,6 +64,16 @@ const output = z.object({
    * How agent processes are confined: `inForce` bwrap, none (the operator's `containment:
    * none`), or unavailable (`auto` found no bubblewrap: agents that run shells are refused).
    */
+  /** The model gateway and its limiters per provider key, summed (docs/gateway.md). */
+  gateway: z.object({
+    enabled: z.boolean(),
+    keys: z.number(),
+    inFlight: z.number(),
+    queued: z.number(),
+    queuedTotal: z.number(),
+    retries: z.number(),
+    waits: z.number(),
+  }),
   containment: z.object({
     setting: z.string(),
     inForce: z.enum(['bwrap', 'none', 'unavailable']),
@@ -136,6 +146,7 @@ export const status = defineSyscall({
           .filter((s) => s.zone === principal.zone)
           .map(({ status, runtime, count }) => ({ status, runtime, count })),
       },
+      gateway: h.gateway,
       containment: h.containment,
       plugins: [...directoryOf(ctx).loadedNames],
     };

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { OVER_BUDGET } from '../../vocab/gateway.ts';
 import { exitedText } from '../errors.ts';
 import { killGroup, onLines, Tail } from '../process.ts';
 import type { AgentContext, AgentHandle, AgentInput } from '../types.ts';
@@ -32,8 +33,14 @@ export interface ClaudeAgentOptions {
   first: string | null;
   saved: SavedState;
   mcpTimeoutMs: number;
-  /** Where the CLI sends its model calls (reach.ts): probed when a call gets no answer. */
+  /** Where the CLI's model calls really go (reach.ts): probed when a call gets no answer. */
   apiBase: string;
+  /**
+   * Its model calls go through warren's gateway, which records their usage from the
+   * provider's answers: the turn's own report then carries only its turns, so nothing is
+   * counted twice.
+   */
+  metered: boolean;
 }
 
 /**
@@ -55,6 +62,11 @@ export class ClaudeAgent implements AgentHandle {
   private first: string | null;
   private state: SavedState;
   private lastCost = 0;
+  /**
+   * The last turn ended on a call the gateway held back for a budget: the CLI exits 1 when
+   * its input ends after such a turn, which is the budget's stop, not a crash.
+   */
+  private heldBack = false;
   /** The CLI's own stand-in text for a failed API call, if the turn had one. */
   private lastApiError: string | undefined;
   /** A status is shown (an API retry): cleared by the next message or result. */
@@ -342,15 +354,25 @@ export class ClaudeAgent implements AgentHandle {
     const total = num(msg.total_cost_usd);
     const cost = Math.max(0, total - this.lastCost);
     this.lastCost = total;
-    void sink.usage({
-      inputTokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
-      outputTokens: num(u.output_tokens),
-      costUsd: cost,
-      turns: num(msg.num_turns),
-    });
+    void sink.usage(
+      this.opts.metered
+        ? { turns: num(msg.num_turns) }
+        : {
+            inputTokens:
+              num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens),
+            outputTokens: num(u.output_tokens),
+            costUsd: cost,
+            turns: num(msg.num_turns),
+          },
+    );
     const denials = Array.isArray(msg.permission_denials) ? msg.permission_denials : [];
     if (denials.length > 0) void sink.event('permission_denied', { denials });
-    if (msg.is_error === true || (typeof msg.subtype === 'string' && msg.subtype.startsWith('error'))) {
+    const isError =
+      msg.is_error === true || (typeof msg.subtype === 'string' && msg.subtype.startsWith('error'));
+    // The gateway held a call back for a budget (its error is logged): the turn ends, and the
+    // budget's SIGTERM, already sent, ends the session as its policy says.
+    this.heldBack = isError && this.lastApiError?.includes(OVER_BUDGET) === true;
+    if (isError && !this.heldBack) {
       const failed = failedResultText(msg, this.lastApiError);
       this.fail(this.unreachable ? `model API unreachable: ${this.unreachable} (${failed})` : failed);
       return;
@@ -404,7 +426,7 @@ export class ClaudeAgent implements AgentHandle {
     if (this.ended || this.stopping) return;
     this.ended = true;
     this.idle = false;
-    if (code === 0) {
+    if (code === 0 || (code === 1 && this.heldBack)) {
       this.ctx.sink.exit({ reason: 'completed', code });
       return;
     }

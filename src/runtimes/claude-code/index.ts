@@ -12,8 +12,8 @@ import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts'
 import { ClaudeAgent } from './agent.ts';
 import { builtinTools } from './builtin-tools.ts';
 import { type ClaudeConfig, readConfig } from './config.ts';
+import { throughGateway } from './gateway.ts';
 import { MCP_PREFIX, readState, type SavedState } from './protocol.ts';
-import { modelApiBase } from './reach.ts';
 
 /**
  * The real `claude` CLI (Claude Code) as an agent, in stream-json mode:
@@ -75,7 +75,7 @@ export class ClaudeCodeRuntime implements Runtime {
       { mode: 0o600 },
     );
     const args = cliArgs(ctx, config, mcpConfig, saved);
-    const env = claudeEnv(ctx);
+    const { env, apiBase, metered } = throughGateway(claudeEnv(ctx), ctx.gateway);
     let child: ChildProcess;
     try {
       const confine = confineOptions(ctx, cwd, {
@@ -103,7 +103,8 @@ export class ClaudeCodeRuntime implements Runtime {
       first,
       saved,
       mcpTimeoutMs: config.mcpTimeoutMs,
-      apiBase: modelApiBase(env),
+      apiBase,
+      metered,
     });
   }
 }

@@ -68,7 +68,9 @@ function display(key: string, s: ShownSetting): string {
   if (Array.isArray(v)) return v.length ? v.join(', ') : '(none)';
   if (typeof v === 'object') {
     const pairs = Object.entries(v as Record<string, unknown>);
-    return pairs.length ? pairs.map(([k, n]) => `${k}=${n}`).join(', ') : '(none)';
+    // Nested settings (a plugin's, a model's price) as JSON, not "[object Object]".
+    const text = (n: unknown) => (n !== null && typeof n === 'object' ? JSON.stringify(n) : String(n));
+    return pairs.length ? pairs.map(([k, n]) => `${k}=${text(n)}`).join(', ') : '(none)';
   }
   return String(v);
 }

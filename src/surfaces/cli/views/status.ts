@@ -1,3 +1,4 @@
+import type { LimiterSummary } from '../../../kernel/gateway/limiter.ts';
 import { renderKeyValues } from '../table.ts';
 import { plural, type View, view } from './format.ts';
 
@@ -23,7 +24,15 @@ interface Status {
     sessions: Array<{ status: string; runtime: string; count: number }>;
   };
   containment?: { setting: string; inForce: string; network: string; reason: string | null };
+  /** Absent from a server older than this CLI. */
+  gateway?: { enabled: boolean } & LimiterSummary;
   plugins: string[];
+}
+
+/** `on; 1 provider key: 3 in flight, 0 queued; since start 12 queued, 4 retries, 2 back-off waits`. */
+function gatewayLine(g: NonNullable<Status['gateway']>): string {
+  if (!g.enabled) return 'off (agents call their providers themselves)';
+  return `on; ${plural(g.keys, 'provider key')}: ${g.inFlight} in flight, ${g.queued} queued; since start ${g.queuedTotal} queued, ${g.retries} ${g.retries === 1 ? 'retry' : 'retries'}, ${plural(g.waits, 'back-off wait')}`;
 }
 
 const duration = (ms: number): string => {
@@ -74,6 +83,7 @@ const render = view<Status>((out, ctx) => {
     ],
     ['sessions', [...byStatus].map(([s, n]) => `${n} ${s}`).join(', ') || 'none live'],
     ...(out.containment ? [['containment', containmentLine(out.containment)] as [string, string]] : []),
+    ...(out.gateway ? [['gateway', gatewayLine(out.gateway)] as [string, string]] : []),
     ['plugins', out.plugins.join(', ')],
   ];
   const problems = out.problems.length ? `problems:\n${out.problems.map((p) => `  - ${p}\n`).join('')}` : '';

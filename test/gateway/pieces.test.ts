@@ -1,0 +1,366 @@
+/**
+ * The gateway's pieces alone: reading usage from an answer's bytes however they are cut,
+ * the budget check before a call, prices, the held upstreams, and Claude Code's environment
+ * behind the gateway.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ScopeRow } from '../../src/kernel/budget.ts';
+import type { Core } from '../../src/kernel/core.ts';
+import { estimateInputTokens, refusal, refusalText } from '../../src/kernel/gateway/admit.ts';
+import { ModelGateway } from '../../src/kernel/gateway/gateway.ts';
+import { KeyLimiter, Limiters, retryDelayMs } from '../../src/kernel/gateway/limiter.ts';
+import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
+import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
+import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
+import type { AgentGateway } from '../../src/runtimes/types.ts';
+import type { LogEvent } from '../../src/store/events.ts';
+import { upstreamHeaders } from '../../src/surfaces/http/gateway/upstream.ts';
+import { AnthropicUsage } from '../../src/surfaces/http/gateway/usage.ts';
+import { OVER_BUDGET } from '../../src/vocab/gateway.ts';
+
+const ev = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+const STREAM = [
+  ev('message_start', {
+    message: {
+      id: 'msg_1',
+      model: 'claude-haiku-4-5',
+      usage: {
+        input_tokens: 100,
+        cache_read_input_tokens: 40,
+        cache_creation_input_tokens: 7,
+        output_tokens: 1,
+      },
+    },
+  }),
+  ev('ping', {}),
+  ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+  ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'message_delta é ✓' } }),
+  ev('content_block_stop', { index: 0 }),
+  ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 55 } }),
+  ev('message_stop', {}),
+].join('');
+
+const WANT = { inputTokens: 100, outputTokens: 55, cacheReadTokens: 40, cacheWriteTokens: 7 };
+
+function read(stream: boolean, text: string, cuts: number[]) {
+  const u = new AnthropicUsage(stream);
+  const bytes = Buffer.from(text);
+  let at = 0;
+  for (const c of [...cuts, bytes.length]) {
+    u.push(bytes.subarray(at, c));
+    at = c;
+  }
+  return { usage: u.end(), model: u.model };
+}
+
+describe('usage from an answer', () => {
+  it('reads a stream cut at every byte, with multi-byte characters split', () => {
+    const bytes = Buffer.byteLength(STREAM);
+    for (let cut = 1; cut < bytes; cut += 1) {
+      const got = read(true, STREAM, [cut]);
+      assert.deepEqual(got.usage, WANT, `cut at ${cut}`);
+    }
+    assert.deepEqual(
+      read(
+        true,
+        STREAM,
+        Array.from({ length: bytes - 1 }, (_, i) => i + 1),
+      ).usage,
+      WANT,
+    );
+    assert.equal(read(true, STREAM, []).model, 'claude-haiku-4-5');
+  });
+
+  it('reads CRLF-framed events, and later counts replace earlier ones', () => {
+    const crlf = STREAM.replace(/\n/g, '\r\n');
+    assert.deepEqual(read(true, crlf, [17, 300]).usage, WANT);
+    const recount = `${STREAM}${ev('message_delta', { usage: { output_tokens: 60, input_tokens: 101 } })}`;
+    assert.deepEqual(read(true, recount, []).usage, { ...WANT, outputTokens: 60, inputTokens: 101 });
+  });
+
+  it('reads a JSON answer; an answer without usage (an error) is null', () => {
+    const json = JSON.stringify({
+      model: 'm',
+      content: [],
+      usage: { input_tokens: 3, output_tokens: 2, cache_read_input_tokens: 1 },
+    });
+    assert.deepEqual(read(false, json, [5]).usage, {
+      inputTokens: 3,
+      outputTokens: 2,
+      cacheReadTokens: 1,
+      cacheWriteTokens: 0,
+    });
+    assert.equal(read(false, '{"type":"error","error":{"type":"overloaded_error"}}', []).usage, null);
+    assert.equal(read(false, '<html>bad gateway</html>', []).usage, null);
+    assert.equal(read(true, ev('error', { error: { type: 'overloaded_error' } }), []).usage, null);
+  });
+
+  it('ignores counts that are not non-negative numbers', () => {
+    const bad = ev('message_start', { message: { usage: { input_tokens: -5, output_tokens: 'x' } } });
+    assert.equal(read(true, bad, []).usage, null);
+  });
+});
+
+const row = (over: Partial<ScopeRow>): ScopeRow => ({
+  id: 'ses_b',
+  status: 'running',
+  budget: JSON.stringify({ inputTokens: 1000 }),
+  budget_breach: null,
+  created_at: 0,
+  subtree_input_tokens: 0,
+  subtree_output_tokens: 0,
+  subtree_cost_usd: 0,
+  subtree_turns: 0,
+  ...over,
+});
+
+describe('budgets before the call', () => {
+  it('lets a call through that fits what is left', () => {
+    assert.equal(refusal([row({ subtree_input_tokens: 500 })], { inputTokens: 500, costUsd: null }, 1), null);
+  });
+
+  it('refuses a call whose estimated input is more than is left', () => {
+    const r = refusal([row({ subtree_input_tokens: 500 })], { inputTokens: 501, costUsd: null }, 1);
+    assert.deepEqual(r, {
+      budgetOf: 'ses_b',
+      already: false,
+      spent: { limit: 'inputTokens', max: 1000, used: 500, over: 1, estimated: 501 },
+    });
+    assert.ok(refusalText(r!).startsWith(OVER_BUDGET));
+    assert.match(refusalText(r!), /would be passed by a model request of about 501: 500 used of 1000/);
+  });
+
+  it('refuses when a limit is reached, when the breach is recorded, and past wall time', () => {
+    const spent = refusal([row({ subtree_input_tokens: 1000 })], { inputTokens: 0, costUsd: null }, 1);
+    assert.equal(spent?.already, true);
+    assert.equal(spent?.spent.limit, 'inputTokens');
+    const outputs = row({ budget: JSON.stringify({ outputTokens: 10 }), subtree_output_tokens: 10 });
+    assert.equal(refusal([outputs], { inputTokens: 1, costUsd: null }, 1)?.spent.limit, 'outputTokens');
+    const recorded = row({ budget_breach: JSON.stringify({ limit: 'turns', max: 3, used: 3, over: 0 }) });
+    assert.equal(refusal([recorded], { inputTokens: 1, costUsd: null }, 1)?.spent.limit, 'turns');
+    const wall = row({ budget: JSON.stringify({ wallMs: 100 }), created_at: 0 });
+    assert.equal(refusal([wall], { inputTokens: 1, costUsd: null }, 99), null);
+    assert.equal(refusal([wall], { inputTokens: 1, costUsd: null }, 100)?.spent.limit, 'wallMs');
+  });
+
+  it('holds the estimated cost to what is left of costUsd; an unpriced model is not held', () => {
+    const cost = row({ budget: JSON.stringify({ costUsd: 1 }), subtree_cost_usd: 0.9 });
+    assert.equal(refusal([cost], { inputTokens: 1, costUsd: 0.09 }, 1), null);
+    assert.equal(refusal([cost], { inputTokens: 1, costUsd: 0.11 }, 1)?.spent.limit, 'costUsd');
+    assert.equal(refusal([cost], { inputTokens: 1e9, costUsd: null }, 1), null);
+  });
+
+  it('checks every budget that covers the caller, nearest first', () => {
+    const loose = row({ id: 'ses_own', budget: JSON.stringify({ inputTokens: 1e6 }) });
+    const tight = row({ id: 'ses_up', subtree_input_tokens: 999 });
+    assert.equal(refusal([loose, tight], { inputTokens: 2, costUsd: null }, 1)?.budgetOf, 'ses_up');
+  });
+
+  it('estimates one token per 4 bytes of the body', () => {
+    assert.equal(estimateInputTokens(0), 0);
+    assert.equal(estimateInputTokens(4), 1);
+    assert.equal(estimateInputTokens(27_621), 6906);
+  });
+});
+
+describe('prices', () => {
+  it('an exact id, else the longest prefix; none is null', () => {
+    const table = { ...DEFAULT_PRICES, 'claude-opus-4-5-20251101': { input: 1, output: 2 } };
+    assert.deepEqual(priceOf(table, 'claude-opus-4-5-20251101'), { input: 1, output: 2 });
+    assert.deepEqual(priceOf(table, 'claude-opus-4-6'), { input: 5, output: 25 });
+    assert.deepEqual(priceOf(table, 'claude-opus-4-1-20250805'), { input: 15, output: 75 });
+    assert.equal(priceOf(table, 'gpt-5'), null);
+  });
+
+  it('cache reads and writes at 0.1× and 1.25× input unless given', () => {
+    const u = { inputTokens: 1e6, outputTokens: 1e6, cacheReadTokens: 1e6, cacheWriteTokens: 1e6 };
+    assert.equal(costOf({ input: 3, output: 15 }, u), 3 + 15 + 0.3 + 3.75);
+    assert.equal(costOf({ input: 3, output: 15, cacheRead: 1, cacheWrite: 2 }, u), 3 + 15 + 1 + 2);
+    assert.equal(costOf(null, u), null);
+  });
+});
+
+describe('held upstreams', () => {
+  const up = { baseUrl: 'https://api.example', key: 'k', auth: 'x-api-key' as const };
+  const S = { zone: 'z', scope: ['ses_b'] };
+
+  it('belong to one token generation; an older agent’s release leaves a newer one’s', () => {
+    const u = new Upstreams();
+    u.hold('s', 0, S, 'anthropic', up);
+    assert.deepEqual(u.get('s', 0, 'anthropic'), { ...S, upstream: up });
+    assert.equal(u.get('s', 1, 'anthropic'), null);
+    u.hold('s', 1, S, 'anthropic', { ...up, key: 'k1' });
+    assert.equal(u.get('s', 0, 'anthropic'), null);
+    u.release('s', 0);
+    assert.equal(u.get('s', 1, 'anthropic')?.upstream.key, 'k1');
+    u.release('s');
+    assert.equal(u.get('s', 1, 'anthropic'), null);
+    assert.equal(u.size, 0);
+  });
+
+  it('die in the commit that stops or suspends their session', () => {
+    const g = new ModelGateway({} as Core);
+    for (const id of ['a', 'b', 'c']) g.upstreams.hold(id, 0, S, 'anthropic', up);
+    const status = (id: string, to: string) => ({ type: 'session.status', session_id: id, payload: { to } });
+    g.onCommit([
+      status('a', 'stopped'),
+      status('b', 'idle'),
+      status('c', 'suspended'),
+    ] as unknown as LogEvent[]);
+    assert.equal(g.upstreams.get('a', 0, 'anthropic'), null);
+    assert.ok(g.caller('b', 0, 'anthropic'));
+    assert.throws(() => g.caller('c', 0, 'anthropic'), /not \(or no longer\) valid/);
+  });
+
+  it('send the held key upstream and drop every credential the agent sent', () => {
+    const h = upstreamHeaders(
+      {
+        'x-api-key': 'wst_agent',
+        authorization: 'Bearer wst_agent',
+        cookie: 'c',
+        host: 'warren',
+        'accept-encoding': 'gzip',
+        'anthropic-version': '2023-06-01',
+        'content-length': '999',
+      },
+      up,
+      12,
+    );
+    assert.deepEqual(h, {
+      'anthropic-version': '2023-06-01',
+      'content-length': '12',
+      'accept-encoding': 'identity',
+      'x-api-key': 'k',
+    });
+    assert.equal(upstreamHeaders({}, { ...up, auth: 'bearer' }, 0).authorization, 'Bearer k');
+  });
+});
+
+describe('Claude Code’s environment behind the gateway', () => {
+  const held: unknown[] = [];
+  const gateway: AgentGateway = {
+    url: (p) => `http://warren/v1/gateway/${p}`,
+    credential: 'wst_s.0.mac',
+    hold: (p, u) => held.push([p, u]),
+  };
+
+  it('holds the key and URL it would have used, and gives the CLI the gateway and its credential', () => {
+    const out = throughGateway(
+      {
+        PATH: '/bin',
+        ANTHROPIC_API_KEY: 'sk-real',
+        ANTHROPIC_BASE_URL: 'http://mock',
+        CLAUDE_CODE_OAUTH_TOKEN: 'o',
+      },
+      gateway,
+    );
+    assert.deepEqual(out, {
+      env: {
+        PATH: '/bin',
+        ANTHROPIC_BASE_URL: 'http://warren/v1/gateway/anthropic',
+        ANTHROPIC_API_KEY: 'wst_s.0.mac',
+      },
+      apiBase: 'http://mock',
+      metered: true,
+    });
+    assert.deepEqual(held.pop(), [
+      'anthropic',
+      { baseUrl: 'http://mock', key: 'sk-real', auth: 'x-api-key' },
+    ]);
+    const token = throughGateway({ ANTHROPIC_AUTH_TOKEN: 'tok' }, gateway);
+    assert.equal(token.env.ANTHROPIC_AUTH_TOKEN, undefined);
+    assert.deepEqual(held.pop(), [
+      'anthropic',
+      { baseUrl: 'https://api.anthropic.com', key: 'tok', auth: 'bearer' },
+    ]);
+  });
+
+  it('leaves an agent without a key, or without a gateway, as it was', () => {
+    const oauth = { CLAUDE_CODE_OAUTH_TOKEN: 'o' };
+    assert.deepEqual(throughGateway(oauth, gateway), {
+      env: oauth,
+      apiBase: 'https://api.anthropic.com',
+      metered: false,
+    });
+    const keyed = { ANTHROPIC_API_KEY: 'sk' };
+    assert.deepEqual(throughGateway(keyed, null).env, keyed);
+    assert.equal(held.length, 0);
+  });
+});
+
+describe('the limiter per provider key', () => {
+  const config = { concurrency: 2, retries: 3, maxRetryWaitMs: 1000 };
+
+  it('waits as the provider says: retry-after-ms, retry-after in seconds or as a date, else backoff', () => {
+    assert.equal(retryDelayMs({ 'retry-after-ms': '250', 'retry-after': '9' }, 0), 250);
+    assert.equal(retryDelayMs({ 'retry-after': '2' }, 0), 2000);
+    assert.equal(retryDelayMs({ 'retry-after': new Date(10_000).toUTCString() }, 0, 7000), 3000);
+    assert.deepEqual(
+      [0, 1, 2, 5].map((a) => retryDelayMs({}, a)),
+      [500, 1000, 2000, 8000],
+    );
+    assert.equal(retryDelayMs({ 'retry-after': 'soon' }, 1), 1000);
+  });
+
+  it('holds calls past its concurrency in order, and hands a slot straight to the next', async () => {
+    const l = new KeyLimiter(() => config);
+    const signal = new AbortController().signal;
+    const a = await l.acquire(signal);
+    await l.acquire(signal);
+    const order: string[] = [];
+    const inLine = (name: string) =>
+      l.acquire(signal).then((release) => {
+        order.push(name);
+        return release;
+      });
+    const c = inLine('c');
+    const d = inLine('d');
+    assert.equal(l.queueDepth, 2);
+    a();
+    a(); // twice is once
+    await c;
+    assert.deepEqual(order, ['c']);
+    assert.equal(l.inFlight, 2);
+    (await c)();
+    await d;
+    assert.deepEqual(order, ['c', 'd']);
+    assert.equal(l.stats.queued, 2);
+  });
+
+  it('a call that gives up while queued leaves the queue', async () => {
+    const l = new KeyLimiter(() => ({ ...config, concurrency: 1 }));
+    const release = await l.acquire(new AbortController().signal);
+    const ac = new AbortController();
+    const waiting = l.acquire(ac.signal);
+    ac.abort(new Error('gone'));
+    await assert.rejects(waiting, /gone/);
+    assert.equal(l.queueDepth, 0);
+    release();
+    assert.equal(l.inFlight, 0);
+  });
+
+  it('a back-off the provider asked of one call holds every new call on the key', async () => {
+    const l = new KeyLimiter(() => config);
+    l.backOff(60_000);
+    const ac = new AbortController();
+    const other = l.acquire(ac.signal);
+    setImmediate(() => ac.abort(new Error('still waiting')));
+    await assert.rejects(other, /still waiting/);
+    assert.equal(l.stats.waits, 1);
+    assert.equal(l.inFlight, 0, 'the call that gave up kept its slot');
+    const free = new KeyLimiter(() => config);
+    (await free.acquire(new AbortController().signal))();
+    assert.equal(free.stats.waits, 0);
+  });
+
+  it('one key, one limiter, whichever session holds it; another key, another', () => {
+    const ls = new Limiters(() => config);
+    const up = { baseUrl: 'https://a', key: 'k', auth: 'x-api-key' as const };
+    assert.equal(ls.of(up), ls.of({ ...up }));
+    assert.notEqual(ls.of(up), ls.of({ ...up, key: 'k2' }));
+    assert.equal(ls.size, 2);
+  });
+});
