@@ -57,6 +57,8 @@ export interface Sample {
   procs: Map<string, number[]>;
   /** Undefined when the database did not answer. */
   allLive: boolean | undefined;
+  /** Why not: the sessions not live, or without exactly one process. */
+  why?: string;
 }
 
 /** What recovery from one fault took, from the moment it was injected. */
@@ -163,11 +165,13 @@ export class FaultRig {
       { ...scr, ...where, kind: 'script' },
     ];
     this.agents.push(...added);
-    await within(
-      60_000,
-      'every agent live with one process',
-      async () => (await this.sample()).allLive === true,
-    );
+    let last: Sample | undefined;
+    await within(60_000, 'every agent live with one process', async () => {
+      last = await this.sample();
+      return last.allLive === true;
+    }).catch((error) => {
+      throw new Error(`${(error as Error).message} (${last?.why})`);
+    });
     if (this.roomFd) this.sendersFor(added);
   }
 
@@ -190,19 +194,25 @@ export class FaultRig {
     // /proc first, then the rows: a session's row read after its processes were.
     const procs = echoProcesses(ids);
     let allLive: boolean | undefined;
+    let why = '';
     try {
       const r = await this.watch.query<{ id: string; status: string }>(
         `select id, status from "${SCHEMA}".sessions where id = any($1)`,
         [ids],
       );
-      allLive =
-        r.rows.length === ids.length &&
-        r.rows.every((row) => LIVE.has(row.status)) &&
-        this.agents.every((g) => g.kind === 'script' || procs.get(g.id)?.length === 1);
-    } catch {
+      const off = [
+        ...r.rows.filter((row) => !LIVE.has(row.status)).map((row) => `${row.id} ${row.status}`),
+        ...this.agents
+          .filter((g) => g.kind === 'command' && procs.get(g.id)?.length !== 1)
+          .map((g) => `${g.id} ${procs.get(g.id)?.length ?? 0} processes`),
+      ];
+      allLive = r.rows.length === ids.length && off.length === 0;
+      why = off.join(', ');
+    } catch (error) {
       allLive = undefined;
+      why = String(error);
     }
-    const s = { at, procs, allLive };
+    const s = { at, procs, allLive, why };
     this.samples.push(s);
     return s;
   }
@@ -263,6 +273,8 @@ export class FaultRig {
     await within(120_000, `every session live with one process after ${fault}`, async () => {
       const recent = this.samples.filter((s) => s.at > Date.now() - 1000);
       return recent.length >= 2 && recent.every((s) => s.allLive === true);
+    }).catch((error) => {
+      throw new Error(`${(error as Error).message} (${this.samples.at(-1)?.why})`);
     });
     const after = this.samples.filter((s) => s.at >= t0);
     const lastDown = after.map((s) => s.allLive !== true).lastIndexOf(true);
