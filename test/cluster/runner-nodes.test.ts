@@ -3,7 +3,7 @@ import { after, it } from 'node:test';
 import { type Server, within } from '../crash/harness.ts';
 import { describeOwnPostgres } from '../helpers/own-postgres.ts';
 import { type RunnerProcess, startRunner } from '../runners/helpers.ts';
-import { Cluster, echoProcesses, FAST, readUntil, spawnEcho } from './harness.ts';
+import { Cluster, echoProcesses, FAST, readUntil, spawnEcho, tearDown } from './harness.ts';
 
 /**
  * A runner given the nodes of a cluster (`warren runner --server <a>,<b>`) connects to the
@@ -14,16 +14,7 @@ describeOwnPostgres('cluster: a runner given a list of nodes', (db) => {
   const clusters: Cluster[] = [];
   const runners: RunnerProcess[] = [];
   const sessions: string[] = [];
-  after(async () => {
-    await Promise.allSettled(runners.map((r) => r.crash()));
-    for (const c of clusters) await c.cleanup();
-    for (const pids of echoProcesses(sessions).values())
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {}
-      }
-  });
+  after(() => tearDown(clusters, runners, sessions));
 
   it('its node stopped, it reconnects to the other and its session runs there', async () => {
     const c = new Cluster({ url: db().url, schema: 'runner_nodes', durability: 'process' }, 2, {

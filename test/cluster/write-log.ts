@@ -38,20 +38,27 @@ export async function writesAfter(
 
 /**
  * Ownership recorded too (for a run with many faults): `lost_log` gets each node declared lost
- * with the lease it had, `own_log` each change of a session's owner. With recordWrites, what
+ * with the lease it had, `own_log` each change of a session's owner, `join_log` each new
+ * epoch of a node. With recordWrites, what
  * `lateWrites` needs.
  */
 export async function recordOwnership(store: Store, schema: string): Promise<void> {
   await sql
-    .raw(`create table "${schema}".lost_log (node text, epoch bigint, lease_until double precision, at double precision);
-      create table "${schema}".own_log (session text, old_owner text, new_owner text, at double precision);
+    .raw(`create table "${schema}".lost_log (node text, epoch bigint, lease_until double precision, at double precision, tx bigint);
+      create table "${schema}".own_log (session text, old_owner text, new_owner text, at double precision, tx bigint);
+      create table "${schema}".join_log (node text, epoch bigint, at double precision);
+      create function "${schema}".log_join() returns trigger language plpgsql as $f$ begin
+        insert into "${schema}".join_log values (NEW.id, NEW.epoch, extract(epoch from clock_timestamp()) * 1000);
+        return NEW; end $f$;
+      create trigger log_join after update on "${schema}".nodes for each row
+        when (OLD.epoch is distinct from NEW.epoch) execute function "${schema}".log_join();
       create function "${schema}".log_lost() returns trigger language plpgsql as $f$ begin
         insert into "${schema}".lost_log values (NEW.id, NEW.epoch, NEW.lease_until,
-          extract(epoch from clock_timestamp()) * 1000);
+          extract(epoch from clock_timestamp()) * 1000, txid_current());
         return NEW; end $f$;
       create function "${schema}".log_owner() returns trigger language plpgsql as $f$ begin
         insert into "${schema}".own_log values (NEW.id, OLD.owner_node, NEW.owner_node,
-          extract(epoch from clock_timestamp()) * 1000);
+          extract(epoch from clock_timestamp()) * 1000, txid_current());
         return NEW; end $f$;
       create trigger log_lost after update on "${schema}".nodes for each row
         when (NEW.state = 'lost' and OLD.state <> 'lost') execute function "${schema}".log_lost();
@@ -62,7 +69,10 @@ export async function recordOwnership(store: Store, schema: string): Promise<voi
 
 /**
  * Rows a node wrote for a session after its lease ended, the session having been taken from
- * it when it was declared lost, and before the session was given back to it (if ever).
+ * it when it was declared lost (in that transaction), before the session was given back to it and before the node
+ * joined again as a new epoch (from then on its rows are the new epoch's: a takeover it makes
+ * writes sessions that were once its own). What the lost epoch had in flight cannot commit
+ * after that: the takeover ended its connections first (takeover.ts).
  */
 export async function lateWrites(
   store: Store,
@@ -71,12 +81,13 @@ export async function lateWrites(
   const t = (name: string) => sql.table(`${schema}.${name}`);
   const r = await sql<{ tbl: string; session: string; app: string; at: number; lease_until: number }>`
     select w.tbl, w.session, w.app, w.at, l.lease_until from ${t('lost_log')} l
-    join ${t('own_log')} o on o.old_owner = l.node and o.new_owner is distinct from l.node
-      and o.at >= l.at and o.at < l.at + 5000
+    join ${t('own_log')} o on o.tx = l.tx and o.old_owner = l.node
     join ${t('write_log')} w on w.session = o.session and w.at > l.lease_until
       and (w.app = 'warren ' || l.node or w.app like 'warren ' || l.node || ' %')
     where not exists (select 1 from ${t('own_log')} b where b.session = o.session
-      and b.new_owner = l.node and b.at > l.lease_until and b.at < w.at)`.execute(store.reader);
+      and b.new_owner = l.node and b.at > l.lease_until and b.at < w.at)
+      and not exists (select 1 from ${t('join_log')} j where j.node = l.node
+      and j.at > l.at and j.at < w.at)`.execute(store.reader);
   return r.rows;
 }
 
