@@ -7,6 +7,7 @@ import { clusterBenches } from '../cluster.ts';
 import { completionBenches } from '../completion.ts';
 import { containmentBenches } from '../containment.ts';
 import { coordinatorBenches } from '../coordinator.ts';
+import { faultBenches } from '../faults.ts';
 import { fuzzBenches } from '../fuzz.ts';
 import { groupBenches } from '../groups.ts';
 import { kernelBenches } from '../kernel.ts';
@@ -49,6 +50,7 @@ export const groups: Record<string, Record<string, Bench>> = {
   knowledge: knowledgeBenches,
   runners: runnerBenches,
   cluster: clusterBenches,
+  faults: faultBenches,
   schedules: scheduleBenches,
   groups: groupBenches,
   coordinator: coordinatorBenches,
