@@ -7,6 +7,7 @@ import { clusterBenches } from '../cluster.ts';
 import { completionBenches } from '../completion.ts';
 import { containmentBenches } from '../containment.ts';
 import { coordinatorBenches } from '../coordinator.ts';
+import { faultBenches } from '../faults.ts';
 import { fuzzBenches } from '../fuzz.ts';
 import { gatewayBenches } from '../gateway.ts';
 import { groupBenches } from '../groups.ts';
@@ -50,6 +51,7 @@ export const groups: Record<string, Record<string, Bench>> = {
   knowledge: knowledgeBenches,
   runners: runnerBenches,
   cluster: clusterBenches,
+  faults: faultBenches,
   schedules: scheduleBenches,
   groups: groupBenches,
   coordinator: coordinatorBenches,

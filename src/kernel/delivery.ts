@@ -41,8 +41,13 @@ export class Delivery {
     }
   }
 
-  /** An agent came up: hand it everything its async fds have pending in the log. */
+  /**
+   * An agent came up: hand it everything its async fds have pending in the log — from their
+   * acknowledged cursors, not from what an earlier agent of the session was handed in this
+   * node's life: one ended mid-turn (its node fenced, then serving again) never answered it.
+   */
   async attach(sessionId: string, handle: AgentHandle): Promise<void> {
+    for (const fd of this.core.fdTable.heldBy(sessionId)) this.core.fdTable.rewind(fd.id);
     const pump = new Pump(this.core, sessionId, handle);
     this.pumps.set(sessionId, pump);
     if (this.core.node.clustered) await this.core.fdTable.refresh(sessionId);

@@ -147,6 +147,11 @@ export class FdTable {
     if (seq > (this.delivered.get(fdId) ?? 0)) this.delivered.set(fdId, seq);
   }
 
+  /** Its holder's agent is gone: what was handed to it and not acknowledged is due again. */
+  rewind(fdId: string): void {
+    this.delivered.delete(fdId);
+  }
+
   /** Acknowledged: persisted with the next flush. */
   ack(fdId: string, seq: number): void {
     const row = this.byId.get(fdId);

@@ -186,13 +186,25 @@ export function agentSink(
   const id = row.id;
   const zone = row.zone;
   let asBefore = unchanged;
+  // A report of the current turn was refused (the database was unreachable): the turn's
+  // input is then not acknowledged at its idle, so it is handed again to the session's next
+  // agent, rather than counted as answered by an answer that was never recorded.
+  let turnLost = false;
+  const noting = (p: Promise<void>): Promise<void> => {
+    p.catch(() => {
+      turnLost = true;
+    });
+    return p;
+  };
   // Fencing (ownership.ts): once another node owns the session, this node's agent for it
   // writes nothing more (its exit included) and is ended here.
   const apply = (fn: Report) =>
-    reports.apply(id, async (tx, r) => {
-      if (holdsLease(core.node, r)) return fn(tx, r);
-      hooks.fenced(id);
-    });
+    noting(
+      reports.apply(id, async (tx, r) => {
+        if (holdsLease(core.node, r)) return fn(tx, r);
+        hooks.fenced(id);
+      }),
+    );
   const setActivity = async (tx: WriteTx, r: SessionsTable, text: string | null): Promise<SessionsTable> => {
     if ((r.activity ?? null) === text) return r;
     await tx.db.updateTable('sessions').set({ activity: text }).where('id', '=', id).execute();
@@ -212,21 +224,23 @@ export function agentSink(
       // The input a turn took names the messages it was handed (input-record.ts): decided now,
       // while the delivery that handed them still knows them.
       const payload = type === 'input' ? delivery.inputRecord(id, given) : given;
-      return reports.apply(
-        id,
-        async (tx, r) => {
-          // Alone, no row is read for it; in a cluster the row says whether this node still owns it.
-          if (core.node.clustered && !holdsLease(core.node, r)) return hooks.fenced(id);
-          tx.append({
-            zone,
-            type: `session.${type}`,
-            actor: id,
-            session_id: id,
-            // Tool calls carry whatever an agent typed, credentials included: redacted here, once.
-            payload: redactCredentials(payload),
-          });
-        },
-        { needsRow: core.node.clustered },
+      return noting(
+        reports.apply(
+          id,
+          async (tx, r) => {
+            // Alone, no row is read for it; in a cluster the row says whether this node still owns it.
+            if (core.node.clustered && !holdsLease(core.node, r)) return hooks.fenced(id);
+            tx.append({
+              zone,
+              type: `session.${type}`,
+              actor: id,
+              session_id: id,
+              // Tool calls carry whatever an agent typed, credentials included: redacted here, once.
+              payload: redactCredentials(payload),
+            });
+          },
+          { needsRow: core.node.clustered },
+        ),
       );
     },
     usage: (u) =>
@@ -259,13 +273,19 @@ export function agentSink(
       delivery.safePoint(id);
       return recorded.then(
         () => {
-          delivery.turnRecorded(id, consumed);
+          // Reports are applied in order: the turn's earlier ones have settled by now.
+          const lost = turnLost;
+          turnLost = false;
+          delivery.turnRecorded(id, lost ? new Map() : consumed);
           // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.
           if (termPending) hooks.finish(id);
         },
         // Logged by the queue. Runtimes do not wait for a report (void): a rejection left here
-        // would be unhandled and end the server. What it handed over stays unacknowledged.
-        () => {},
+        // would be unhandled and end the server. What it handed over stays unacknowledged (and
+        // this turn's loss is not the next one's).
+        () => {
+          turnLost = false;
+        },
       );
     },
     activity: (text) => apply((tx, r) => setActivity(tx, r, text)),

@@ -4,7 +4,7 @@ import { alive, type Server, sleep, within } from '../crash/harness.ts';
 import { assertAckedInLog, assertGapFree, statusChanges } from '../helpers/log-checks.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { echoScript, type RunnerProcess, startRunner } from '../runners/helpers.ts';
-import { Cluster, echoProcesses, readUntil, roomWriters, spawnEcho } from './harness.ts';
+import { Cluster, echoProcesses, readUntil, roomWriters, spawnEcho, tearDown } from './harness.ts';
 
 /** A session counts as live again within this (generous, for a loaded machine). */
 const LIVE_AGAIN_MS = 60_000;
@@ -35,18 +35,7 @@ forEachStore(
     const clusters: Cluster[] = [];
     const runners: RunnerProcess[] = [];
     const sessions: string[] = [];
-    after(async () => {
-      // Even after a failure: runners, servers, then any agent process of ours left over.
-      await Promise.allSettled(runners.map((r) => r.crash()));
-      for (const c of clusters) await c.cleanup();
-      for (const pids of echoProcesses(sessions).values()) {
-        for (const pid of pids) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {}
-        }
-      }
-    });
+    after(() => tearDown(clusters, runners, sessions));
 
     it('loses nothing acknowledged; every live session is live again once, one process each', async () => {
       const c = new Cluster(target.location(), 3);

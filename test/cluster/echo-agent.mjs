@@ -6,8 +6,11 @@ const url = process.env.WARREN_URL;
 const token = process.env.WARREN_TOKEN;
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
+// Retried for 30 s: through a database outage a node answers 503 for seconds (the fault
+// suite stops PostgreSQL for 4 s); an answer given up on would be a message lost by the test's
+// agent, not by warren.
 async function reply(text) {
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 300; i++) {
     const res = await fetch(`${url}/v1/fds/1/write`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -200,6 +200,28 @@ export function echoProcesses(sessions: readonly string[]): Map<string, number[]
   return out;
 }
 
+/** SIGKILL every echo agent process of `sessions` left on this host (a test's cleanup). */
+export function killEchoes(sessions: readonly string[]): void {
+  for (const pids of echoProcesses(sessions).values()) {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {} // gone meanwhile
+    }
+  }
+}
+
+/** A test's cleanup, even after a failure: runners, servers, then any agent process of ours left over. */
+export async function tearDown(
+  clusters: readonly Cluster[],
+  runners: readonly { crash(): Promise<void> }[],
+  sessions: readonly string[],
+): Promise<void> {
+  await Promise.allSettled(runners.map((r) => r.crash()));
+  for (const c of clusters) await c.cleanup();
+  killEchoes(sessions);
+}
+
 /**
  * Writers on one room through every node (writer w starts on node w % 3), each recording the
  * messages the server acknowledged with their seqs. A writer whose node is gone (node 0, the

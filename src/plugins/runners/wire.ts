@@ -120,6 +120,13 @@ export const EXPIRED = {
 /** The agent's header that gives a tunnelled request its deadline (ms since the epoch). */
 export const DEADLINE_HEADER = 'x-warren-deadline';
 
+/**
+ * The deadline of a tunnelled request that gives none: this long after the runner read it (a
+ * runner's own requests to the server wait as long). Past it the server does not execute it:
+ * a request held that long (its server paused, the wire stalled) has been given up on.
+ */
+export const TUNNEL_DEADLINE_MS = 60_000;
+
 /** The environment a runner name serves. */
 export const environmentOf = (name: string) => `runner:${name}`;
 

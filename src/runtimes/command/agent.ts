@@ -7,6 +7,10 @@ import type { AgentContext, AgentHandle, AgentInput } from '../types.ts';
 export class CommandAgent implements AgentHandle {
   private alive = true;
   private stopping = false;
+  /** It has reported a turn (`{"warren":"idle"}` or `busy`): its input is acknowledged per turn. */
+  private turns = false;
+  /** Handed input whose turn has not ended (only counted once it reports turns). */
+  private inTurn = false;
   private stderr = new Tail();
 
   constructor(
@@ -44,13 +48,21 @@ export class CommandAgent implements AgentHandle {
   }
 
   get ready(): boolean {
-    return this.alive && !this.stopping;
+    return this.alive && !this.stopping && !this.inTurn;
   }
 
-  /** A command has no turns unless it reports them; what reaches its stdin counts as delivered. */
-  readonly acksOnDeliver = true;
+  /**
+   * A command has no turns unless it reports them: until then, what reaches its stdin counts
+   * as delivered. One that reports them is handed one batch per turn and its input counts as
+   * taken at the idle that ends the turn, so a batch whose turn never ended (the agent ended
+   * by a fence, a paused node's watcher) is handed again to the session's next agent.
+   */
+  get acksOnDeliver(): boolean {
+    return !this.turns;
+  }
 
   deliver(input: AgentInput): void {
+    if (this.turns) this.inTurn = true;
     this.child.stdin!.write(
       `${JSON.stringify({ type: 'input', messages: input.messages, text: input.text })}\n`,
     );
@@ -71,8 +83,15 @@ export class CommandAgent implements AgentHandle {
     if (line.startsWith('{"warren"')) {
       try {
         const ctl = JSON.parse(line) as { warren: string; [k: string]: unknown };
-        if (ctl.warren === 'idle') return void sink.idle();
-        if (ctl.warren === 'busy') return void sink.busy();
+        if (ctl.warren === 'idle') {
+          this.turns = true;
+          this.inTurn = false;
+          return void sink.idle();
+        }
+        if (ctl.warren === 'busy') {
+          this.turns = true;
+          return void sink.busy();
+        }
         if (ctl.warren === 'activity') {
           // A short status beside busy/idle; anything but a string clears it. Capped: it is shown in ps.
           return void sink.activity(typeof ctl.text === 'string' && ctl.text ? ctl.text.slice(0, 200) : null);

@@ -10,8 +10,11 @@ export const runnerCommand: LocalCommand = {
   command: ['runner'],
   summary: 'Run agents on this host for a remote warren (the environment runner:<name>)',
   usage: [
-    'warren runner --server <url> --token <runner token> [--name <name>] [--runtimes script,command] [--cwd-root <dir>]',
+    'warren runner --server <url>[,<url>…] --token <runner token> [--name <name>] [--runtimes script,command] [--cwd-root <dir>]',
     '',
+    '--server: a node of the warren; several (comma-separated or --server repeated): the nodes of',
+    'one cluster. The runner connects to the first that answers; when it loses its node or sees it',
+    'fenced, it connects to the next (round robin, backing off once the whole list has failed).',
     'The token comes from `warren runners create-token <name>` on the server (or WARREN_RUNNER_TOKEN).',
     '--name defaults to the name the token was created for; --runtimes to script,command.',
     '--cwd-root: agents run in this directory or below it (default: anywhere they ask).',
@@ -23,7 +26,7 @@ export const runnerCommand: LocalCommand = {
     const cmd = preamble(args, io, {
       words: ['runner'],
       options: {
-        server: { type: 'string' },
+        server: { type: 'string', multiple: true },
         token: { type: 'string' },
         name: { type: 'string' },
         runtimes: { type: 'string' },
@@ -31,10 +34,14 @@ export const runnerCommand: LocalCommand = {
       },
     });
     const { values } = cmd;
-    const server = values.server ?? io.env.WARREN_URL;
+    const servers = (values.server ?? (io.env.WARREN_URL ? [io.env.WARREN_URL] : []))
+      .flatMap((s) => s.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean);
     const token = values.token ?? io.env.WARREN_RUNNER_TOKEN;
     const name = values.name ?? io.env.WARREN_RUNNER_NAME ?? '';
-    if (!server || !token) throw cmd.fail('--server and --token are required (see warren runner --help)');
+    if (servers.length === 0 || !token)
+      throw cmd.fail('--server and --token are required (see warren runner --help)');
     const { builtinRuntimes } = await import('../../runtimes/registry.ts');
     const all = builtinRuntimes();
     const wanted = (values.runtimes ?? 'script,command')
@@ -48,7 +55,7 @@ export const runnerCommand: LocalCommand = {
     const runtimes = new Map(wanted.map((r) => [r, all.get(r)!]));
     const { Runner } = await import('../../plugins/runners/runner/client.ts');
     const runner = new Runner({
-      server,
+      servers,
       token,
       name,
       runtimes,

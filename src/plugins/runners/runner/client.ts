@@ -19,8 +19,11 @@ import { RunnerAgents } from './agents.ts';
 import { TunnelProxy } from './proxy.ts';
 
 export interface RunnerOptions {
-  /** The server's URL (http(s)://…): the runner connects out to it. */
-  server: string;
+  /**
+   * The URLs (http(s)://…) of the nodes of one warren: the runner connects out to the first
+   * that answers and, when it loses that node (or sees it fenced), to the next, round robin.
+   */
+  servers: readonly string[];
   token: string;
   name: string;
   runtimes: RuntimeRegistry;
@@ -49,6 +52,8 @@ export class Runner {
   private readonly agents: RunnerAgents;
   private readonly proxy: TunnelProxy;
   private backoff = 200;
+  /** Which of `servers` the runner connects to next (round robin over failures and drops). */
+  private next = 0;
   private timer: NodeJS.Timeout | undefined;
   /** The deadline its agents' lifeline watchers hold: moved by each beat of the server. */
   private readonly deadline = new LifelineDeadline(systemClock);
@@ -94,7 +99,9 @@ export class Runner {
 
   private connect(): void {
     if (this.stopped) return;
-    const url = new URL(CONNECT_PATH, this.opts.server);
+    const servers = this.opts.servers;
+    const server = servers[this.next % servers.length]!;
+    const url = new URL(CONNECT_PATH, server);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url, {
       headers: { authorization: `Bearer ${this.opts.token}` },
@@ -151,8 +158,13 @@ export class Runner {
       return this.end(3);
     }
     if (this.stopped) return;
-    this.timer = setTimeout(() => this.connect(), this.backoff);
-    this.backoff = Math.min(this.backoff * 2, this.opts.maxBackoffMs ?? 5_000);
+    // The next node of the list: the one just lost (or that never answered) may be down,
+    // paused or fenced; any node of the warren can take this runner. Backoff grows only once
+    // a whole round of the list has failed.
+    this.next += 1;
+    const roundDone = this.next % this.opts.servers.length === 0;
+    this.timer = setTimeout(() => this.connect(), roundDone ? this.backoff : 50);
+    if (roundDone) this.backoff = Math.min(this.backoff * 2, this.opts.maxBackoffMs ?? 5_000);
   }
 
   private async onFrame(f: ServerFrame): Promise<void> {
@@ -160,7 +172,9 @@ export class Runner {
       case 'welcome':
         this.connected = true;
         this.backoff = 200;
-        this.opts.log(`runner: connected as ${f.environment} (${f.connection}); tunnel ${this.proxy.url()}`);
+        this.opts.log(
+          `runner: connected as ${f.environment} (${f.connection}) to ${this.server()}; tunnel ${this.proxy.url()}`,
+        );
         return;
       case 'beat':
         return this.beat(f.leftMs, f.withinMs);
@@ -191,7 +205,15 @@ export class Runner {
    * connection is dropped (its agents end) and made again.
    */
   private beat(leftMs: number, withinMs: number): void {
-    this.deadline.extend(Math.max(0, Number(leftMs) || 0));
+    const left = Math.max(0, Number(leftMs) || 0);
+    this.deadline.extend(left);
+    if (left === 0 && this.opts.servers.length > 1) {
+      // Its node holds no lease (fenced: cut off from its database, or lost): its agents end
+      // now, and another node of the list may run them.
+      this.opts.log(`runner ${this.opts.name}: ${this.server()} is fenced; connecting to another node`);
+      this.ws?.terminate();
+      return;
+    }
     this.send({ t: 'beat' });
     if (this.watchdog) clearTimeout(this.watchdog);
     const ws = this.ws;
@@ -204,6 +226,11 @@ export class Runner {
       },
       Math.max(0, Number(withinMs) || 0),
     );
+  }
+
+  /** The node this runner is (or was last) connected to. */
+  private server(): string {
+    return this.opts.servers[this.next % this.opts.servers.length]!;
   }
 
   private async answer(id: number, fn: () => Promise<unknown>): Promise<void> {

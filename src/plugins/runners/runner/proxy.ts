@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEADLINE_HEADER, EXPIRED, expired } from '../wire.ts';
+import { DEADLINE_HEADER, EXPIRED, expired, TUNNEL_DEADLINE_MS } from '../wire.ts';
 
 /** Largest request body an agent may send through the tunnel. */
 const MAX_BODY = 4 * 1024 * 1024;
@@ -14,7 +14,7 @@ export interface TunnelWire {
     path: string;
     headers: Record<string, string>;
     body: string | null;
-    deadline?: number;
+    deadline: number;
   }): number;
   abort(id: number): void;
 }
@@ -44,6 +44,7 @@ export class TunnelProxy {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const readAt = Date.now();
     if (!this.wire.up())
       return void res.writeHead(503, { 'content-type': 'text/plain' }).end('runner offline\n');
     const chunks: Buffer[] = [];
@@ -56,8 +57,9 @@ export class TunnelProxy {
     // Read late (this runner was paused): an agent that gave up and closed is not served; one
     // whose deadline passed is answered as expired, and neither reaches the server.
     if (res.destroyed || req.socket.destroyed) return;
-    const deadline = Number(req.headers[DEADLINE_HEADER]);
-    const timed = Number.isFinite(deadline) && deadline > 0 ? { deadline } : {};
+    // Every request has a deadline: the agent's own, else TUNNEL_DEADLINE_MS from its arrival.
+    const given = Number(req.headers[DEADLINE_HEADER]);
+    const timed = { deadline: Number.isFinite(given) && given > 0 ? given : readAt + TUNNEL_DEADLINE_MS };
     if (expired(timed)) {
       return void res
         .writeHead(504, { 'content-type': 'application/json' })
