@@ -107,6 +107,10 @@ export function runnerScenario(backends: DialectKind[]): void {
         );
         await server.api('POST', `/v1/sessions/${scrId}/send`, { text: 'hello' });
         await readUntil(server, scr.json.pipeFd, 'script got hello');
+        // Their turns are over (idle): what they took is acknowledged. A runner dying before
+        // that hands it again to the next agent, as any turn cut off is (at least once).
+        for (const id of [cmdId, scrId])
+          await until(`${id} idle`, async () => ((await statusOf(server, id)) === 'idle' ? true : undefined));
 
         // The runner dies: its sessions are suspended, its agents' process groups are gone.
         await first.crash();
