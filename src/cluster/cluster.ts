@@ -9,6 +9,7 @@ import {
   fenceAfterMs,
   leaseCallMaxMs,
   leaseCallMs,
+  leaseMarginMs,
   lifelineAfterMs,
   renewEveryMs,
   takeoverGraceMs,
@@ -95,6 +96,15 @@ export class Cluster {
     const { store, kernel, config, clock } = this.o;
     await this.conn.get();
     store.writer.notify = { channel: this.conn.channel, node: this.nodeId };
+    // A transaction may idle until 1.5 M past this node's fence as it stands when it begins:
+    // a node paused mid-transaction is rolled back by the server before another node can take
+    // its sessions (fence + 2M), and a running node's transactions get most of a lease.
+    const margin = leaseMarginMs(config.leaseMs);
+    // Nothing is written once the lease has lapsed on this node's clock, not even in the moment
+    // after a pause before the watchdog has run (the rejoin above excepted, and a node leaving).
+    store.writer.mayWrite = () => this.closed || this.holdsOwnLease();
+    store.writer.idleLimitMs = () =>
+      Math.max(0, this.renewedAt + fenceAfterMs(config.leaseMs) - clock.now()) + Math.floor(1.5 * margin);
     // Before the statement is sent: the lease the database records starts no earlier.
     const at = clock.now();
     this.epoch = await join(

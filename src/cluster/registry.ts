@@ -18,31 +18,39 @@ export async function join(
   node: { id: string; address: string | null; runtimes: readonly string[] },
   leaseMs: number,
 ): Promise<number> {
-  return store.writer.write(async (tx) => {
-    const prev = await tx.db.selectFrom('nodes').select('epoch').where('id', '=', node.id).executeTakeFirst();
-    const epoch = Number(prev?.epoch ?? 0) + 1;
-    const row = {
-      address: node.address,
-      runtimes: JSON.stringify(node.runtimes),
-      epoch,
-      state: 'live',
-      heartbeat_at: tx.now,
-      lease_until: tx.now + leaseMs,
-    };
-    if (prev) await tx.db.updateTable('nodes').set(row).where('id', '=', node.id).execute();
-    else
-      await tx.db
-        .insertInto('nodes')
-        .values({ id: node.id, joined_at: tx.now, ...row })
-        .execute();
-    tx.append({
-      zone: 'default',
-      type: 'node.joined',
-      actor: 'kernel',
-      payload: { node: node.id, epoch, address: node.address, runtimes: node.runtimes },
-    });
-    return epoch;
-  });
+  // A fenced node's rejoin is the one write it makes while its lease has lapsed.
+  return store.writer.write(
+    async (tx) => {
+      const prev = await tx.db
+        .selectFrom('nodes')
+        .select('epoch')
+        .where('id', '=', node.id)
+        .executeTakeFirst();
+      const epoch = Number(prev?.epoch ?? 0) + 1;
+      const row = {
+        address: node.address,
+        runtimes: JSON.stringify(node.runtimes),
+        epoch,
+        state: 'live',
+        heartbeat_at: tx.now,
+        lease_until: tx.now + leaseMs,
+      };
+      if (prev) await tx.db.updateTable('nodes').set(row).where('id', '=', node.id).execute();
+      else
+        await tx.db
+          .insertInto('nodes')
+          .values({ id: node.id, joined_at: tx.now, ...row })
+          .execute();
+      tx.append({
+        zone: 'default',
+        type: 'node.joined',
+        actor: 'kernel',
+        payload: { node: node.id, epoch, address: node.address, runtimes: node.runtimes },
+      });
+      return epoch;
+    },
+    { whileFenced: true },
+  );
 }
 
 /** Renew the lease; false when it was lost meanwhile (another epoch, or declared lost). */

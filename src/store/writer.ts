@@ -72,6 +72,8 @@ interface Unit {
    * (`tx.isolate()`): one that only reads and appends, like a message write, takes none.
    */
   readsFirst: boolean;
+  /** It may commit while `mayWrite` says no: the node's own rejoin. */
+  whileFenced: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -183,6 +185,19 @@ export class GroupCommitWriter {
   carry: ContextCarrier | undefined;
   /** Checks run first in every unit queued inside `conditions.run` (unit-conditions.ts). */
   readonly conditions = new UnitConditions();
+  /**
+   * PostgreSQL in a cluster (cluster.ts): how long a transaction begun now may sit idle before
+   * the server ends it, or null for no bound. A node paused mid-transaction (SIGSTOP, a VM
+   * frozen) holds its locks until it resumes and would then commit for sessions another node
+   * has taken meanwhile; bounded, the server rolls it back before any takeover can happen.
+   */
+  idleLimitMs: (() => number | null) | undefined;
+  /**
+   * In a cluster (cluster.ts): whether this node may write now, on its own clock. A node that
+   * has not renewed its lease in time writes nothing more, even in the moment after a pause
+   * before its watchdog has run: every unit queued meanwhile is refused `unavailable`.
+   */
+  mayWrite: (() => boolean) | undefined;
 
   constructor(
     private readonly conn: Connections,
@@ -200,7 +215,7 @@ export class GroupCommitWriter {
    */
   write<R>(
     fn: (tx: WriteTx) => Promise<R>,
-    opts: { appendOnly?: boolean; readsFirst?: boolean } = {},
+    opts: { appendOnly?: boolean; readsFirst?: boolean; whileFenced?: boolean } = {},
   ): Promise<R> {
     if (this.closed) return Promise.reject(new Error('store is closed'));
     const check = this.conditions.current();
@@ -217,6 +232,7 @@ export class GroupCommitWriter {
         fn: this.carry ? this.carry(unit) : unit,
         appendOnly: !check && (opts.appendOnly ?? false),
         readsFirst: !check && (opts.readsFirst ?? false),
+        whileFenced: opts.whileFenced ?? false,
         resolve: resolve as (v: unknown) => void,
         reject,
       });
@@ -269,6 +285,26 @@ export class GroupCommitWriter {
     return () => this.observers.delete(observer);
   }
 
+  /** The units that may run now: while `mayWrite` says no, the others are refused. */
+  private refuseWhileFenced(batch: Unit[]): Unit[] {
+    if (!this.mayWrite || this.mayWrite()) return batch;
+    const error = new WarrenError(
+      'unavailable',
+      "this node's cluster lease has lapsed: it writes nothing until it holds one again",
+    );
+    for (const unit of batch) if (!unit.whileFenced) unit.reject(error);
+    return batch.filter((unit) => unit.whileFenced);
+  }
+
+  /** `idleLimitMs` for the transaction just begun (PostgreSQL only; SET takes no parameters). */
+  private async boundIdle(trx: ControlledTransaction<Database>): Promise<void> {
+    const ms = this.conn.kind === 'postgres' ? this.idleLimitMs?.() : null;
+    if (ms == null) return;
+    // 0 would mean no bound at all: never less than 1 ms.
+    const limit = Math.max(1, Math.floor(ms));
+    await sql.raw(`set local idle_in_transaction_session_timeout = ${limit}`).execute(trx);
+  }
+
   /** Resolves when everything queued so far is committed (or failed). */
   drained(): Promise<void> {
     if (!this.running) return Promise.resolve();
@@ -285,7 +321,8 @@ export class GroupCommitWriter {
       // The WAL has grown past its bound under writes that never paused: hold this batch
       // while the checkpoint worker catches up, so its commit starts the WAL over.
       if (this.conn.wal?.behind) await this.conn.wal.catchUp();
-      const batch = this.queue.splice(0, this.maxBatch);
+      const batch = this.refuseWhileFenced(this.queue.splice(0, this.maxBatch));
+      if (batch.length === 0) continue;
       const started = this.observers.size > 0 ? performance.now() : 0;
       const { events, refused } = await this.runBatch(batch);
       if (this.observers.size > 0) {
@@ -339,7 +376,10 @@ export class GroupCommitWriter {
         const isolateUnit = async () => {
           if (isolated) return;
           isolated = true;
-          trx ??= await this.conn.writer.startTransaction().execute();
+          if (!trx) {
+            trx = await this.conn.writer.startTransaction().execute();
+            await this.boundIdle(trx);
+          }
           if (!isolate) return;
           if (savepoint === 'none') await this.savepoint(trx, 'savepoint unit');
           else if (savepoint === 'dirty') await this.renewSavepoint(trx);
