@@ -237,6 +237,8 @@ const waitMatch = (kind: MatchAttack): Attack => {
     },
     async run(server) {
       const until = performance.now() + 15_000;
+      // Only this attack's events count: an earlier attack's agents said `matched` too.
+      const from = (await ok(server, 'GET', '/v1/events?limit=1')).events[0]?.seq ?? 0;
       await pool(agents, 10, async (id) => {
         for (let m = 0; m < 10; m++) await ok(server, 'POST', `/v1/sessions/${id}/send`, { text: kind.evil });
         // Last, an input that matches: the agent says so once it has been through the ten.
@@ -246,7 +248,7 @@ const waitMatch = (kind: MatchAttack): Attack => {
       // a time, and the window is the first 15 s of it. One answered at once (RE2 on `(a+)+$`)
       // ends the window when every agent has matched its last input.
       const count = async (type: string) =>
-        (await ok(server, 'GET', `/v1/events?type=${type}&limit=1000`)).events.length as number;
+        (await ok(server, 'GET', `/v1/events?type=${type}&after=${from}&limit=1000`)).events.length as number;
       while (performance.now() < until && (await count('session.output')) < agents.length) await sleep(100);
       return `${await count('session.match_timeout')} of 500 patterns timed out (no match), ${await count('session.output')} of ${agents.length} agents through all ten in the window`;
     },
