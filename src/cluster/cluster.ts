@@ -51,6 +51,8 @@ export class Cluster {
   private closed = false;
   /** When the last successful renewal (or the join) was sent, on this node's clock. */
   private renewedAt = 0;
+  /** The same moment on the process's monotonic clock (`performance.now()`). */
+  private renewedMono = 0;
   private fencing: Promise<void> | undefined;
   /** The heartbeat in flight, if any: `stop` waits for it before the store closes. */
   private beating: Promise<void> | undefined;
@@ -102,7 +104,7 @@ export class Cluster {
     const margin = leaseMarginMs(config.leaseMs);
     // Nothing is written once the lease has lapsed on this node's clock, not even in the moment
     // after a pause before the watchdog has run (the rejoin above excepted, and a node leaving).
-    store.writer.mayWrite = () => this.closed || this.holdsOwnLease();
+    store.writer.mayWrite = () => this.closed || !this.lapsed();
     store.writer.idleLimitMs = () =>
       Math.max(0, this.renewedAt + fenceAfterMs(config.leaseMs) - clock.now()) + Math.floor(1.5 * margin);
     // Before the statement is sent: the lease the database records starts no earlier.
@@ -208,6 +210,7 @@ export class Cluster {
     if (at < this.renewedAt) return; // an older renewal's answer: the newer one counts
     this.renewedAt = at;
     const { clock, config, kernel } = this.o;
+    this.renewedMono = performance.now() - (clock.now() - at);
     // Every agent's watcher ends it past this unless beaten again: this node may be paused or
     // cut off by then, and nothing else would end it before another node takes its session.
     kernel.node.lifelines.extend(at + lifelineAfterMs(config.leaseMs) - clock.now());
@@ -252,6 +255,18 @@ export class Cluster {
     } catch (error) {
       log.warn({ err: error }, 'restarting the agents after the lease came back failed');
     }
+  }
+
+  /**
+   * Whether the lease has lapsed since its last renewal, on the node's clock and on the
+   * process's monotonic one: the writer then refuses everything but the rejoin, even before
+   * the watchdog has run (the moment after a pause). Both must say so: they advance together
+   * in a running node, and a test that moves the node's clock ahead by hours (a schedule's
+   * downtime) has not paused the node.
+   */
+  private lapsed(): boolean {
+    const window = fenceAfterMs(this.o.config.leaseMs);
+    return this.o.clock.now() >= this.renewedAt + window && performance.now() >= this.renewedMono + window;
   }
 
   /** Whether this node's writes are stopped: fenced, its lease not (yet) held again. */
