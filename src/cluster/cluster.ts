@@ -98,13 +98,13 @@ export class Cluster {
     const { store, kernel, config, clock } = this.o;
     await this.conn.get();
     store.writer.notify = { channel: this.conn.channel, node: this.nodeId };
+    // Nothing is written once the lease has lapsed, not even in the moment after a pause before
+    // the watchdog has run (the rejoin below excepted, and a node leaving).
+    store.writer.mayWrite = () => this.closed || !this.lapsed();
     // A transaction may idle until 1.5 M past this node's fence as it stands when it begins:
     // a node paused mid-transaction is rolled back by the server before another node can take
     // its sessions (fence + 2M), and a running node's transactions get most of a lease.
     const margin = leaseMarginMs(config.leaseMs);
-    // Nothing is written once the lease has lapsed on this node's clock, not even in the moment
-    // after a pause before the watchdog has run (the rejoin above excepted, and a node leaving).
-    store.writer.mayWrite = () => this.closed || !this.lapsed();
     store.writer.idleLimitMs = () =>
       Math.max(0, this.renewedAt + fenceAfterMs(config.leaseMs) - clock.now()) + Math.floor(1.5 * margin);
     // Before the statement is sent: the lease the database records starts no earlier.
