@@ -24,7 +24,7 @@ export interface Effects {
   armBudgetDeadline(sessionId: string, at: number | null): void;
   /** Ask the session's agent to end now, as after a SIGTERM it took (if this node runs it). */
   finishAgent(sessionId: string): void;
-  /** Whether this node runs a live agent for the session (one that can be asked to stop). */
+  /** Whether this node runs a live agent for the session, or is starting one (it can be asked to stop). */
   hasAgent(sessionId: string): boolean;
 }
 

@@ -146,7 +146,9 @@ export class Kernel {
         armTermDeadline: (id, at) => k.term.arm(id, at),
         termAgent: (id) => k.supervisor.termAsked(id),
         armBudgetDeadline: (id, at) => k.wall.arm(id, at),
-        hasAgent: (id) => k.supervisor.has(id),
+        // One still starting counts: it may be at work already (a script's first step), so a
+        // budget it breaches meanwhile asks it to stop rather than ending it unasked.
+        hasAgent: (id) => k.supervisor.has(id) || k.supervisor.isStarting(id),
         finishAgent: (id) => k.supervisor.finish(id),
       },
       toolPolicy: opts.toolPolicy ?? (() => null),

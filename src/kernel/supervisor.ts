@@ -258,6 +258,8 @@ export class Supervisor {
         return now;
       }
       this.handles.set(sessionId, handle);
+      // A stop asked while it started found no handle to tell: tell it now.
+      if (now.term_deadline !== null) handle.termAsked?.();
       await this.delivery.attach(sessionId, handle);
       return now;
     } catch (error) {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { subtreeDelta } from '../../src/kernel/usage.ts';
+import type { Runtime } from '../../src/runtimes/types.ts';
 import type { Warren } from '../../src/syscalls/warren.ts';
 import { manualClock } from '../helpers/clock.ts';
 import {
@@ -334,5 +335,36 @@ forEachWarren('budgets per subtree', (t) => {
       },
     );
     await call(w, 'kill', { id: top });
+  });
+
+  it('an agent that spends its budget while it is still starting is asked to stop (SIGTERM), not ended unasked', async () => {
+    // The report lands before the runtime's start returns: the kernel holds no handle yet.
+    let told = false;
+    const eager: Runtime = {
+      name: 'eager',
+      inProcess: true,
+      validate: () => {},
+      async start(ctx) {
+        await ctx.sink.usage({ inputTokens: 1000, outputTokens: 0, costUsd: 0 });
+        const termAsked = () => {
+          told = true;
+        };
+        return { ready: false, deliver: () => {}, stop: async () => {}, termAsked };
+      },
+    };
+    const w = await t.open({ runtimes: [eager] });
+    const { id } = (await call(w, 'ipc_spawn', { runtime: 'eager', budget: { inputTokens: 1000 } })).session;
+    await until(() => eventOf(w, id, 'budget.exceeded'), 20_000, 'budget.exceeded');
+    const term = await until(
+      async () => (await eventsOf(w, id)).find((e) => e.type === 'signal' && e.payload.signal === 'SIGTERM'),
+      20_000,
+      'its SIGTERM',
+    );
+    assert.ok(term.payload.budget, 'the SIGTERM names the budget');
+    assert.equal((await sessionOf(w, id)).status, 'running');
+    // The stop asked while it started is passed on once its handle exists.
+    await until(() => told, 20_000, 'the agent told of the stop');
+    await call(w, 'kill', { id });
+    await waitStatus(w, id, 'stopped');
   });
 });
