@@ -55,8 +55,19 @@ export type RunnerFrame =
   | { t: 'beat' }
   | { t: 'result'; id: number; ok: true; value?: unknown }
   | { t: 'result'; id: number; ok: false; error: ErrorBody }
-  /** A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it. */
-  | { t: 'sink'; id?: number; session: string; method: string; args: unknown[]; deadline?: number }
+  /**
+   * A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it.
+   * `acks`, on `busy` and `idle`: the agent's `acksOnDeliver` then (absent from older runners).
+   */
+  | {
+      t: 'sink';
+      id?: number;
+      session: string;
+      method: string;
+      args: unknown[];
+      deadline?: number;
+      acks?: boolean;
+    }
   /** Whether the agent can take input now (AgentHandle.ready), sent when it changes. */
   | { t: 'ready'; session: string; ready: boolean }
   /** A syscall as the session (in-process agents such as `script`). */
