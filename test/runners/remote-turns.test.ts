@@ -55,6 +55,13 @@ describe('server: a remote agent', () => {
     assert.equal(agent.ready, true);
   });
 
+  it('its first idle came before the start answer (that said not ready): ready', () => {
+    const { agent } = remote();
+    agent.reported('idle', undefined);
+    agent.started({ acksOnDeliver: false, ready: false });
+    assert.equal(agent.ready, true);
+  });
+
   it('an older runner, which says nothing of readiness or the rule: ready, its start answer kept', () => {
     const { agent } = remote();
     agent.started({ acksOnDeliver: false });

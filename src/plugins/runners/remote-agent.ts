@@ -18,6 +18,8 @@ export class RemoteAgent implements AgentHandle {
   acksOnDeliver = false;
   /** Handed a batch whose turn has not ended (only when acknowledged per turn). */
   private inTurn = false;
+  /** Reported a turn's end before the start was answered (the runner sent both at once). */
+  private idled = false;
 
   constructor(
     readonly conn: RunnerConnection,
@@ -29,14 +31,15 @@ export class RemoteAgent implements AgentHandle {
   }
 
   /**
-   * The runner started it: how its input is acknowledged, and whether it can take some now
-   * (not while its first turn, the spawn prompt, runs). Runners before this say neither of
-   * `ready`: it is taken as ready.
+   * The runner started it: how its input is acknowledged, and whether it could take some then
+   * (not while its first turn, the spawn prompt, runs). An idle that arrived before this answer
+   * came after that look (a script reaches its first wait at once). Runners before this do not
+   * say `ready`: it is taken as ready.
    */
   started(answer: unknown): void {
     const a = (answer ?? {}) as { acksOnDeliver?: unknown; ready?: unknown };
     this.acksOnDeliver = a.acksOnDeliver === true;
-    this.inTurn = a.ready === false && !this.acksOnDeliver;
+    this.inTurn = a.ready === false && !this.acksOnDeliver && !this.idled;
   }
 
   /**
@@ -46,7 +49,10 @@ export class RemoteAgent implements AgentHandle {
    */
   reported(method: string, acks: unknown): void {
     if (typeof acks === 'boolean') this.acksOnDeliver = acks;
-    if (method === 'idle') this.inTurn = false;
+    if (method === 'idle') {
+      this.inTurn = false;
+      this.idled = true;
+    }
   }
 
   deliver(input: AgentInput): void {
