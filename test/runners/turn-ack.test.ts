@@ -5,40 +5,16 @@
  * runner that comes back, is handed it again (issue 26: at least once, runner agents included).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { type ServerProcess, startServer } from '../helpers/server.ts';
-import {
-  echoCommand,
-  groupAlive,
-  outputs,
-  pgidOf,
-  type RunnerProcess,
-  spawnOn,
-  startRunner,
-  until,
-} from './helpers.ts';
+import { cleanedUp, echoCommand, outputs, pgidOf, spawnOn, startRunner, until } from './helpers.ts';
 
-const servers: ServerProcess[] = [];
-const runners: RunnerProcess[] = [];
-const groups: number[] = [];
+const { servers, runners, dirs, groups } = cleanedUp();
 const dataDir = mkdtempSync(join(tmpdir(), 'warren-runner-turn-ack-'));
-
-after(async () => {
-  await Promise.all(runners.map((r) => r.crash()));
-  await Promise.all(servers.map((s) => s.crash()));
-  rmSync(dataDir, { recursive: true, force: true });
-  for (const g of groups) {
-    if (groupAlive(g)) {
-      try {
-        process.kill(-g, 'SIGKILL');
-      } catch {}
-      assert.fail(`agent process group ${g} outlived the test`);
-    }
-  }
-});
+dirs.push(dataDir);
 
 /** The agent processes' pids the session's outputs name, oldest first. */
 const pids = async (server: ServerProcess, id: string) =>
