@@ -9,16 +9,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type ServerProcess, startServer } from '../helpers/server.ts';
-import { cleanedUp, echoCommand, outputs, pgidOf, spawnOn, startRunner, until } from './helpers.ts';
+import { startServer } from '../helpers/server.ts';
+import { cleanedUp, echoCommand, outputs, pgidOf, spawnOn, startRunner, statusOf, until } from './helpers.ts';
 
 const { servers, runners, dirs, groups } = cleanedUp();
 const dataDir = mkdtempSync(join(tmpdir(), 'warren-runner-turn-ack-'));
 dirs.push(dataDir);
 
-/** The agent processes' pids the session's outputs name, oldest first. */
-const pids = async (server: ServerProcess, id: string) =>
-  (await outputs(server, id)).filter((l) => l.startsWith('pid ')).map((l) => Number(l.slice(4)));
+/** The agent processes' pids a session's output lines name, oldest first. */
+const pids = (lines: string[]) => lines.filter((l) => l.startsWith('pid ')).map((l) => Number(l.slice(4)));
 
 it('a runner killed mid-turn: the message its agent took is handed again to the next agent', async () => {
   const server = await startServer({ dataDir, args: ['--reconcile-interval-ms', '300'] });
@@ -31,10 +30,7 @@ it('a runner killed mid-turn: the message its agent took is handed again to the 
   const id = cmd.json.session.id;
   // Up and idle: it reports turns, so its input is acknowledged at their ends.
   const [pid] = await until('the agent idle', async () =>
-    (await server.api<{ session: { status: string } }>('GET', `/v1/sessions/${id}`)).json.session.status ===
-    'idle'
-      ? await pids(server, id)
-      : undefined,
+    (await statusOf(server, id)) === 'idle' ? pids(await outputs(server, id)) : undefined,
   );
   groups.push(pgidOf(pid!));
 
@@ -55,7 +51,7 @@ it('a runner killed mid-turn: the message its agent took is handed again to the 
     },
     30_000,
   );
-  const all = lines.filter((l) => l.startsWith('pid ')).map((l) => Number(l.slice(4)));
+  const all = pids(lines);
   assert.equal(all.length, 2, 'one new agent');
   groups.push(pgidOf(all[1]!));
   // It came after the new agent's start: handed to it, not echoed twice by the first.
