@@ -29,9 +29,9 @@ describe('server: a remote agent', () => {
     agent.deliver(input('a'));
     assert.equal(sent.length, 1);
     assert.equal(agent.ready, false, 'mid-turn: the next batch waits for the idle');
-    agent.reported('busy', false);
+    agent.reported('busy', false, undefined);
     assert.equal(agent.ready, false);
-    agent.reported('idle', false);
+    agent.reported('idle', false, undefined);
     assert.equal(agent.ready, true);
   });
 
@@ -41,7 +41,7 @@ describe('server: a remote agent', () => {
     agent.deliver(input('a'));
     assert.equal(agent.acksOnDeliver, true);
     assert.equal(agent.ready, true, 'no turns: always ready, as a local one');
-    agent.reported('idle', false);
+    agent.reported('idle', false, undefined);
     assert.equal(agent.acksOnDeliver, false, 'its first idle: acknowledged per turn from now on');
     agent.deliver(input('b'));
     assert.equal(agent.ready, false);
@@ -51,13 +51,28 @@ describe('server: a remote agent', () => {
     const { agent } = remote();
     agent.started({ acksOnDeliver: false, ready: false });
     assert.equal(agent.ready, false);
-    agent.reported('idle', undefined);
+    agent.reported('idle', undefined, undefined);
+    assert.equal(agent.ready, true);
+  });
+
+  it('an idle of a turn that had not taken the batch in flight is not applied; the next one is', () => {
+    const { agent, sent } = remote();
+    agent.started({ acksOnDeliver: false, ready: true });
+    agent.deliver(input('a'));
+    assert.equal((sent[0] as { n: number }).n, 1, 'numbered on the wire');
+    assert.equal(agent.reported('idle', false, 1), true);
+    agent.deliver(input('b'));
+    // The agent ended a turn of its own before b reached it: applying that idle would
+    // acknowledge b untaken.
+    assert.equal(agent.reported('idle', false, 1), false);
+    assert.equal(agent.ready, false);
+    assert.equal(agent.reported('idle', false, 2), true);
     assert.equal(agent.ready, true);
   });
 
   it('its first idle came before the start answer (that said not ready): ready', () => {
     const { agent } = remote();
-    agent.reported('idle', undefined);
+    agent.reported('idle', undefined, undefined);
     agent.started({ acksOnDeliver: false, ready: false });
     assert.equal(agent.ready, true);
   });
@@ -66,7 +81,7 @@ describe('server: a remote agent', () => {
     const { agent } = remote();
     agent.started({ acksOnDeliver: false });
     assert.equal(agent.ready, true);
-    agent.reported('idle', undefined);
+    agent.reported('idle', undefined, undefined);
     assert.equal(agent.acksOnDeliver, false);
   });
 });
@@ -124,10 +139,15 @@ describe('runner: its agents’ turns', () => {
     h.idle();
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(
-      idles().map((f) => f.acks),
-      [false],
-      'the turn that took b ended: reported, with the rule',
+      idles().map((f) => [f.acks, f.took]),
+      [[false, undefined]],
+      'the turn that took b ended: reported, with the rule (no numbers from this server)',
     );
+    // A server that numbers its batches is told which one the ending turn had taken.
+    agents.deliver('s1', input('c'), 7);
+    h.idle();
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(idles().at(-1)?.took, 7);
     await agents.stopAll();
   });
 });

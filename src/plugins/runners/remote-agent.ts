@@ -20,6 +20,8 @@ export class RemoteAgent implements AgentHandle {
   private inTurn = false;
   /** Reported a turn's end before the start was answered (the runner sent both at once). */
   private idled = false;
+  /** Batches handed over, numbered on the wire: an idle says the last its agent had taken. */
+  private handed = 0;
 
   constructor(
     readonly conn: RunnerConnection,
@@ -43,21 +45,26 @@ export class RemoteAgent implements AgentHandle {
   }
 
   /**
-   * A report of the agent, before it is applied: `acks` is its handle's `acksOnDeliver` then
-   * (a `command` agent's changes when it first reports a turn); an idle ends the turn, so the
-   * next batch may be handed over as the kernel applies it.
+   * A report of the agent, before it is applied; false: not to be applied. `acks` is its
+   * handle's `acksOnDeliver` then (a `command` agent's changes when it first reports a turn).
+   * An idle ends the turn, so the next batch may be handed over as the kernel applies it —
+   * unless the agent had not taken the batch in flight (`took`, its number, is behind): it
+   * ended a turn of its own while the batch was on its way, and applied, that idle would
+   * acknowledge the batch. Its turn's idle comes later.
    */
-  reported(method: string, acks: unknown): void {
+  reported(method: string, acks: unknown, took: unknown): boolean {
     if (typeof acks === 'boolean') this.acksOnDeliver = acks;
-    if (method === 'idle') {
-      this.inTurn = false;
-      this.idled = true;
-    }
+    if (method !== 'idle') return true;
+    if (this.inTurn && typeof took === 'number' && took < this.handed) return false;
+    this.inTurn = false;
+    this.idled = true;
+    return true;
   }
 
   deliver(input: AgentInput): void {
     if (!this.acksOnDeliver) this.inTurn = true;
-    this.conn.send({ t: 'deliver', session: this.ctx.sessionId, input });
+    this.handed += 1;
+    this.conn.send({ t: 'deliver', session: this.ctx.sessionId, input, n: this.handed });
   }
 
   finish(): void {

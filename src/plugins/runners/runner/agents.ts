@@ -29,6 +29,9 @@ const RETRY_INPUT_MS = 20;
 class Hosted {
   queue: AgentInput[] = [];
   timer: NodeJS.Timeout | undefined;
+  /** The server's number of the last batch queued, and of the last handed to the agent. */
+  last: number | undefined;
+  took = 0;
   constructor(
     readonly id: string,
     readonly handle: AgentHandle,
@@ -45,6 +48,7 @@ class Hosted {
       return;
     }
     const batch = this.queue.splice(0);
+    this.took = this.last ?? 0;
     const messages: DeliveredMessage[] = batch.flatMap((b) => b.messages);
     this.handle.deliver({ messages, text: batch.map((b) => b.text).join('\n') });
   }
@@ -111,10 +115,11 @@ export class RunnerAgents {
     return { acksOnDeliver: handle.acksOnDeliver === true, ready: handle.ready };
   }
 
-  deliver(session: string, input: AgentInput): void {
+  deliver(session: string, input: AgentInput, n?: number): void {
     const h = this.hosted.get(session);
     if (!h) return;
     h.queue.push(input);
+    if (typeof n === 'number') h.last = n;
     h.flush();
   }
 
@@ -149,7 +154,9 @@ export class RunnerAgents {
     // changes when it first reports a turn): the server acknowledges as this handle would.
     const turn = (method: 'busy' | 'idle') => {
       const h = this.hosted.get(id);
-      return report(method, [], h ? { acks: h.handle.acksOnDeliver === true } : {});
+      if (!h) return report(method);
+      const took = method === 'idle' && h.last !== undefined ? { took: h.took } : {};
+      return report(method, [], { acks: h.handle.acksOnDeliver === true, ...took });
     };
     return {
       output: (text) => report('output', [text]),
