@@ -13,9 +13,10 @@ import { lateWrites } from './write-log.ts';
  * writes are served and every session is live with one process again (bounded, generously).
  * Then: every acknowledged room write is in the log once; no 250 ms sample saw two agent
  * processes for one session; no node wrote a row for a session after its lease ended (and the
- * session was taken from it); every acknowledged send to an agent was answered; no node or
- * runner exited. Nodes never end each other's agents (as on separate hosts): only the agents'
- * own watchers do. Timings are `npm run bench -- faults`.
+ * session was taken from it); every acknowledged send to an agent was answered (runner agents
+ * included, sends made during a fault too); no node or runner exited. Nodes never end each
+ * other's agents (as on separate hosts): only the agents' own watchers do. Timings are
+ * `npm run bench -- faults`.
  */
 describeOwnPostgres('cluster: faults on a PostgreSQL of its own', (db) => {
   const rigs: FaultRig[] = [];

@@ -6,31 +6,16 @@
  * and writes nothing — the write never reaches the pipe.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
-import { type ServerProcess, startServer } from '../helpers/server.ts';
-import {
-  echoCommand,
-  outputs,
-  type RunnerProcess,
-  readUntil,
-  spawnOn,
-  startRunner,
-  until,
-} from './helpers.ts';
+import { it } from 'node:test';
+import { startServer } from '../helpers/server.ts';
+import { cleanedUp, echoCommand, outputs, readUntil, spawnOn, startRunner, until } from './helpers.ts';
 
-const servers: ServerProcess[] = [];
-const runners: RunnerProcess[] = [];
+const { servers, runners, dirs } = cleanedUp();
 const dataDir = mkdtempSync(join(tmpdir(), 'warren-runner-deadline-'));
-
-after(async () => {
-  for (const r of runners) r.child.kill('SIGCONT');
-  await Promise.all(runners.map((r) => r.crash()));
-  await Promise.all(servers.map((s) => s.crash()));
-  rmSync(dataDir, { recursive: true, force: true });
-});
+dirs.push(dataDir);
 
 it('a request whose deadline passed while the runner was paused is answered expired, with no effect', async () => {
   const server = await startServer({

@@ -10,31 +10,14 @@
  *   reconnects and runs the session again once the server is back.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { type ServerProcess, startServer } from '../helpers/server.ts';
-import {
-  echoCommand,
-  outputs,
-  type RunnerProcess,
-  spawnOn,
-  startRunner,
-  statusOf,
-  until,
-} from './helpers.ts';
+import { cleanedUp, echoCommand, outputs, spawnOn, startRunner, statusOf, until } from './helpers.ts';
 
-const servers: ServerProcess[] = [];
-const runners: RunnerProcess[] = [];
-const dirs: string[] = [];
-
-after(async () => {
-  for (const p of [...runners.map((r) => r.child), ...servers.map((s) => s.child)]) p.kill('SIGCONT');
-  await Promise.all(runners.map((r) => r.crash()));
-  await Promise.all(servers.map((s) => s.crash()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const { servers, runners, dirs } = cleanedUp();
 
 const SETTINGS = ['--plugin-settings', JSON.stringify({ runners: { heartbeatMs: 200 } })];
 

@@ -2,8 +2,10 @@
  * Real `warren runner` processes against a real `warren serve`: another process on this host
  * stands for another host. Everything listens on loopback and is killed by the test.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../helpers/reaper.ts';
 import { binEnv, type ServerProcess, WARREN_BIN } from '../helpers/server.ts';
@@ -76,6 +78,39 @@ export async function startRunner(opts: {
     });
   }
   return proc;
+}
+
+/** What a test started: `cleanedUp` ends it all after the test. */
+export interface Started {
+  servers: ServerProcess[];
+  runners: RunnerProcess[];
+  dirs: string[];
+  /** Agent process groups that must be gone once the runners are. */
+  groups: number[];
+}
+
+/**
+ * Lists to put what the test starts in; after it, failed or not, every runner and server is
+ * ended (SIGCONT first: a test may have paused one), its dirs removed, and the test fails if an
+ * agent group outlived them (killed all the same).
+ */
+export function cleanedUp(): Started {
+  const s: Started = { servers: [], runners: [], dirs: [], groups: [] };
+  after(async () => {
+    for (const p of [...s.runners.map((r) => r.child), ...s.servers.map((x) => x.child)]) p.kill('SIGCONT');
+    await Promise.all(s.runners.map((r) => r.crash()));
+    await Promise.all(s.servers.map((x) => x.crash()));
+    for (const d of s.dirs) rmSync(d, { recursive: true, force: true });
+    for (const g of s.groups) {
+      if (groupAlive(g)) {
+        try {
+          process.kill(-g, 'SIGKILL');
+        } catch {}
+        assert.fail(`agent process group ${g} outlived the test`);
+      }
+    }
+  });
+  return s;
 }
 
 /** Poll `fn` until it returns a value (not undefined) or `ms` pass. */

@@ -3,18 +3,18 @@
  * gone), reconnects to the restarted server, and the sessions are reanimated there — once.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
-import { type ServerProcess, startServer } from '../helpers/server.ts';
+import { it } from 'node:test';
+import { startServer } from '../helpers/server.ts';
 import {
+  cleanedUp,
   echoCommand,
   groupAlive,
   outputs,
   pgidOf,
-  type RunnerProcess,
   readUntil,
   spawnOn,
   startRunner,
@@ -22,24 +22,9 @@ import {
   until,
 } from './helpers.ts';
 
-const servers: ServerProcess[] = [];
-const runners: RunnerProcess[] = [];
-const groups: number[] = [];
+const { servers, runners, dirs, groups } = cleanedUp();
 const dataDir = mkdtempSync(join(tmpdir(), 'warren-runner-restart-'));
-
-after(async () => {
-  await Promise.all(runners.map((r) => r.crash()));
-  await Promise.all(servers.map((s) => s.crash()));
-  rmSync(dataDir, { recursive: true, force: true });
-  for (const g of groups) {
-    if (groupAlive(g)) {
-      try {
-        process.kill(-g, 'SIGKILL');
-      } catch {}
-      assert.fail(`agent process group ${g} outlived the test`);
-    }
-  }
-});
+dirs.push(dataDir);
 
 /** A port free right now (the restarted server must come back where the runner looks). */
 const freePort = () =>

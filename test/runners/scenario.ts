@@ -5,20 +5,20 @@
  * restarted (reanimated, nothing lost), a revoked token refused.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import type { DialectKind } from '../../src/store/dialect.ts';
-import { type ServerProcess, startServer } from '../helpers/server.ts';
+import { startServer } from '../helpers/server.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import {
+  cleanedUp,
   echoCommand,
   echoScript,
   groupAlive,
   outputs,
   pgidOf,
-  type RunnerProcess,
   readUntil,
   spawnOn,
   startRunner,
@@ -31,24 +31,8 @@ export function runnerScenario(backends: DialectKind[]): void {
   forEachStore(
     'remote runners',
     (target) => {
-      const servers: ServerProcess[] = [];
-      const runners: RunnerProcess[] = [];
-      const dirs: string[] = [];
-      const groups: number[] = [];
-      after(async () => {
-        // Even after a failure: every runner and server ends, then no agent group is left.
-        await Promise.all(runners.map((r) => r.crash()));
-        await Promise.all(servers.map((s) => s.crash()));
-        for (const d of dirs) rmSync(d, { recursive: true, force: true });
-        for (const g of groups) {
-          if (groupAlive(g)) {
-            try {
-              process.kill(-g, 'SIGKILL');
-            } catch {}
-            assert.fail(`agent process group ${g} outlived the test`);
-          }
-        }
-      });
+      // Even after a failure: every runner and server ends, then no agent group is left.
+      const { servers, runners, dirs, groups } = cleanedUp();
 
       it('runs agents on a runner; a SIGKILLed runner suspends them, a new one reanimates them, nothing lost', async () => {
         const loc = target.location();

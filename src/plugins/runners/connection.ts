@@ -125,6 +125,7 @@ export class RunnerConnection {
     };
     if (!agent || !SINK_METHODS.has(f.method) || !Array.isArray(f.args)) return answer(notYours(f.session));
     if (expired(f)) return answer(expiredError());
+    if (!agent.reported(f.method, f.acks, f.took)) return answer();
     const s = agent.sink;
     const [a, b] = f.args as [unknown, unknown];
     try {

@@ -146,10 +146,7 @@ export class RunnerHub implements EnvironmentProvider {
     // The deadline it starts under is the current one (after a fence, the lease renewed since).
     if (conn.beats) this.heartbeat.beat(conn);
     try {
-      const r = (await conn.request({ t: 'start', runtime, ctx: start }, START_MS)) as {
-        acksOnDeliver?: boolean;
-      };
-      agent.acksOnDeliver = r?.acksOnDeliver === true;
+      agent.started(await conn.request({ t: 'start', runtime, ctx: start }, START_MS));
       return agent;
     } catch (error) {
       conn.forget(ctx.sessionId, agent);

@@ -55,8 +55,21 @@ export type RunnerFrame =
   | { t: 'beat' }
   | { t: 'result'; id: number; ok: true; value?: unknown }
   | { t: 'result'; id: number; ok: false; error: ErrorBody }
-  /** A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it. */
-  | { t: 'sink'; id?: number; session: string; method: string; args: unknown[]; deadline?: number }
+  /**
+   * A report of an agent (AgentSink method and its arguments); `id` when the runner awaits it.
+   * `acks`, on `busy` and `idle`: the agent's `acksOnDeliver` then; `took`, on `idle`: the
+   * number of the last `deliver` its agent was handed (both absent from older runners).
+   */
+  | {
+      t: 'sink';
+      id?: number;
+      session: string;
+      method: string;
+      args: unknown[];
+      deadline?: number;
+      acks?: boolean;
+      took?: number;
+    }
   /** Whether the agent can take input now (AgentHandle.ready), sent when it changes. */
   | { t: 'ready'; session: string; ready: boolean }
   /** A syscall as the session (in-process agents such as `script`). */
@@ -95,7 +108,8 @@ export type ServerFrame =
   | { t: 'start'; id: number; runtime: string; ctx: StartContext; deadline?: number }
   | { t: 'stop'; id: number; session: string; deadline?: number }
   | { t: 'finish'; session: string }
-  | { t: 'deliver'; session: string; input: { messages: unknown[]; text: string } }
+  /** `n`: the batch's number, 1, 2, … per agent (absent from older servers). */
+  | { t: 'deliver'; session: string; input: { messages: unknown[]; text: string }; n?: number }
   | { t: 'http-head'; id: number; status: number; headers: Record<string, string> }
   /** A chunk of the response body, base64. */
   | { t: 'http-data'; id: number; chunk: string }

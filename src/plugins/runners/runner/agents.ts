@@ -29,6 +29,9 @@ const RETRY_INPUT_MS = 20;
 class Hosted {
   queue: AgentInput[] = [];
   timer: NodeJS.Timeout | undefined;
+  /** The server's number of the last batch queued, and of the last handed to the agent. */
+  last: number | undefined;
+  took = 0;
   constructor(
     readonly id: string,
     readonly handle: AgentHandle,
@@ -45,6 +48,7 @@ class Hosted {
       return;
     }
     const batch = this.queue.splice(0);
+    this.took = this.last ?? 0;
     const messages: DeliveredMessage[] = batch.flatMap((b) => b.messages);
     this.handle.deliver({ messages, text: batch.map((b) => b.text).join('\n') });
   }
@@ -77,7 +81,8 @@ export class RunnerAgents {
     return this.hosted.size;
   }
 
-  async start(runtime: string, sc: StartContext): Promise<{ acksOnDeliver: boolean }> {
+  /** Started: how its input is acknowledged and whether it can take some now (remote-agent.ts). */
+  async start(runtime: string, sc: StartContext): Promise<{ acksOnDeliver: boolean; ready: boolean }> {
     const rt = this.runtimes.get(runtime);
     if (!rt)
       throw new WarrenError('runtime_unavailable', `this runner does not run ${JSON.stringify(runtime)}`);
@@ -107,13 +112,14 @@ export class RunnerAgents {
     };
     const handle = await rt.start(ctx);
     this.hosted.set(id, new Hosted(id, handle));
-    return { acksOnDeliver: handle.acksOnDeliver === true };
+    return { acksOnDeliver: handle.acksOnDeliver === true, ready: handle.ready };
   }
 
-  deliver(session: string, input: AgentInput): void {
+  deliver(session: string, input: AgentInput, n?: number): void {
     const h = this.hosted.get(session);
     if (!h) return;
     h.queue.push(input);
+    if (typeof n === 'number') h.last = n;
     h.flush();
   }
 
@@ -135,8 +141,8 @@ export class RunnerAgents {
   }
 
   private sinkOf(id: string): AgentSink {
-    const report = (method: string, ...args: unknown[]) => {
-      const done = this.wire.request({ t: 'sink', session: id, method, args }).then(() => {
+    const report = (method: string, args: unknown[] = [], more: Record<string, unknown> = {}) => {
+      const done = this.wire.request({ t: 'sink', session: id, method, args, ...more }).then(() => {
         // A report is often the agent reaching a safe point (idle): offer it what waits.
         this.hosted.get(id)?.flush();
       });
@@ -144,14 +150,33 @@ export class RunnerAgents {
       done.catch(() => {});
       return done;
     };
+    // A turn's start and end say how its input is acknowledged now (a `command` agent's rule
+    // changes when it first reports a turn): the server acknowledges as this handle would.
+    const turn = (method: 'busy' | 'idle') => {
+      const h = this.hosted.get(id);
+      if (!h) return report(method);
+      const took = method === 'idle' && h.last !== undefined ? { took: h.took } : {};
+      return report(method, [], { acks: h.handle.acksOnDeliver === true, ...took });
+    };
     return {
-      output: (text) => report('output', text),
-      event: (type, payload) => report('event', type, payload),
-      usage: (u) => report('usage', u),
-      busy: () => report('busy'),
-      idle: () => report('idle'),
-      saveState: (state) => report('saveState', state),
-      activity: (text) => report('activity', text),
+      output: (text) => report('output', [text]),
+      event: (type, payload) => report('event', [type, payload]),
+      usage: (u) => report('usage', [u]),
+      busy: () => turn('busy'),
+      idle: () => {
+        const h = this.hosted.get(id);
+        if (h && h.queue.length > 0) {
+          // Input reached here mid-turn (the agent began a turn of its own, or an older server
+          // hands over everything at once): the server counts it as taken by the turn this idle
+          // ends. It is handed over now instead and the idle not reported: the turn goes on,
+          // and what it took is acknowledged when it ends.
+          queueMicrotask(() => h.flush());
+          return Promise.resolve();
+        }
+        return turn('idle');
+      },
+      saveState: (state) => report('saveState', [state]),
+      activity: (text) => report('activity', [text]),
       exit: (result) => {
         const h = this.hosted.get(id);
         this.hosted.delete(id);

@@ -189,7 +189,7 @@ export class Runner {
       case 'finish':
         return this.agents.finish(f.session);
       case 'deliver':
-        return this.agents.deliver(f.session, f.input as never);
+        return this.agents.deliver(f.session, f.input as never, f.n);
       case 'http-head':
         return this.proxy.head(f.id, f.status, f.headers);
       case 'http-data':
