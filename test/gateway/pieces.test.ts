@@ -9,14 +9,19 @@ import type { ScopeRow } from '../../src/kernel/budget.ts';
 import type { Core } from '../../src/kernel/core.ts';
 import { estimateInputTokens, refusal, refusalText } from '../../src/kernel/gateway/admit.ts';
 import { ModelGateway } from '../../src/kernel/gateway/gateway.ts';
-import { KeyLimiter, Limiters, retryDelayMs } from '../../src/kernel/gateway/limiter.ts';
+import {
+  defaultLimiterConfig,
+  KeyLimiter,
+  Limiters,
+  retryDelayMs,
+} from '../../src/kernel/gateway/limiter.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
 import type { AgentGateway } from '../../src/runtimes/types.ts';
 import type { LogEvent } from '../../src/store/events.ts';
 import { upstreamHeaders } from '../../src/surfaces/http/gateway/upstream.ts';
-import { AnthropicUsage } from '../../src/surfaces/http/gateway/usage.ts';
+import { ANTHROPIC_USAGE, AnswerUsage } from '../../src/surfaces/http/gateway/usage.ts';
 import { OVER_BUDGET } from '../../src/vocab/gateway.ts';
 
 const ev = (type: string, data: Record<string, unknown>) =>
@@ -46,7 +51,7 @@ const STREAM = [
 const WANT = { inputTokens: 100, outputTokens: 55, cacheReadTokens: 40, cacheWriteTokens: 7 };
 
 function read(stream: boolean, text: string, cuts: number[]) {
-  const u = new AnthropicUsage(stream);
+  const u = new AnswerUsage(ANTHROPIC_USAGE, stream);
   const bytes = Buffer.from(text);
   let at = 0;
   for (const c of [...cuts, bytes.length]) {
@@ -292,7 +297,7 @@ describe('Claude Code’s environment behind the gateway', () => {
 });
 
 describe('the limiter per provider key', () => {
-  const config = { concurrency: 2, retries: 3, maxRetryWaitMs: 1000 };
+  const config = { ...defaultLimiterConfig(), concurrency: 2, retries: 3, maxRetryWaitMs: 1000 };
 
   it('waits as the provider says: retry-after-ms, retry-after in seconds or as a date, else backoff', () => {
     assert.equal(retryDelayMs({ 'retry-after-ms': '250', 'retry-after': '9' }, 0), 250);
