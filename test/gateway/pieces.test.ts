@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import type { ScopeRow } from '../../src/kernel/budget.ts';
 import type { Core } from '../../src/kernel/core.ts';
 import { estimateInputTokens, refusal, refusalText } from '../../src/kernel/gateway/admit.ts';
+import { Breaker, BreakerOpen } from '../../src/kernel/gateway/breaker.ts';
 import { ModelGateway } from '../../src/kernel/gateway/gateway.ts';
 import {
   defaultLimiterConfig,
@@ -15,6 +16,7 @@ import {
   Limiters,
   retryDelayMs,
 } from '../../src/kernel/gateway/limiter.ts';
+import { Pace, resetTime } from '../../src/kernel/gateway/pacing.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
@@ -177,7 +179,11 @@ describe('prices', () => {
     assert.deepEqual(priceOf(table, 'claude-opus-4-5-20251101'), { input: 1, output: 2 });
     assert.deepEqual(priceOf(table, 'claude-opus-4-6'), { input: 5, output: 25 });
     assert.deepEqual(priceOf(table, 'claude-opus-4-1-20250805'), { input: 15, output: 75 });
-    assert.equal(priceOf(table, 'gpt-5'), null);
+    assert.equal(priceOf(table, 'mistral-large'), null);
+    // GPT-5 point releases are named apart: a later one is not priced as the first.
+    assert.deepEqual(priceOf(table, 'gpt-5-2025-08-07'), { input: 1.25, output: 10 });
+    assert.deepEqual(priceOf(table, 'gpt-5-mini'), { input: 0.25, output: 2 });
+    assert.equal(priceOf(table, 'gpt-5.5'), null);
   });
 
   it('cache reads and writes at 0.1× and 1.25× input unless given', () => {
@@ -367,5 +373,103 @@ describe('the limiter per provider key', () => {
     assert.equal(ls.of(up), ls.of({ ...up }));
     assert.notEqual(ls.of(up), ls.of({ ...up, key: 'k2' }));
     assert.equal(ls.size, 2);
+  });
+});
+
+describe('pacing per provider key', () => {
+  const cfg = (rpm: number, tpm: number) => ({ rpm, tpm });
+
+  it('holds a call past the requests per minute until the oldest leaves the minute', () => {
+    const p = new Pace();
+    p.take(0, 1000);
+    p.take(0, 2000);
+    assert.equal(p.waitMs(0, 3000, cfg(3, 0)), 0);
+    assert.equal(p.waitMs(0, 3000, cfg(2, 0)), 58_000);
+    assert.equal(p.waitMs(0, 60_500, cfg(2, 0)), 500);
+    assert.equal(p.waitMs(0, 61_000, cfg(2, 0)), 0);
+    assert.equal(p.waitMs(0, 3000, cfg(0, 0)), 0, '0 is no limit');
+  });
+
+  it('holds a call past the tokens per minute, counting answers’ corrections; a huge call goes alone', () => {
+    const p = new Pace();
+    p.take(600, 0);
+    p.take(300, 10_000);
+    assert.equal(p.waitMs(100, 20_000, cfg(0, 1000)), 0);
+    assert.equal(p.waitMs(200, 20_000, cfg(0, 1000)), 40_000);
+    // The first call used 500 fewer than estimated: room now.
+    p.count(-500, 15_000);
+    assert.equal(p.waitMs(200, 20_000, cfg(0, 1000)), 0);
+    const q = new Pace();
+    assert.equal(q.waitMs(5000, 0, cfg(0, 1000)), 0, 'alone on the key, it goes');
+    q.take(5000, 0);
+    assert.equal(q.waitMs(1, 1000, cfg(0, 1000)), 59_000);
+  });
+
+  it('holds calls while the provider says none are left, until its reset (both providers’ headers)', () => {
+    const p = new Pace();
+    p.heard({ 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '2s' }, 0);
+    assert.equal(p.waitMs(0, 0, cfg(0, 0)), 0);
+    p.take(0, 0); // the one left is spent here, before the next answer says so
+    assert.equal(p.waitMs(0, 500, cfg(0, 0)), 1500);
+    assert.equal(p.waitMs(0, 2000, cfg(0, 0)), 0);
+    const a = new Pace();
+    a.heard(
+      {
+        'anthropic-ratelimit-tokens-remaining': '100',
+        'anthropic-ratelimit-tokens-reset': new Date(30_000).toISOString(),
+      },
+      0,
+    );
+    assert.equal(a.waitMs(50, 0, cfg(0, 0)), 0);
+    assert.equal(a.waitMs(150, 0, cfg(0, 0)), 30_000);
+  });
+
+  it('reads reset times: OpenAI’s durations, Anthropic’s dates, bare seconds', () => {
+    assert.equal(resetTime('6m0s', 0), 360_000);
+    assert.equal(resetTime('1h2m3.5s', 0), 3_723_500);
+    assert.equal(resetTime('20ms', 5), 25);
+    assert.equal(resetTime('2', 0), 2000);
+    assert.equal(resetTime('2026-01-01T00:00:10Z', 0), Date.parse('2026-01-01T00:00:10Z'));
+    assert.equal(resetTime('soon', 0), null);
+  });
+});
+
+describe('the circuit breaker per provider key', () => {
+  const cfg = { breakerFailures: 2, breakerCoolMs: 1000 };
+
+  it('opens after failures in a row, refuses at once, lets one probe through after the cool-down', () => {
+    const b = new Breaker();
+    assert.equal(b.admit(0, cfg), false);
+    assert.equal(b.outcome(false, '502', false, 0, cfg), null);
+    assert.equal(b.outcome(true, '200', false, 0, cfg), null, 'a success starts the count again');
+    assert.equal(b.outcome(false, '502', false, 0, cfg), null);
+    assert.deepEqual(b.outcome(false, 'ECONNREFUSED', false, 10, cfg), {
+      state: 'open',
+      failures: 2,
+      cause: 'ECONNREFUSED',
+      until: 1010,
+    });
+    assert.throws(
+      () => b.admit(500, cfg),
+      (e: unknown) => e instanceof BreakerOpen && e.waitMs === 510 && /2 calls in a row .*ECONNREFUSED/.test(e.message),
+    );
+    assert.equal(b.admit(1010, cfg), true, 'the probe');
+    assert.throws(() => b.admit(1011, cfg), /half-open/);
+    // The probe fails: open again for another cool-down.
+    assert.equal(b.outcome(false, '503', true, 1100, cfg)?.until, 2100);
+    assert.equal(b.admit(2100, cfg), true);
+    b.abandon(true); // its agent went away: the next call probes
+    assert.equal(b.admit(2200, cfg), true);
+    assert.deepEqual(b.outcome(true, '200', true, 2300, cfg), { state: 'closed', failures: 3, cause: '503' });
+    assert.equal(b.open, false);
+    assert.equal(b.admit(2300, cfg), false);
+    assert.deepEqual(b.stats, { opened: 2, refused: 2 });
+  });
+
+  it('never opens with breakerFailures 0', () => {
+    const b = new Breaker();
+    const off = { breakerFailures: 0, breakerCoolMs: 1000 };
+    for (let i = 0; i < 10; i++) assert.equal(b.outcome(false, '500', false, 0, off), null);
+    assert.equal(b.admit(0, off), false);
   });
 });
