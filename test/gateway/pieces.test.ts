@@ -20,10 +20,12 @@ import { Pace, resetTime } from '../../src/kernel/gateway/pacing.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
+import { throughGateway as codexThroughGateway, OPENAI_API } from '../../src/runtimes/codex/gateway.ts';
 import type { AgentGateway } from '../../src/runtimes/types.ts';
 import type { LogEvent } from '../../src/store/events.ts';
+import { gatewayLine } from '../../src/surfaces/cli/views/status.ts';
 import { upstreamHeaders } from '../../src/surfaces/http/gateway/upstream.ts';
-import { ANTHROPIC_USAGE, AnswerUsage } from '../../src/surfaces/http/gateway/usage.ts';
+import { ANTHROPIC_USAGE, AnswerUsage, OPENAI_USAGE } from '../../src/surfaces/http/gateway/usage.ts';
 import { OVER_BUDGET } from '../../src/vocab/gateway.ts';
 
 const ev = (type: string, data: Record<string, unknown>) =>
@@ -451,7 +453,8 @@ describe('the circuit breaker per provider key', () => {
     });
     assert.throws(
       () => b.admit(500, cfg),
-      (e: unknown) => e instanceof BreakerOpen && e.waitMs === 510 && /2 calls in a row .*ECONNREFUSED/.test(e.message),
+      (e: unknown) =>
+        e instanceof BreakerOpen && e.waitMs === 510 && /2 calls in a row .*ECONNREFUSED/.test(e.message),
     );
     assert.equal(b.admit(1010, cfg), true, 'the probe');
     assert.throws(() => b.admit(1011, cfg), /half-open/);
@@ -471,5 +474,109 @@ describe('the circuit breaker per provider key', () => {
     const off = { breakerFailures: 0, breakerCoolMs: 1000 };
     for (let i = 0; i < 10; i++) assert.equal(b.outcome(false, '500', false, 0, off), null);
     assert.equal(b.admit(0, off), false);
+  });
+});
+
+describe('the gateway in `warren status`', () => {
+  const g = {
+    enabled: true,
+    keys: 1,
+    inFlight: 3,
+    queued: 0,
+    queuedTotal: 12,
+    retries: 4,
+    waits: 2,
+  };
+  it('shows pacing and breakers, and a server older than the CLI without them', () => {
+    assert.equal(
+      gatewayLine({ ...g, paced: 1, pacedTotal: 5, breakersOpen: 1, breakerOpened: 2, breakerRefused: 7 }),
+      'on; 1 provider key: 3 in flight, 0 queued, 1 paced, 1 breaker open; since start 12 queued, 4 retries, 2 back-off waits, 5 paced, breakers opened 2 times (7 calls refused)',
+    );
+    assert.equal(
+      gatewayLine(g),
+      'on; 1 provider key: 3 in flight, 0 queued; since start 12 queued, 4 retries, 2 back-off waits',
+    );
+  });
+});
+
+describe('Codex behind the gateway', () => {
+  const held: unknown[] = [];
+  const gateway: AgentGateway = {
+    url: (p) => `http://warren/v1/gateway/${p}`,
+    credential: 'wst_s.0.mac',
+    hold: (p, u) => held.push([p, u]),
+  };
+
+  it('holds the key and URL it would have used; the CLI’s provider is the gateway, its key the token', () => {
+    const out = codexThroughGateway(
+      { PATH: '/bin', OPENAI_API_KEY: 'sk-o', CODEX_API_KEY: 'sk-c', OPENAI_BASE_URL: 'http://mock/v1' },
+      { model: 'm' },
+      gateway,
+      'WARREN_TOKEN',
+    );
+    assert.deepEqual(out, {
+      env: { PATH: '/bin', WARREN_TOKEN: 'wst_s.0.mac' },
+      settings: { model: 'm', baseUrl: 'http://warren/v1/gateway/openai/v1', apiKeyEnv: 'WARREN_TOKEN' },
+      metered: true,
+    });
+    // CODEX_API_KEY first, as `codex exec` reads it.
+    assert.deepEqual(held.pop(), ['openai', { baseUrl: 'http://mock/v1', key: 'sk-c', auth: 'bearer' }]);
+    // A provider of its own: its URL, and the key its apiKeyEnv names.
+    const own = codexThroughGateway(
+      { MY_KEY: 'sk-mine', OPENAI_API_KEY: 'sk-o' },
+      { baseUrl: 'http://local/v1', apiKeyEnv: 'MY_KEY', provider: { request_max_retries: 0 } },
+      gateway,
+      'WARREN_TOKEN',
+    );
+    assert.deepEqual(own.env, { WARREN_TOKEN: 'wst_s.0.mac' });
+    assert.equal(own.settings.provider?.request_max_retries, 0);
+    assert.deepEqual(held.pop(), ['openai', { baseUrl: 'http://local/v1', key: 'sk-mine', auth: 'bearer' }]);
+    codexThroughGateway({ OPENAI_API_KEY: 'sk-o' }, {}, gateway, 'WARREN_TOKEN');
+    assert.deepEqual(held.pop(), ['openai', { baseUrl: OPENAI_API, key: 'sk-o', auth: 'bearer' }]);
+  });
+
+  it('leaves an agent without a key to hold, or without a gateway, as it was', () => {
+    const keyless = { baseUrl: 'http://local/v1' };
+    const env = { OPENAI_API_KEY: 'sk-o' };
+    assert.deepEqual(codexThroughGateway(env, keyless, gateway, 'T'), {
+      env,
+      settings: keyless,
+      metered: false,
+    });
+    assert.deepEqual(codexThroughGateway({}, {}, gateway, 'T'), { env: {}, settings: {}, metered: false });
+    assert.deepEqual(codexThroughGateway(env, {}, null, 'T'), { env, settings: {}, metered: false });
+    assert.equal(held.length, 0);
+  });
+
+  it('reads usage from response.completed however the stream is cut; cached input is a cache read', () => {
+    const text = [
+      'event: response.created\ndata: {"type":"response.created","response":{"model":"gpt-5","usage":null}}\n\n',
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"response.completed é"}\n\n',
+      'event: response.completed\ndata: {"type":"response.completed","response":{"model":"gpt-5-2025-08-07","usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":20},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":4}}}}\n\n',
+    ].join('');
+    const bytes = Buffer.from(text);
+    for (let cut = 1; cut < bytes.length; cut += 7) {
+      const u = new AnswerUsage(OPENAI_USAGE, true);
+      u.push(bytes.subarray(0, cut));
+      u.push(bytes.subarray(cut));
+      assert.deepEqual(u.end(), {
+        inputTokens: 100,
+        outputTokens: 9,
+        cacheReadTokens: 20,
+        cacheWriteTokens: 0,
+      });
+      assert.equal(u.model, 'gpt-5-2025-08-07');
+    }
+    const json = new AnswerUsage(OPENAI_USAGE, false);
+    json.push(Buffer.from('{"model":"o3","usage":{"input_tokens":5,"output_tokens":2}}'));
+    assert.deepEqual(json.end(), {
+      inputTokens: 5,
+      outputTokens: 2,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+    const none = new AnswerUsage(OPENAI_USAGE, true);
+    none.push(Buffer.from(text.slice(0, text.indexOf('event: response.completed'))));
+    assert.equal(none.end(), null, 'no usage before response.completed');
   });
 });

@@ -36,7 +36,7 @@ type Newer = 'paced' | 'pacedTotal' | 'breakersOpen' | 'breakerOpened' | 'breake
  * `on; 1 provider key: 3 in flight, 0 queued, 1 paced, 0 breakers open; since start 12 queued,
  * 4 retries, 2 back-off waits, 5 paced, breakers opened 0 times (0 calls refused)`.
  */
-function gatewayLine(g: NonNullable<Status['gateway']>): string {
+export function gatewayLine(g: NonNullable<Status['gateway']>): string {
   if (!g.enabled) return 'off (agents call their providers themselves)';
   const now = `${g.inFlight} in flight, ${g.queued} queued`;
   const since = `${g.queuedTotal} queued, ${g.retries} ${g.retries === 1 ? 'retry' : 'retries'}, ${plural(g.waits, 'back-off wait')}`;
