@@ -524,12 +524,16 @@ describe('Codex behind the gateway', () => {
     // A provider of its own: its URL, and the key its apiKeyEnv names.
     const own = codexThroughGateway(
       { MY_KEY: 'sk-mine', OPENAI_API_KEY: 'sk-o' },
-      { baseUrl: 'http://local/v1', apiKeyEnv: 'MY_KEY', provider: { request_max_retries: 0 } },
+      {
+        baseUrl: 'http://local/v1',
+        apiKeyEnv: 'MY_KEY',
+        provider: { request_max_retries: 0, base_url: 'http://elsewhere/v1', env_key: 'MY_KEY' },
+      },
       gateway,
       'WARREN_TOKEN',
     );
     assert.deepEqual(own.env, { WARREN_TOKEN: 'wst_s.0.mac' });
-    assert.equal(own.settings.provider?.request_max_retries, 0);
+    assert.deepEqual(own.settings.provider, { request_max_retries: 0 });
     assert.deepEqual(held.pop(), ['openai', { baseUrl: 'http://local/v1', key: 'sk-mine', auth: 'bearer' }]);
     codexThroughGateway({ OPENAI_API_KEY: 'sk-o' }, {}, gateway, 'WARREN_TOKEN');
     assert.deepEqual(held.pop(), ['openai', { baseUrl: OPENAI_API, key: 'sk-o', auth: 'bearer' }]);

@@ -47,9 +47,16 @@ export function throughGateway(
   gateway.hold('openai', upstream);
   const drop = new Set([...MODEL_ENV, ...(settings.apiKeyEnv ? [settings.apiKeyEnv] : [])]);
   const kept = Object.fromEntries(Object.entries(env).filter(([k]) => !drop.has(k)));
+  // The provider's other keys (headers, query params, retries) stay; none may point it elsewhere.
+  const { base_url: _u, env_key: _k, wire_api: _w, ...provider } = settings.provider ?? {};
   return {
     env: { ...kept, [tokenEnv]: gateway.credential },
-    settings: { ...settings, baseUrl: `${gateway.url('openai')}/v1`, apiKeyEnv: tokenEnv },
+    settings: {
+      ...settings,
+      baseUrl: `${gateway.url('openai')}/v1`,
+      apiKeyEnv: tokenEnv,
+      ...(settings.provider ? { provider } : {}),
+    },
     metered: true,
   };
 }
