@@ -69,6 +69,8 @@ export interface MockOpenAI {
   script: MockScript;
   /** Streamed events written so far, over every answer. */
   readonly eventsWritten: number;
+  /** The most `/v1/responses` calls it answered at once, and how many it refused at capacity (429). */
+  readonly load: { inFlight: number; most: number; refused: number };
   close(): Promise<void>;
 }
 
@@ -93,7 +95,16 @@ export function toolOutputsOf(req: RecordedRequest): { call_id: string; output: 
     }));
 }
 
-export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<MockOpenAI> {
+export interface MockOpenAIOptions {
+  /** Serve at most this many `/v1/responses` calls at once; past it, 429 (`retry-after` when given). */
+  capacity?: { concurrent: number; retryAfterS?: number };
+}
+
+export async function startMockOpenAI(
+  script: MockScript = () => 'ok',
+  opts: MockOpenAIOptions = {},
+): Promise<MockOpenAI> {
+  const load = { inFlight: 0, most: 0, refused: 0 };
   const requests: RecordedRequest[] = [];
   const unknown: string[] = [];
   let seq = 0;
@@ -108,6 +119,7 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
     get eventsWritten() {
       return eventsWritten;
     },
+    load,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -130,6 +142,21 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
     const text = await readBody(req);
     const path = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'POST' && /\/responses$/.test(path)) {
+      if (opts.capacity && load.inFlight >= opts.capacity.concurrent) {
+        load.refused++;
+        const after = opts.capacity.retryAfterS;
+        res.writeHead(429, {
+          'content-type': 'application/json',
+          ...(after !== undefined ? { 'retry-after': String(after) } : {}),
+        });
+        res.end(
+          JSON.stringify({ error: { message: 'at capacity', type: 'rate_limit_exceeded', code: null } }),
+        );
+        return;
+      }
+      load.inFlight++;
+      load.most = Math.max(load.most, load.inFlight);
+      res.once('close', () => load.inFlight--);
       let body: Any = text;
       try {
         body = JSON.parse(text);

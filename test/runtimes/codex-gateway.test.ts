@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, it } from 'node:test';
+import { defaultGatewayConfig } from '../../src/kernel/gateway/config.ts';
 import { CodexRuntime } from '../../src/runtimes/codex/index.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
 import { type MockOpenAI, startMockOpenAI } from '../helpers/mock-openai.ts';
@@ -60,12 +61,12 @@ const runtime = () =>
     provider: { request_max_retries: 0, stream_max_retries: 0 },
   });
 
-async function spawn(h: HttpWarren, extra: Record<string, unknown> = {}): Promise<string> {
+async function spawn(h: HttpWarren, extra: Record<string, unknown> = {}, m = mock): Promise<string> {
   await call(h.warren, 'secrets_set', { name: 'openai', value: KEY });
   const r = await h.api('POST', '/v1/sessions', {
     runtime: 'codex',
     prompt: 'say hello',
-    env: { OPENAI_BASE_URL: mock.baseUrl },
+    env: { OPENAI_BASE_URL: m.baseUrl },
     secretEnv: { OPENAI_API_KEY: 'openai' },
     ...extra,
   });
@@ -151,6 +152,32 @@ forEachWarren(
       assert.ok((refused?.payload.estimated as number) > 100, JSON.stringify(refused?.payload));
       assert.equal(events.filter((e) => e.type === 'budget.exceeded').length, 1);
       await until(() => codexPids().length === 0, 20_000, 'every codex process to be gone');
+    });
+
+    it('20 agents on one key against a provider serving 5 at a time all finish, its 429s held', {
+      timeout: 90_000,
+    }, async () => {
+      const busy = await startMockOpenAI(() => ({ text: 'done', delayMs: 100 }), {
+        capacity: { concurrent: 5, retryAfterS: 0.05 },
+      });
+      try {
+        const h = await startHttp(t, {
+          runtimes: [runtime()],
+          kernel: {
+            gateway: { ...defaultGatewayConfig(), concurrency: 0, retries: 20, maxRetryWaitMs: 30_000 },
+          },
+        });
+        const ids = await Promise.all(Array.from({ length: 20 }, () => spawn(h, {}, busy)));
+        for (const id of ids) await waitStatus(h.warren, id, 'idle', 60_000);
+        for (const id of ids) assert.deepEqual(await outputs(h.warren, id), ['done']);
+        assert.ok(busy.load.refused > 0, 'the provider refused none: nothing was held');
+        assert.equal(busy.load.most, 5);
+        assert.equal(busy.requests.length, 20);
+        for (const id of ids) await call(h.warren, 'kill', { id });
+        await until(() => codexPids().length === 0, 20_000, 'every codex process to be gone');
+      } finally {
+        await busy.close();
+      }
     });
   },
   ['sqlite'],
