@@ -10,7 +10,7 @@ import type { Upstream } from '../../src/kernel/gateway/upstreams.ts';
 import { type HttpWarren, startHttp } from './http.ts';
 import { type MockAnthropic, type MockOptions, type Script, startMockAnthropic } from './mock-anthropic.ts';
 import { type MockOpenAI, type MockScript, startMockOpenAI } from './mock-openai.ts';
-import { idleScript, type WarrenTarget, waitStatus } from './warrens.ts';
+import { eventsOf, idleScript, until, type WarrenTarget, waitStatus } from './warrens.ts';
 
 export const KEY = 'sk-ant-held-by-warren';
 export const PATH = '/v1/gateway/anthropic/v1/messages';
@@ -115,3 +115,24 @@ export function post(
     req.end(JSON.stringify(body));
   });
 }
+
+/** The session's `session.usage` events the gateway wrote. */
+export const gatewayUsage = async (r: RigOf<unknown>) =>
+  (await eventsOf(r.h, r.id)).filter((e) => e.type === 'session.usage' && e.payload.source === 'gateway');
+
+/** Usage is recorded once the answer has passed (an unbudgeted answer does not wait for it). */
+export const meteredUsage = (r: RigOf<unknown>, n = 1) =>
+  until(
+    async () => {
+      const got = await gatewayUsage(r);
+      return got.length >= n ? got : null;
+    },
+    10_000,
+    `${n} gateway usage event(s)`,
+  );
+
+/** What a gateway usage event counted, and of which model. */
+export const counted = (e: { payload: Record<string, unknown> }) => {
+  const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, model } = e.payload;
+  return { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, model };
+};

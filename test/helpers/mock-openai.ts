@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Capacity, type Load, refusedAtCapacity } from './mock-capacity.ts';
 import { replyDelay } from './reply-delay.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are whatever the client sent
@@ -70,7 +71,7 @@ export interface MockOpenAI {
   /** Streamed events written so far, over every answer. */
   readonly eventsWritten: number;
   /** The most `/v1/responses` calls it answered at once, and how many it refused at capacity (429). */
-  readonly load: { inFlight: number; most: number; refused: number };
+  readonly load: Load;
   close(): Promise<void>;
 }
 
@@ -97,14 +98,14 @@ export function toolOutputsOf(req: RecordedRequest): { call_id: string; output: 
 
 export interface MockOpenAIOptions {
   /** Serve at most this many `/v1/responses` calls at once; past it, 429 (`retry-after` when given). */
-  capacity?: { concurrent: number; retryAfterS?: number };
+  capacity?: Capacity;
 }
 
 export async function startMockOpenAI(
   script: MockScript = () => 'ok',
   opts: MockOpenAIOptions = {},
 ): Promise<MockOpenAI> {
-  const load = { inFlight: 0, most: 0, refused: 0 };
+  const load: Load = { inFlight: 0, most: 0, refused: 0 };
   const requests: RecordedRequest[] = [];
   const unknown: string[] = [];
   let seq = 0;
@@ -142,21 +143,8 @@ export async function startMockOpenAI(
     const text = await readBody(req);
     const path = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'POST' && /\/responses$/.test(path)) {
-      if (opts.capacity && load.inFlight >= opts.capacity.concurrent) {
-        load.refused++;
-        const after = opts.capacity.retryAfterS;
-        res.writeHead(429, {
-          'content-type': 'application/json',
-          ...(after !== undefined ? { 'retry-after': String(after) } : {}),
-        });
-        res.end(
-          JSON.stringify({ error: { message: 'at capacity', type: 'rate_limit_exceeded', code: null } }),
-        );
-        return;
-      }
-      load.inFlight++;
-      load.most = Math.max(load.most, load.inFlight);
-      res.once('close', () => load.inFlight--);
+      const busy = { error: { message: 'at capacity', type: 'rate_limit_exceeded', code: null } };
+      if (refusedAtCapacity(res, load, opts.capacity, busy)) return;
       let body: Any = text;
       try {
         body = JSON.parse(text);

@@ -7,51 +7,20 @@
  * network.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, afterEach, before, it } from 'node:test';
+import { it } from 'node:test';
 import { defaultGatewayConfig } from '../../src/kernel/gateway/config.ts';
 import { CodexRuntime } from '../../src/runtimes/codex/index.ts';
+import { codexAgents } from '../helpers/codex-agents.ts';
 import { type HttpWarren, startHttp } from '../helpers/http.ts';
-import { type MockOpenAI, startMockOpenAI } from '../helpers/mock-openai.ts';
+import { startMockOpenAI } from '../helpers/mock-openai.ts';
 import { call, eventsOf, forEachWarren, outputs, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
 const KEY = 'sk-openai-gateway-test-key-81c2e';
 const USAGE = { input_tokens: 130, cached_tokens: 30, output_tokens: 9 };
 
-let mock: MockOpenAI;
-const homeRoot = mkdtempSync(join(tmpdir(), 'warren-codex-gateway-'));
-
-before(async () => {
-  mock = await startMockOpenAI();
-});
-after(async () => {
-  for (const pid of codexPids()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
-  await mock?.close();
-  rmSync(homeRoot, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-});
-afterEach(() => {
-  mock.requests.length = 0;
-  mock.unknown.length = 0;
-});
-
-/** Processes of this file's codex turns (their environment points into its CODEX_HOME root). */
-function codexPids(): number[] {
-  const found: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (readFileSync(`/proc/${d}/environ`, 'utf8').includes(`CODEX_HOME=${homeRoot}`))
-        found.push(Number(d));
-    } catch {}
-  }
-  return found;
-}
+const { mock, homeRoot, pids: codexPids } = await codexAgents('warren-codex-gateway-');
 
 const runtime = () =>
   new CodexRuntime({
