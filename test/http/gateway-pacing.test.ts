@@ -51,6 +51,23 @@ forEachWarren(
       assert.equal(r.mock.requests.length, 1);
     });
 
+    it('gateway.tpm counts what the provider said a call used, cached input included', async () => {
+      // 990 input (500 of them cached) and 5 output: with the next call's estimate, past 1000.
+      const usage = { input_tokens: 990, cached_tokens: 500, output_tokens: 5 };
+      const r = await openaiRig(t, () => ({ text: 'ok', usage }), {}, { tpm: 1000 });
+      assert.equal((await post(r, OPENAI_BODY, undefined, OPENAI_PATH)).status, 200);
+      const req = httpRequest(new URL(OPENAI_PATH, r.h.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...r.auth },
+      });
+      req.on('error', () => {});
+      req.end(JSON.stringify(OPENAI_BODY));
+      await until(async () => (await status(r)).paced === 1, 10_000, 'the second call to be paced');
+      assert.equal(r.mock.requests.length, 1);
+      req.destroy();
+      await until(async () => (await status(r)).paced === 0, 10_000, 'the paced call to leave');
+    });
+
     it('a provider that says no requests are left holds the next call until its reset', async () => {
       const sentAt: number[] = [];
       const r = await openaiRig(t, (req) => {

@@ -148,8 +148,9 @@ function registerDialect(
     up.once('close', release);
     res.once('close', release);
     const meter = metered && up.statusCode === 200 ? { model, inputTokens } : null;
-    relay(up, res, caller, meter, (used) =>
-      limiter.spent(used.inputTokens + used.outputTokens - inputTokens),
+    // The key's minute counts what the provider counted (cached input too), not the estimate.
+    relay(up, res, caller, meter, (u) =>
+      limiter.spent(u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens + u.outputTokens - inputTokens),
     );
   };
 
