@@ -25,19 +25,25 @@ const status = async (r: OpenAIRig) => (await r.h.api('GET', '/v1/status')).json
 const breakerEvents = async (r: { h: OpenAIRig['h']; id: string }) =>
   (await eventsOf(r.h, r.id)).filter((e) => e.type === 'session.model_breaker').map((e) => e.payload);
 
+/** One call answered, then a second left waiting for the key's pace (destroy it to give up). */
+async function paced(r: OpenAIRig) {
+  assert.equal((await post(r, OPENAI_BODY, undefined, OPENAI_PATH)).status, 200);
+  const req = httpRequest(new URL(OPENAI_PATH, r.h.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...r.auth },
+  });
+  req.on('error', () => {});
+  req.end(JSON.stringify(OPENAI_BODY));
+  await until(async () => (await status(r)).paced === 1, 10_000, 'the second call to be paced');
+  return req;
+}
+
 forEachWarren(
   'the model gateway’s pacing and circuit breaker per provider key',
   (t) => {
     it('a call past gateway.rpm waits in the limiter, unsent, and leaves when its agent does', async () => {
       const r = await openaiRig(t, () => ({ text: 'ok' }), {}, { rpm: 1 });
-      assert.equal((await post(r, OPENAI_BODY, undefined, OPENAI_PATH)).status, 200);
-      const req = httpRequest(new URL(OPENAI_PATH, r.h.url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...r.auth },
-      });
-      req.on('error', () => {});
-      req.end(JSON.stringify(OPENAI_BODY));
-      await until(async () => (await status(r)).paced === 1, 10_000, 'the second call to be paced');
+      const req = await paced(r);
       const s = await status(r);
       assert.equal(s.pacedTotal, 1);
       assert.equal(r.mock.requests.length, 1, 'the paced call went upstream');
@@ -55,14 +61,7 @@ forEachWarren(
       // 990 input (500 of them cached) and 5 output: with the next call's estimate, past 1000.
       const usage = { input_tokens: 990, cached_tokens: 500, output_tokens: 5 };
       const r = await openaiRig(t, () => ({ text: 'ok', usage }), {}, { tpm: 1000 });
-      assert.equal((await post(r, OPENAI_BODY, undefined, OPENAI_PATH)).status, 200);
-      const req = httpRequest(new URL(OPENAI_PATH, r.h.url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...r.auth },
-      });
-      req.on('error', () => {});
-      req.end(JSON.stringify(OPENAI_BODY));
-      await until(async () => (await status(r)).paced === 1, 10_000, 'the second call to be paced');
+      const req = await paced(r);
       assert.equal(r.mock.requests.length, 1);
       req.destroy();
       await until(async () => (await status(r)).paced === 0, 10_000, 'the paced call to leave');
