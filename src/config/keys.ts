@@ -381,7 +381,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     flag: 'gateway',
     kind: 'bool',
     summary:
-      "claude-code agents reach their model through warren's gateway, which holds their keys, meters their usage and checks budgets before each call",
+      "claude-code and codex agents reach their model through warren's gateway, which holds their keys, meters their usage and checks budgets before each call",
   },
   {
     path: 'gateway.prices',
@@ -415,6 +415,37 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     flag: 'gateway-max-retry-wait-ms',
     kind: 'int',
     summary: 'the longest the gateway holds one call for its retries, all waits together',
+  },
+  {
+    path: 'gateway.rpm',
+    env: 'WARREN_GATEWAY_RPM',
+    flag: 'gateway-rpm',
+    kind: 'int',
+    summary:
+      'model requests per minute per provider key at the gateway (0: none); a call past it waits, as it does when the provider says none are left',
+  },
+  {
+    path: 'gateway.tpm',
+    env: 'WARREN_GATEWAY_TPM',
+    flag: 'gateway-tpm',
+    kind: 'int',
+    summary:
+      'model tokens (input and output) per minute per provider key at the gateway (0: none); a call past it waits',
+  },
+  {
+    path: 'gateway.breakerFailures',
+    env: 'WARREN_GATEWAY_BREAKER_FAILURES',
+    flag: 'gateway-breaker-failures',
+    kind: 'int',
+    summary:
+      "failed calls in a row (5xx, 529 or no answer, after retries) that open a provider key's circuit breaker (0: no breaker)",
+  },
+  {
+    path: 'gateway.breakerCoolMs',
+    env: 'WARREN_GATEWAY_BREAKER_COOL_MS',
+    flag: 'gateway-breaker-cool-ms',
+    kind: 'int',
+    summary: 'how long an open breaker refuses calls at once before one goes through as a probe',
   },
   {
     path: 'metrics.enabled',

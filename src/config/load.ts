@@ -72,6 +72,10 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       concurrency: v('gateway.concurrency'),
       retries: v('gateway.retries'),
       maxRetryWaitMs: v('gateway.maxRetryWaitMs'),
+      rpm: v('gateway.rpm'),
+      tpm: v('gateway.tpm'),
+      breakerFailures: v('gateway.breakerFailures'),
+      breakerCoolMs: v('gateway.breakerCoolMs'),
     },
     sockets: { maxLineBytes: v('sockets.maxLineBytes'), maxConnections: v('sockets.maxConnections') },
   };

@@ -122,13 +122,22 @@ export class WarrenMetrics {
     const limiters = () => kernel.gateway.limiters.summary();
     new Gauge({
       name: 'warren_gateway_calls',
-      help: 'Model calls at the gateway now, over every provider key (state: in_flight, or queued for a slot)',
+      help: 'Model calls at the gateway now, over every provider key (state: in_flight, queued for a slot, or paced: waiting for the key’s rate)',
       labelNames: ['state'],
       registers,
       collect() {
         const s = limiters();
         this.set({ state: 'in_flight' }, s.inFlight);
         this.set({ state: 'queued' }, s.queued);
+        this.set({ state: 'paced' }, s.paced);
+      },
+    });
+    new Gauge({
+      name: 'warren_gateway_breakers_open',
+      help: 'Provider keys whose circuit breaker is open (or half-open) now',
+      registers,
+      collect() {
+        this.set(limiters().breakersOpen);
       },
     });
     // Totals kept by the limiters themselves: read when scraped.
@@ -140,6 +149,21 @@ export class WarrenMetrics {
       ],
       ['warren_gateway_retries_total', '429 and 529 answers the gateway held and retried', 'retries'],
       ['warren_gateway_backoff_waits_total', "Model calls that waited out their key's back-off", 'waits'],
+      [
+        'warren_gateway_paced_total',
+        "Model calls that waited for their key's pace (requests or tokens per minute)",
+        'pacedTotal',
+      ],
+      [
+        'warren_gateway_breaker_opened_total',
+        "Times a provider key's circuit breaker opened",
+        'breakerOpened',
+      ],
+      [
+        'warren_gateway_breaker_refused_total',
+        "Model calls refused at once by their key's open circuit breaker",
+        'breakerRefused',
+      ],
     ] as const) {
       new Counter({
         name,

@@ -133,11 +133,11 @@ export interface AgentContext {
 }
 
 /** A model provider the gateway fronts. */
-export type GatewayProvider = 'anthropic';
+export type GatewayProvider = 'anthropic' | 'openai';
 
 /** One agent's access to the model gateway. */
 export interface AgentGateway {
-  /** The provider's base URL at the gateway, as this agent reaches it (`…/v1/gateway/anthropic`). */
+  /** The provider's base URL at the gateway, as this agent reaches it (`…/v1/gateway/<provider>`). */
   url(provider: GatewayProvider): string;
   /** What the agent authenticates with there (its session's token: it dies with the session). */
   credential: string;

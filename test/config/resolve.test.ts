@@ -69,6 +69,28 @@ describe('configuration sources and precedence', () => {
     );
   });
 
+  it('the gateway’s pacing and breaker from the file, the environment and flags', () => {
+    const gw = (c: ReturnType<typeof loadConfig>) => {
+      const { rpm, tpm, breakerFailures, breakerCoolMs } = c.options.kernel!.gateway!;
+      return { rpm, tpm, breakerFailures, breakerCoolMs };
+    };
+    assert.deepEqual(gw(loadConfig(input(workdir()))), {
+      rpm: 0,
+      tpm: 0,
+      breakerFailures: 5,
+      breakerCoolMs: 30_000,
+    });
+    const cwd = workdir({ 'warren.config.yaml': 'gateway:\n  rpm: 50\n  breakerFailures: 3\n' });
+    const over = loadConfig(
+      input(cwd, {
+        env: { WARREN_GATEWAY_TPM: '40000', WARREN_GATEWAY_BREAKER_FAILURES: '2' },
+        flags: { 'gateway-breaker-cool-ms': '5000', 'gateway-rpm': '60' },
+      }),
+    );
+    assert.deepEqual(gw(over), { rpm: 60, tpm: 40_000, breakerFailures: 2, breakerCoolMs: 5000 });
+    failsWith(() => loadConfig(input(cwd, { env: { WARREN_GATEWAY_RPM: '-1' } })), 'WARREN_GATEWAY_RPM="-1"');
+  });
+
   it('file < env < flag, key by key, each value with its source', () => {
     const cwd = workdir({
       'warren.config.yaml': [

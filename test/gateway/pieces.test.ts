@@ -8,15 +8,24 @@ import { describe, it } from 'node:test';
 import type { ScopeRow } from '../../src/kernel/budget.ts';
 import type { Core } from '../../src/kernel/core.ts';
 import { estimateInputTokens, refusal, refusalText } from '../../src/kernel/gateway/admit.ts';
+import { Breaker, BreakerOpen } from '../../src/kernel/gateway/breaker.ts';
 import { ModelGateway } from '../../src/kernel/gateway/gateway.ts';
-import { KeyLimiter, Limiters, retryDelayMs } from '../../src/kernel/gateway/limiter.ts';
+import {
+  defaultLimiterConfig,
+  KeyLimiter,
+  Limiters,
+  retryDelayMs,
+} from '../../src/kernel/gateway/limiter.ts';
+import { Pace, resetTime } from '../../src/kernel/gateway/pacing.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
+import { throughGateway as codexThroughGateway, OPENAI_API } from '../../src/runtimes/codex/gateway.ts';
 import type { AgentGateway } from '../../src/runtimes/types.ts';
 import type { LogEvent } from '../../src/store/events.ts';
+import { gatewayLine } from '../../src/surfaces/cli/views/status.ts';
 import { upstreamHeaders } from '../../src/surfaces/http/gateway/upstream.ts';
-import { AnthropicUsage } from '../../src/surfaces/http/gateway/usage.ts';
+import { ANTHROPIC_USAGE, AnswerUsage, OPENAI_USAGE } from '../../src/surfaces/http/gateway/usage.ts';
 import { OVER_BUDGET } from '../../src/vocab/gateway.ts';
 
 const ev = (type: string, data: Record<string, unknown>) =>
@@ -46,7 +55,7 @@ const STREAM = [
 const WANT = { inputTokens: 100, outputTokens: 55, cacheReadTokens: 40, cacheWriteTokens: 7 };
 
 function read(stream: boolean, text: string, cuts: number[]) {
-  const u = new AnthropicUsage(stream);
+  const u = new AnswerUsage(ANTHROPIC_USAGE, stream);
   const bytes = Buffer.from(text);
   let at = 0;
   for (const c of [...cuts, bytes.length]) {
@@ -172,7 +181,11 @@ describe('prices', () => {
     assert.deepEqual(priceOf(table, 'claude-opus-4-5-20251101'), { input: 1, output: 2 });
     assert.deepEqual(priceOf(table, 'claude-opus-4-6'), { input: 5, output: 25 });
     assert.deepEqual(priceOf(table, 'claude-opus-4-1-20250805'), { input: 15, output: 75 });
-    assert.equal(priceOf(table, 'gpt-5'), null);
+    assert.equal(priceOf(table, 'mistral-large'), null);
+    // GPT-5 point releases are named apart: a later one is not priced as the first.
+    assert.deepEqual(priceOf(table, 'gpt-5-2025-08-07'), { input: 1.25, output: 10 });
+    assert.deepEqual(priceOf(table, 'gpt-5-mini'), { input: 0.25, output: 2 });
+    assert.equal(priceOf(table, 'gpt-5.5'), null);
   });
 
   it('cache reads and writes at 0.1× and 1.25× input unless given', () => {
@@ -292,7 +305,7 @@ describe('Claude Code’s environment behind the gateway', () => {
 });
 
 describe('the limiter per provider key', () => {
-  const config = { concurrency: 2, retries: 3, maxRetryWaitMs: 1000 };
+  const config = { ...defaultLimiterConfig(), concurrency: 2, retries: 3, maxRetryWaitMs: 1000 };
 
   it('waits as the provider says: retry-after-ms, retry-after in seconds or as a date, else backoff', () => {
     assert.equal(retryDelayMs({ 'retry-after-ms': '250', 'retry-after': '9' }, 0), 250);
@@ -362,5 +375,212 @@ describe('the limiter per provider key', () => {
     assert.equal(ls.of(up), ls.of({ ...up }));
     assert.notEqual(ls.of(up), ls.of({ ...up, key: 'k2' }));
     assert.equal(ls.size, 2);
+  });
+});
+
+describe('pacing per provider key', () => {
+  const cfg = (rpm: number, tpm: number) => ({ rpm, tpm });
+
+  it('holds a call past the requests per minute until the oldest leaves the minute', () => {
+    const p = new Pace();
+    p.take(0, 1000);
+    p.take(0, 2000);
+    assert.equal(p.waitMs(0, 3000, cfg(3, 0)), 0);
+    assert.equal(p.waitMs(0, 3000, cfg(2, 0)), 58_000);
+    assert.equal(p.waitMs(0, 60_500, cfg(2, 0)), 500);
+    assert.equal(p.waitMs(0, 61_000, cfg(2, 0)), 0);
+    assert.equal(p.waitMs(0, 3000, cfg(0, 0)), 0, '0 is no limit');
+  });
+
+  it('holds a call past the tokens per minute, counting answers’ corrections; a huge call goes alone', () => {
+    const p = new Pace();
+    p.take(600, 0);
+    p.take(300, 10_000);
+    assert.equal(p.waitMs(100, 20_000, cfg(0, 1000)), 0);
+    assert.equal(p.waitMs(200, 20_000, cfg(0, 1000)), 40_000);
+    // The first call used 500 fewer than estimated: room now.
+    p.count(-500, 15_000);
+    assert.equal(p.waitMs(200, 20_000, cfg(0, 1000)), 0);
+    const q = new Pace();
+    assert.equal(q.waitMs(5000, 0, cfg(0, 1000)), 0, 'alone on the key, it goes');
+    q.take(5000, 0);
+    assert.equal(q.waitMs(1, 1000, cfg(0, 1000)), 59_000);
+  });
+
+  it('holds calls while the provider says none are left, until its reset (both providers’ headers)', () => {
+    const p = new Pace();
+    p.heard({ 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': '2s' }, 0);
+    assert.equal(p.waitMs(0, 0, cfg(0, 0)), 0);
+    p.take(0, 0); // the one left is spent here, before the next answer says so
+    assert.equal(p.waitMs(0, 500, cfg(0, 0)), 1500);
+    assert.equal(p.waitMs(0, 2000, cfg(0, 0)), 0);
+    const a = new Pace();
+    a.heard(
+      {
+        'anthropic-ratelimit-tokens-remaining': '100',
+        'anthropic-ratelimit-tokens-reset': new Date(30_000).toISOString(),
+      },
+      0,
+    );
+    assert.equal(a.waitMs(50, 0, cfg(0, 0)), 0);
+    assert.equal(a.waitMs(150, 0, cfg(0, 0)), 30_000);
+  });
+
+  it('reads reset times: OpenAI’s durations, Anthropic’s dates, bare seconds', () => {
+    assert.equal(resetTime('6m0s', 0), 360_000);
+    assert.equal(resetTime('1h2m3.5s', 0), 3_723_500);
+    assert.equal(resetTime('20ms', 5), 25);
+    assert.equal(resetTime('2', 0), 2000);
+    assert.equal(resetTime('2026-01-01T00:00:10Z', 0), Date.parse('2026-01-01T00:00:10Z'));
+    assert.equal(resetTime('soon', 0), null);
+  });
+});
+
+describe('the circuit breaker per provider key', () => {
+  const cfg = { breakerFailures: 2, breakerCoolMs: 1000 };
+
+  it('opens after failures in a row, refuses at once, lets one probe through after the cool-down', () => {
+    const b = new Breaker();
+    assert.equal(b.admit(0, cfg), false);
+    assert.equal(b.outcome(false, '502', false, 0, cfg), null);
+    assert.equal(b.outcome(true, '200', false, 0, cfg), null, 'a success starts the count again');
+    assert.equal(b.outcome(false, '502', false, 0, cfg), null);
+    assert.deepEqual(b.outcome(false, 'ECONNREFUSED', false, 10, cfg), {
+      state: 'open',
+      failures: 2,
+      cause: 'ECONNREFUSED',
+      until: 1010,
+    });
+    assert.throws(
+      () => b.admit(500, cfg),
+      (e: unknown) =>
+        e instanceof BreakerOpen && e.waitMs === 510 && /2 calls in a row .*ECONNREFUSED/.test(e.message),
+    );
+    assert.equal(b.admit(1010, cfg), true, 'the probe');
+    assert.throws(() => b.admit(1011, cfg), /half-open/);
+    // The probe fails: open again for another cool-down.
+    assert.equal(b.outcome(false, '503', true, 1100, cfg)?.until, 2100);
+    assert.equal(b.admit(2100, cfg), true);
+    b.abandon(true); // its agent went away: the next call probes
+    assert.equal(b.admit(2200, cfg), true);
+    assert.deepEqual(b.outcome(true, '200', true, 2300, cfg), { state: 'closed', failures: 3, cause: '503' });
+    assert.equal(b.open, false);
+    assert.equal(b.admit(2300, cfg), false);
+    assert.deepEqual(b.stats, { opened: 2, refused: 2 });
+  });
+
+  it('never opens with breakerFailures 0', () => {
+    const b = new Breaker();
+    const off = { breakerFailures: 0, breakerCoolMs: 1000 };
+    for (let i = 0; i < 10; i++) assert.equal(b.outcome(false, '500', false, 0, off), null);
+    assert.equal(b.admit(0, off), false);
+  });
+});
+
+describe('the gateway in `warren status`', () => {
+  const g = {
+    enabled: true,
+    keys: 1,
+    inFlight: 3,
+    queued: 0,
+    queuedTotal: 12,
+    retries: 4,
+    waits: 2,
+  };
+  it('shows pacing and breakers, and a server older than the CLI without them', () => {
+    assert.equal(
+      gatewayLine({ ...g, paced: 1, pacedTotal: 5, breakersOpen: 1, breakerOpened: 2, breakerRefused: 7 }),
+      'on; 1 provider key: 3 in flight, 0 queued, 1 paced, 1 breaker open; since start 12 queued, 4 retries, 2 back-off waits, 5 paced, breakers opened 2 times (7 calls refused)',
+    );
+    assert.equal(
+      gatewayLine(g),
+      'on; 1 provider key: 3 in flight, 0 queued; since start 12 queued, 4 retries, 2 back-off waits',
+    );
+  });
+});
+
+describe('Codex behind the gateway', () => {
+  const held: unknown[] = [];
+  const gateway: AgentGateway = {
+    url: (p) => `http://warren/v1/gateway/${p}`,
+    credential: 'wst_s.0.mac',
+    hold: (p, u) => held.push([p, u]),
+  };
+
+  it('holds the key and URL it would have used; the CLI’s provider is the gateway, its key the token', () => {
+    const out = codexThroughGateway(
+      { PATH: '/bin', OPENAI_API_KEY: 'sk-o', CODEX_API_KEY: 'sk-c', OPENAI_BASE_URL: 'http://mock/v1' },
+      { model: 'm' },
+      gateway,
+      'WARREN_TOKEN',
+    );
+    assert.deepEqual(out, {
+      env: { PATH: '/bin', WARREN_TOKEN: 'wst_s.0.mac' },
+      settings: { model: 'm', baseUrl: 'http://warren/v1/gateway/openai/v1', apiKeyEnv: 'WARREN_TOKEN' },
+      metered: true,
+    });
+    // CODEX_API_KEY first, as `codex exec` reads it.
+    assert.deepEqual(held.pop(), ['openai', { baseUrl: 'http://mock/v1', key: 'sk-c', auth: 'bearer' }]);
+    // A provider of its own: its URL, and the key its apiKeyEnv names.
+    const own = codexThroughGateway(
+      { MY_KEY: 'sk-mine', OPENAI_API_KEY: 'sk-o' },
+      {
+        baseUrl: 'http://local/v1',
+        apiKeyEnv: 'MY_KEY',
+        provider: { request_max_retries: 0, base_url: 'http://elsewhere/v1', env_key: 'MY_KEY' },
+      },
+      gateway,
+      'WARREN_TOKEN',
+    );
+    assert.deepEqual(own.env, { WARREN_TOKEN: 'wst_s.0.mac' });
+    assert.deepEqual(own.settings.provider, { request_max_retries: 0 });
+    assert.deepEqual(held.pop(), ['openai', { baseUrl: 'http://local/v1', key: 'sk-mine', auth: 'bearer' }]);
+    codexThroughGateway({ OPENAI_API_KEY: 'sk-o' }, {}, gateway, 'WARREN_TOKEN');
+    assert.deepEqual(held.pop(), ['openai', { baseUrl: OPENAI_API, key: 'sk-o', auth: 'bearer' }]);
+  });
+
+  it('leaves an agent without a key to hold, or without a gateway, as it was', () => {
+    const keyless = { baseUrl: 'http://local/v1' };
+    const env = { OPENAI_API_KEY: 'sk-o' };
+    assert.deepEqual(codexThroughGateway(env, keyless, gateway, 'T'), {
+      env,
+      settings: keyless,
+      metered: false,
+    });
+    assert.deepEqual(codexThroughGateway({}, {}, gateway, 'T'), { env: {}, settings: {}, metered: false });
+    assert.deepEqual(codexThroughGateway(env, {}, null, 'T'), { env, settings: {}, metered: false });
+    assert.equal(held.length, 0);
+  });
+
+  it('reads usage from response.completed however the stream is cut; cached input is a cache read', () => {
+    const text = [
+      'event: response.created\ndata: {"type":"response.created","response":{"model":"gpt-5","usage":null}}\n\n',
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"response.completed é"}\n\n',
+      'event: response.completed\ndata: {"type":"response.completed","response":{"model":"gpt-5-2025-08-07","usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":20},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":4}}}}\n\n',
+    ].join('');
+    const bytes = Buffer.from(text);
+    for (let cut = 1; cut < bytes.length; cut += 7) {
+      const u = new AnswerUsage(OPENAI_USAGE, true);
+      u.push(bytes.subarray(0, cut));
+      u.push(bytes.subarray(cut));
+      assert.deepEqual(u.end(), {
+        inputTokens: 100,
+        outputTokens: 9,
+        cacheReadTokens: 20,
+        cacheWriteTokens: 0,
+      });
+      assert.equal(u.model, 'gpt-5-2025-08-07');
+    }
+    const json = new AnswerUsage(OPENAI_USAGE, false);
+    json.push(Buffer.from('{"model":"o3","usage":{"input_tokens":5,"output_tokens":2}}'));
+    assert.deepEqual(json.end(), {
+      inputTokens: 5,
+      outputTokens: 2,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
+    const none = new AnswerUsage(OPENAI_USAGE, true);
+    none.push(Buffer.from(text.slice(0, text.indexOf('event: response.completed'))));
+    assert.equal(none.end(), null, 'no usage before response.completed');
   });
 });

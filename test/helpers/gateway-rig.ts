@@ -1,6 +1,7 @@
 /**
- * A warren with one idle session whose Anthropic upstream is the mock model API, held
- * directly (as a claude-code agent's start would), and a client of its model gateway.
+ * A warren with one idle session whose upstream is a mock model API (Anthropic's, or
+ * OpenAI's Responses API), held directly (as a claude-code or codex agent's start would),
+ * and a client of its model gateway.
  */
 import { request as httpRequest } from 'node:http';
 import type { GatewayConfig } from '../../src/kernel/gateway/config.ts';
@@ -8,7 +9,8 @@ import { defaultGatewayConfig } from '../../src/kernel/gateway/config.ts';
 import type { Upstream } from '../../src/kernel/gateway/upstreams.ts';
 import { type HttpWarren, startHttp } from './http.ts';
 import { type MockAnthropic, type MockOptions, type Script, startMockAnthropic } from './mock-anthropic.ts';
-import { idleScript, type WarrenTarget, waitStatus } from './warrens.ts';
+import { type MockOpenAI, type MockScript, startMockOpenAI } from './mock-openai.ts';
+import { eventsOf, idleScript, until, type WarrenTarget, waitStatus } from './warrens.ts';
 
 export const KEY = 'sk-ant-held-by-warren';
 export const PATH = '/v1/gateway/anthropic/v1/messages';
@@ -18,11 +20,43 @@ export const BODY = {
   messages: [{ role: 'user', content: 'hi' }],
 };
 
-export interface Rig {
+export const OPENAI_PATH = '/v1/gateway/openai/v1/responses';
+export const OPENAI_BODY = { model: 'gpt-5', input: [{ type: 'message', role: 'user', content: 'hi' }] };
+
+interface RigOf<M> {
   h: HttpWarren;
-  mock: MockAnthropic;
+  mock: M;
   id: string;
   token: string;
+  /** The headers the agent's CLI sends its credential in. */
+  auth: Record<string, string>;
+}
+
+export type Rig = RigOf<MockAnthropic>;
+export type OpenAIRig = RigOf<MockOpenAI>;
+
+/** A warren whose idle session's calls to `provider` go to `mock` (closed with the warren). */
+async function rigWith<M extends { close(): Promise<void> }>(
+  t: WarrenTarget,
+  mock: M,
+  provider: 'anthropic' | 'openai',
+  up: Upstream,
+  gateway: Partial<GatewayConfig> = {},
+): Promise<RigOf<M>> {
+  const h = await startHttp(t, { kernel: { gateway: { ...defaultGatewayConfig(), ...gateway } } });
+  const close = h.warren.close.bind(h.warren);
+  h.warren.close = async () => {
+    await close();
+    await mock.close();
+  };
+  const a = await h.api('POST', '/v1/sessions', { script: idleScript });
+  const id = a.json.session.id as string;
+  await waitStatus(h.warren, id, 'idle');
+  h.warren.kernel.gateway.upstreams.hold(id, 0, { zone: 'default', scope: [] }, provider, up);
+  const token = h.tokenOf(id);
+  const auth: Record<string, string> =
+    provider === 'anthropic' ? { 'x-api-key': token } : { authorization: `Bearer ${token}` };
+  return { h, mock, id, token, auth };
 }
 
 export async function rig(
@@ -32,27 +66,28 @@ export async function rig(
   opts: { mock?: MockOptions; gateway?: Partial<GatewayConfig> } = {},
 ): Promise<Rig> {
   const mock = await startMockAnthropic(script, { sideRequests: 'script', ...opts.mock });
-  const h = await startHttp(t, { kernel: { gateway: { ...defaultGatewayConfig(), ...opts.gateway } } });
-  const close = h.warren.close.bind(h.warren);
-  h.warren.close = async () => {
-    await close();
-    await mock.close();
-  };
-  const a = await h.api('POST', '/v1/sessions', { script: idleScript });
-  const id = a.json.session.id as string;
-  await waitStatus(h.warren, id, 'idle');
-  h.warren.kernel.gateway.upstreams.hold(id, 0, { zone: 'default', scope: [] }, 'anthropic', {
-    baseUrl: mock.url,
-    key: KEY,
-    auth: 'x-api-key',
-    ...up,
-  });
-  return { h, mock, id, token: h.tokenOf(id) };
+  return rigWith(
+    t,
+    mock,
+    'anthropic',
+    { baseUrl: mock.url, key: KEY, auth: 'x-api-key', ...up },
+    opts.gateway,
+  );
+}
+
+export async function openaiRig(
+  t: WarrenTarget,
+  script: MockScript,
+  up: Partial<Upstream> = {},
+  gateway: Partial<GatewayConfig> = {},
+): Promise<OpenAIRig> {
+  const mock = await startMockOpenAI(script);
+  return rigWith(t, mock, 'openai', { baseUrl: mock.baseUrl, key: KEY, auth: 'bearer', ...up }, gateway);
 }
 
 /** POST through the gateway; `onFirst` runs when the first bytes of the answer arrive. */
 export function post(
-  r: Rig,
+  r: RigOf<unknown>,
   body: unknown,
   onFirst: () => void = () => {},
   path = PATH,
@@ -61,7 +96,7 @@ export function post(
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': r.token } },
+      { method: 'POST', headers: { 'content-type': 'application/json', ...r.auth } },
       (res) => {
         let text = '';
         let first = true;
@@ -80,3 +115,24 @@ export function post(
     req.end(JSON.stringify(body));
   });
 }
+
+/** The session's `session.usage` events the gateway wrote. */
+export const gatewayUsage = async (r: RigOf<unknown>) =>
+  (await eventsOf(r.h, r.id)).filter((e) => e.type === 'session.usage' && e.payload.source === 'gateway');
+
+/** Usage is recorded once the answer has passed (an unbudgeted answer does not wait for it). */
+export const meteredUsage = (r: RigOf<unknown>, n = 1) =>
+  until(
+    async () => {
+      const got = await gatewayUsage(r);
+      return got.length >= n ? got : null;
+    },
+    10_000,
+    `${n} gateway usage event(s)`,
+  );
+
+/** What a gateway usage event counted, and of which model. */
+export const counted = (e: { payload: Record<string, unknown> }) => {
+  const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, model } = e.payload;
+  return { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, model };
+};

@@ -21,6 +21,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Capacity, type Load, refusedAtCapacity } from './mock-capacity.ts';
 import { replyDelay } from './reply-delay.ts';
 
 // ---------------------------------------------------------------- the API's shapes
@@ -125,7 +126,7 @@ export interface MockOptions {
    * A provider at its rate limit: past `concurrent` Messages calls in flight, a call is
    * answered 429 `rate_limit_error` (with `retry-after: retryAfterS` when given).
    */
-  capacity?: { concurrent: number; retryAfterS?: number };
+  capacity?: Capacity;
 }
 
 export interface MockAnthropic {
@@ -138,7 +139,7 @@ export interface MockAnthropic {
   /** The side requests answered automatically. */
   readonly side: MessagesRequest[];
   /** The most Messages calls it answered at once, and how many it refused at capacity (429). */
-  readonly load: { inFlight: number; most: number; refused: number };
+  readonly load: Load;
   /** How many SSE events the mock has written so far, over all streams. */
   readonly eventsWritten: number;
   /** Replace the script (e.g. between phases of a test). */
@@ -158,7 +159,7 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
   let current = script;
   let ids = 0;
   let eventsWritten = 0;
-  const load = { inFlight: 0, most: 0, refused: 0 };
+  const load: Load = { inFlight: 0, most: 0, refused: 0 };
   const nextId = (prefix: string) => `${prefix}_mock_${String(++ids).padStart(4, '0')}`;
 
   const server: Server = createServer((req, res) => {
@@ -205,21 +206,8 @@ export async function startMockAnthropic(script: Script, opts: MockOptions = {})
       }
       if (req.method === 'POST' && path === '/v1/messages' && body && typeof body === 'object') {
         const m = body as MessagesRequest;
-        if (opts.capacity && load.inFlight >= opts.capacity.concurrent) {
-          load.refused++;
-          const after = opts.capacity.retryAfterS;
-          res.writeHead(429, {
-            'content-type': 'application/json',
-            ...(after !== undefined ? { 'retry-after': String(after) } : {}),
-          });
-          res.end(
-            JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'at capacity' } }),
-          );
-          return;
-        }
-        load.inFlight++;
-        load.most = Math.max(load.most, load.inFlight);
-        res.once('close', () => load.inFlight--);
+        const busy = { type: 'error', error: { type: 'rate_limit_error', message: 'at capacity' } };
+        if (refusedAtCapacity(res, load, opts.capacity, busy)) return;
         void answer(m, res, req.headers, raw.length).catch((error: unknown) => {
           console.error('mock-anthropic: the script failed:', error);
           if (!res.headersSent)

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Capacity, type Load, refusedAtCapacity } from './mock-capacity.ts';
 import { replyDelay } from './reply-delay.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are whatever the client sent
@@ -48,6 +49,12 @@ export interface MockReply {
   error?: { status?: number; message: string; code?: string; as?: 'http' | 'event' };
   /** Hold the answer back this long (to test stopping a busy turn). */
   delayMs?: number;
+  /** Between one streamed event and the next (to see them pass one by one). */
+  eventDelayMs?: number;
+  /** The model the answer says answered (default `mock`). */
+  model?: string;
+  /** More headers on the answer (rate-limit headers, …). */
+  headers?: Record<string, string>;
 }
 
 export type MockScript = (req: RecordedRequest) => MockReply | string | Promise<MockReply | string>;
@@ -61,6 +68,10 @@ export interface MockOpenAI {
   readonly unknown: string[];
   /** Replace the script. */
   script: MockScript;
+  /** Streamed events written so far, over every answer. */
+  readonly eventsWritten: number;
+  /** The most `/v1/responses` calls it answered at once, and how many it refused at capacity (429). */
+  readonly load: Load;
   close(): Promise<void>;
 }
 
@@ -85,17 +96,31 @@ export function toolOutputsOf(req: RecordedRequest): { call_id: string; output: 
     }));
 }
 
-export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<MockOpenAI> {
+export interface MockOpenAIOptions {
+  /** Serve at most this many `/v1/responses` calls at once; past it, 429 (`retry-after` when given). */
+  capacity?: Capacity;
+}
+
+export async function startMockOpenAI(
+  script: MockScript = () => 'ok',
+  opts: MockOpenAIOptions = {},
+): Promise<MockOpenAI> {
+  const load: Load = { inFlight: 0, most: 0, refused: 0 };
   const requests: RecordedRequest[] = [];
   const unknown: string[] = [];
   let seq = 0;
   const sockets = new Set<import('node:net').Socket>();
 
+  let eventsWritten = 0;
   const mock: MockOpenAI = {
     baseUrl: '',
     requests,
     unknown,
     script,
+    get eventsWritten() {
+      return eventsWritten;
+    },
+    load,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -118,6 +143,8 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
     const text = await readBody(req);
     const path = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'POST' && /\/responses$/.test(path)) {
+      const busy = { error: { message: 'at capacity', type: 'rate_limit_exceeded', code: null } };
+      if (refusedAtCapacity(res, load, opts.capacity, busy)) return;
       let body: Any = text;
       try {
         body = JSON.parse(text);
@@ -147,10 +174,10 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
     res.end(JSON.stringify({ error: { message: `mock-openai: no route for ${req.method} ${path}` } }));
   }
 
-  function answer(res: ServerResponse, stream: boolean, reply: MockReply): void {
+  async function answer(res: ServerResponse, stream: boolean, reply: MockReply): Promise<void> {
     const id = `resp_${++seq}`;
     if (reply.error && reply.error.as !== 'event') {
-      res.writeHead(reply.error.status ?? 400, { 'content-type': 'application/json' });
+      res.writeHead(reply.error.status ?? 400, { 'content-type': 'application/json', ...reply.headers });
       res.end(
         JSON.stringify({
           error: {
@@ -171,16 +198,27 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
       output_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0 },
       total_tokens: (u.input_tokens ?? 10) + (u.output_tokens ?? 5),
     };
-    const base = { id, object: 'response', created_at: Math.floor(Date.now() / 1000), model: 'mock' };
+    const base = {
+      id,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      model: reply.model ?? 'mock',
+    };
     if (!stream) {
-      res.writeHead(200, { 'content-type': 'application/json' });
+      res.writeHead(200, { 'content-type': 'application/json', ...reply.headers });
       res.end(JSON.stringify({ ...base, status: 'completed', output, usage }));
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    let n = 0;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      ...reply.headers,
+    });
+    const events: string[] = [];
     const send = (type: string, data: Record<string, unknown>) =>
-      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...data })}\n\n`);
+      events.push(
+        `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: events.length, ...data })}\n\n`,
+      );
     send('response.created', { response: { ...base, status: 'in_progress', output: [] } });
     send('response.in_progress', { response: { ...base, status: 'in_progress', output: [] } });
     if (reply.error) {
@@ -192,8 +230,7 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
           error: { code: reply.error.code ?? 'server_error', message: reply.error.message },
         },
       });
-      res.end();
-      return;
+      return write(res, events, reply.eventDelayMs);
     }
     output.forEach((item, output_index) => {
       if (item.type === 'message') {
@@ -233,6 +270,16 @@ export async function startMockOpenAI(script: MockScript = () => 'ok'): Promise<
       send('response.output_item.done', { output_index, item });
     });
     send('response.completed', { response: { ...base, status: 'completed', output, usage } });
+    return write(res, events, reply.eventDelayMs);
+  }
+
+  async function write(res: ServerResponse, events: string[], delayMs = 0): Promise<void> {
+    for (const [i, e] of events.entries()) {
+      if (i > 0 && delayMs) await replyDelay(delayMs, res);
+      if (res.destroyed) return;
+      res.write(e);
+      eventsWritten++;
+    }
     res.end();
   }
 

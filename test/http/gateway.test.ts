@@ -7,23 +7,9 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { it } from 'node:test';
-import { BODY, KEY, PATH, post, type Rig, rig } from '../helpers/gateway-rig.ts';
+import { BODY, counted, gatewayUsage, KEY, meteredUsage, PATH, post, rig } from '../helpers/gateway-rig.ts';
 import { request } from '../helpers/http.ts';
-import { eventsOf, forEachWarren, idleScript, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
-
-const gatewayUsage = async (r: Rig) =>
-  (await eventsOf(r.h, r.id)).filter((e) => e.type === 'session.usage' && e.payload.source === 'gateway');
-
-/** Usage is recorded once the answer has passed (an unbudgeted answer does not wait for it). */
-const meteredUsage = (r: Rig, n = 1) =>
-  until(
-    async () => {
-      const got = await gatewayUsage(r);
-      return got.length >= n ? got : null;
-    },
-    10_000,
-    `${n} gateway usage event(s)`,
-  );
+import { forEachWarren, idleScript, sessionOf, waitStatus } from '../helpers/warrens.ts';
 
 forEachWarren('the model gateway (Anthropic)', (t) => {
   it('passes a stream on event by event, and meters it from message_start and message_delta', async () => {
@@ -48,22 +34,13 @@ forEachWarren('the model gateway (Anthropic)', (t) => {
     assert.equal(r.mock.eventsWritten, types.length);
 
     const [e] = await meteredUsage(r);
-    assert.deepEqual(
-      {
-        inputTokens: e!.payload.inputTokens,
-        outputTokens: e!.payload.outputTokens,
-        cacheReadTokens: e!.payload.cacheReadTokens,
-        cacheWriteTokens: e!.payload.cacheWriteTokens,
-        model: e!.payload.model,
-      },
-      {
-        inputTokens: 29,
-        outputTokens: 8,
-        cacheReadTokens: 5,
-        cacheWriteTokens: 3,
-        model: 'claude-sonnet-4-5',
-      },
-    );
+    assert.deepEqual(counted(e!), {
+      inputTokens: 29,
+      outputTokens: 8,
+      cacheReadTokens: 5,
+      cacheWriteTokens: 3,
+      model: 'claude-sonnet-4-5',
+    });
     // Priced from the table: sonnet 4 at $3 / $15 per million, cache reads 0.1×, writes 1.25×.
     const cost = (21 * 3 + 8 * 15 + 5 * 0.3 + 3 * 3.75) / 1e6;
     assert.ok(Math.abs((e!.payload.costUsd as number) - cost) < 1e-12, String(e!.payload.costUsd));

@@ -1,18 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, afterEach, before, it } from 'node:test';
+import { existsSync, readdirSync } from 'node:fs';
+import { it } from 'node:test';
 import { CodexRuntime, type CodexRuntimeOptions } from '../../src/runtimes/codex/index.ts';
+import { codexAgents } from '../helpers/codex-agents.ts';
 import { startHttp } from '../helpers/http.ts';
-import {
-  type MockOpenAI,
-  type MockReply,
-  messagesOf,
-  type RecordedRequest,
-  startMockOpenAI,
-  toolOutputsOf,
-} from '../helpers/mock-openai.ts';
+import { type MockReply, messagesOf, type RecordedRequest, toolOutputsOf } from '../helpers/mock-openai.ts';
 import { call, eventsOf, forEachWarren, outputs, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
 /**
@@ -21,27 +13,7 @@ import { call, eventsOf, forEachWarren, outputs, sessionOf, until, waitStatus } 
  * `codex exec` process; the mock sees what the CLI sends and answers what each test scripts.
  */
 
-let mock: MockOpenAI;
-/** Every CODEX_HOME the runtime makes goes under here: what is left in it after a test leaked. */
-const homeRoot = mkdtempSync(join(tmpdir(), 'warren-codex-test-'));
-
-before(async () => {
-  mock = await startMockOpenAI();
-});
-after(async () => {
-  for (const pid of codexPids()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
-  await mock?.close();
-  rmSync(homeRoot, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-});
-afterEach(() => {
-  mock.requests.length = 0;
-  mock.unknown.length = 0;
-  mock.script = () => 'ok';
-});
+const { mock, homeRoot, pids: codexPids } = await codexAgents('warren-codex-test-');
 
 const runtime = (extra: CodexRuntimeOptions = {}) =>
   new CodexRuntime({
@@ -52,19 +24,6 @@ const runtime = (extra: CodexRuntimeOptions = {}) =>
     provider: { request_max_retries: 0, stream_max_retries: 0 },
     ...extra,
   });
-
-/** Processes whose environment points into this file's CODEX_HOME root: codex turns still running. */
-function codexPids(): number[] {
-  const found: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (readFileSync(`/proc/${d}/environ`, 'utf8').includes(`CODEX_HOME=${homeRoot}`))
-        found.push(Number(d));
-    } catch {}
-  }
-  return found;
-}
 
 /** After a test: no codex process left, no CODEX_HOME left. */
 async function assertClean(): Promise<void> {

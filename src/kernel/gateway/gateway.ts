@@ -7,6 +7,7 @@ import type { Core } from '../core.ts';
 import { sessionIn } from '../lookup.ts';
 import { recordUsage } from '../usage.ts';
 import { type CallEstimate, estimateInputTokens, type Refusal, refusal } from './admit.ts';
+import type { BreakerChange } from './breaker.ts';
 import { Limiters } from './limiter.ts';
 import { costOf, DEFAULT_PRICES, type ModelUsage, type PriceTable, priceOf } from './prices.ts';
 import { type Provider, type Upstream, Upstreams } from './upstreams.ts';
@@ -113,11 +114,35 @@ export class ModelGateway {
   }
 
   /**
+   * A call opened or closed its key's circuit breaker: a `session.model_breaker` event on the
+   * caller whose call did (the breaker is the key's: every session on it is held by it).
+   */
+  async breaker(c: GatewayCaller, provider: Provider, change: BreakerChange): Promise<void> {
+    const { until, ...rest } = change;
+    await this.core.store.writer.write(async (tx) => {
+      tx.append({
+        zone: c.zone,
+        type: 'session.model_breaker',
+        actor: c.sessionId,
+        session_id: c.sessionId,
+        payload: { provider, ...rest, ...(until ? { until: new Date(until).toISOString() } : {}) },
+      });
+    });
+  }
+
+  /**
    * One answered call's usage, as the provider counted it: a `session.usage` event (source
    * `gateway`) and the session's and subtree's totals, whose budgets are enforced as for any
    * report. Input counts cache reads and writes, as claude-code's own reports did.
+   * `estimated`: the answer broke off before the provider said (its input as estimated).
    */
-  async meter(c: GatewayCaller, provider: Provider, model: string, u: ModelUsage): Promise<void> {
+  async meter(
+    c: GatewayCaller,
+    provider: Provider,
+    model: string,
+    u: ModelUsage,
+    estimated = false,
+  ): Promise<void> {
     const cost = costOf(priceOf(this.prices(), model), u);
     const usage: Usage = {
       inputTokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens,
@@ -134,7 +159,14 @@ export class ModelGateway {
         type: 'session.usage',
         actor: c.sessionId,
         session_id: c.sessionId,
-        payload: { ...usage, source: 'gateway', provider, model, priced: cost !== null },
+        payload: {
+          ...usage,
+          source: 'gateway',
+          provider,
+          model,
+          priced: cost !== null,
+          ...(estimated ? { estimated: true } : {}),
+        },
       });
       await recordUsage(tx, this.core, row, usage);
     });

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { Breaker, type BreakerConfig } from './breaker.ts';
+import { Pace, type PaceConfig } from './pacing.ts';
 import type { Upstream } from './upstreams.ts';
 
 /**
@@ -6,9 +8,10 @@ import type { Upstream } from './upstreams.ts';
  * (docs/gateway.md): at most `concurrency` calls in flight on the key, the rest wait their
  * turn in order; and when the provider says to slow down (429, 529) with a `retry-after`,
  * every call on the key waits it out, not only the one that was told, so N agents do not
- * retry in step.
+ * retry in step. A call with a slot is also held to the key's pace (pacing.ts), and refused
+ * at once while its breaker is open (breaker.ts).
  */
-export interface LimiterConfig {
+export interface LimiterConfig extends PaceConfig, BreakerConfig {
   /** Calls in flight per provider key (0: no limit). */
   concurrency: number;
   /** How many times a 429 or 529 answer is retried before it is passed to the agent. */
@@ -21,6 +24,10 @@ export const defaultLimiterConfig = (): LimiterConfig => ({
   concurrency: 16,
   retries: 4,
   maxRetryWaitMs: 60_000,
+  rpm: 0,
+  tpm: 0,
+  breakerFailures: 5,
+  breakerCoolMs: 30_000,
 });
 
 /** How long to wait before retry `attempt` (0-based): the provider's word, else backoff. */
@@ -46,8 +53,12 @@ export class KeyLimiter {
   private readonly waiting: Array<() => void> = [];
   /** No call on the key starts before this (the provider's latest retry-after). */
   private notBefore = 0;
-  /** Counters for `status`: calls held in the queue, retries made. */
-  readonly stats = { queued: 0, retries: 0, waits: 0 };
+  private readonly pace = new Pace();
+  /** Calls waiting for the key's pace now. */
+  private pacing = 0;
+  readonly breaker = new Breaker();
+  /** Counters for `status`: calls held in the queue, retries made, calls held to the pace. */
+  readonly stats = { queued: 0, retries: 0, waits: 0, paced: 0 };
 
   constructor(private readonly config: () => LimiterConfig) {}
 
@@ -59,8 +70,15 @@ export class KeyLimiter {
     return this.waiting.length;
   }
 
-  /** A slot on the key (released by the function it resolves to); rejects when `signal` aborts. */
-  async acquire(signal: AbortSignal): Promise<() => void> {
+  get pacedNow(): number {
+    return this.pacing;
+  }
+
+  /**
+   * A slot on the key (released by the function it resolves to), for a call of about
+   * `tokens`, once the key's back-off and pace let it go; rejects when `signal` aborts.
+   */
+  async acquire(signal: AbortSignal, tokens = 0): Promise<() => void> {
     const limit = this.config().concurrency;
     if (limit > 0 && this.active >= limit) {
       this.stats.queued++;
@@ -90,12 +108,47 @@ export class KeyLimiter {
       else this.active--;
     };
     try {
-      await this.pause(signal);
+      await this.ready(signal, tokens);
     } catch (error) {
       release(); // gone while the key was backing off: its slot goes on
       throw error;
     }
     return release;
+  }
+
+  /**
+   * Wait until the call may be sent — the key's back-off over, and its pace not passed by
+   * `tokens` more — and count it as sent.
+   */
+  async ready(signal: AbortSignal, tokens: number): Promise<void> {
+    await this.pause(signal);
+    const cfg = this.config();
+    let ms = this.pace.waitMs(tokens, Date.now(), cfg);
+    if (ms > 0) {
+      this.stats.paced++;
+      this.pacing++;
+      try {
+        // Others may have gone meanwhile: ask again after each wait.
+        while (ms > 0) {
+          await sleep(ms, signal);
+          await this.pause(signal);
+          ms = this.pace.waitMs(tokens, Date.now(), this.config());
+        }
+      } finally {
+        this.pacing--;
+      }
+    }
+    this.pace.take(tokens, Date.now());
+  }
+
+  /** A sent call used `delta` tokens more (or fewer) than it was counted at. */
+  spent(delta: number): void {
+    this.pace.count(delta, Date.now());
+  }
+
+  /** An answer's rate-limit headers: what the provider says is left on the key. */
+  heard(headers: Record<string, unknown>): void {
+    this.pace.heard(headers, Date.now());
   }
 
   /** The provider asked to wait `ms`: every call on the key waits at least that long. */
@@ -161,6 +214,11 @@ export class Limiters {
       queuedTotal: 0,
       retries: 0,
       waits: 0,
+      paced: 0,
+      pacedTotal: 0,
+      breakersOpen: 0,
+      breakerOpened: 0,
+      breakerRefused: 0,
     };
     for (const l of this.byKey.values()) {
       s.inFlight += l.inFlight;
@@ -168,6 +226,11 @@ export class Limiters {
       s.queuedTotal += l.stats.queued;
       s.retries += l.stats.retries;
       s.waits += l.stats.waits;
+      s.paced += l.pacedNow;
+      s.pacedTotal += l.stats.paced;
+      if (l.breaker.open) s.breakersOpen++;
+      s.breakerOpened += l.breaker.stats.opened;
+      s.breakerRefused += l.breaker.stats.refused;
     }
     return s;
   }
@@ -186,4 +249,14 @@ export interface LimiterSummary {
   retries: number;
   /** Calls that waited out a key's back-off, since start. */
   waits: number;
+  /** Calls waiting for their key's pace (requests or tokens per minute) now. */
+  paced: number;
+  /** Calls that waited for their key's pace, since start. */
+  pacedTotal: number;
+  /** Keys whose circuit breaker is open now (or half-open). */
+  breakersOpen: number;
+  /** Times a breaker opened, since start. */
+  breakerOpened: number;
+  /** Calls refused by an open breaker, since start. */
+  breakerRefused: number;
 }

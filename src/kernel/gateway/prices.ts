@@ -23,8 +23,11 @@ export interface ModelUsage {
 }
 
 /**
- * Anthropic's list prices when this was written (an operator's `gateway.prices` replaces any
- * entry): newer Opus models are cheaper than Opus 4.0 and 4.1, so those are named apart.
+ * Anthropic's and OpenAI's list prices when this was written (an operator's `gateway.prices`
+ * replaces any entry): newer Opus models are cheaper than Opus 4.0 and 4.1, so those are
+ * named apart. OpenAI names each GPT-5 point release on its own (`gpt-5*` would price a later
+ * one as the first); its cached input costs 0.1× (GPT-5), 0.25× (GPT-4.1, o3, o4-mini) or
+ * 0.5× (GPT-4o) the input price, and it has no cache writes.
  */
 export const DEFAULT_PRICES: PriceTable = {
   'claude-opus-4*': { input: 5, output: 25 },
@@ -37,6 +40,21 @@ export const DEFAULT_PRICES: PriceTable = {
   'claude-3-5-sonnet*': { input: 3, output: 15 },
   'claude-haiku-4*': { input: 1, output: 5 },
   'claude-3-5-haiku*': { input: 0.8, output: 4 },
+  'gpt-5': { input: 1.25, output: 10 },
+  'gpt-5-*': { input: 1.25, output: 10 },
+  'gpt-5-mini*': { input: 0.25, output: 2 },
+  'gpt-5-nano*': { input: 0.05, output: 0.4 },
+  'gpt-5.1': { input: 1.25, output: 10 },
+  'gpt-5.1-*': { input: 1.25, output: 10 },
+  'gpt-5.1-codex-mini*': { input: 0.25, output: 2 },
+  'gpt-4.1*': { input: 2, output: 8, cacheRead: 0.5 },
+  'gpt-4.1-mini*': { input: 0.4, output: 1.6, cacheRead: 0.1 },
+  'gpt-4.1-nano*': { input: 0.1, output: 0.4, cacheRead: 0.025 },
+  'gpt-4o*': { input: 2.5, output: 10, cacheRead: 1.25 },
+  'gpt-4o-mini*': { input: 0.15, output: 0.6, cacheRead: 0.075 },
+  o3: { input: 2, output: 8, cacheRead: 0.5 },
+  'o3-2*': { input: 2, output: 8, cacheRead: 0.5 },
+  'o4-mini*': { input: 1.1, output: 4.4, cacheRead: 0.275 },
 };
 
 /** The price of a model: its own entry, else the longest `prefix*` that matches; null if none. */

@@ -1,6 +1,6 @@
 import type { GatewayProvider } from '../../runtimes/types.ts';
 
-/** A model provider the gateway speaks for (the OpenAI Responses API comes next). */
+/** A model provider the gateway speaks for: the Anthropic Messages API, the OpenAI Responses API. */
 export type Provider = GatewayProvider;
 
 /**

@@ -73,6 +73,11 @@ const output = z.object({
     queuedTotal: z.number(),
     retries: z.number(),
     waits: z.number(),
+    paced: z.number(),
+    pacedTotal: z.number(),
+    breakersOpen: z.number(),
+    breakerOpened: z.number(),
+    breakerRefused: z.number(),
   }),
   containment: z.object({
     setting: z.string(),

@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { OVER_BUDGET } from '../../vocab/gateway.ts';
 import { confineOptions } from '../containment.ts';
-import { agentEnv } from '../env.ts';
 import { exitedText } from '../errors.ts';
 import { killGroup, onLines, spawnGroup, Tail } from '../process.ts';
 import { trackGroup } from '../tracked.ts';
@@ -33,17 +33,20 @@ export interface CodexAgentOptions {
   state: CodexState;
   /** The home is this session's own (made here, removed when the session ends). */
   ownHome: boolean;
-  /** The runtime's extra environment (a spawn's `env` goes over it). */
+  /** Every turn's process environment. */
   env: Record<string, string>;
   /** After `turn.completed`, how long codex may take to exit before it is stopped (ms). */
   exitGraceMs: number;
+  /**
+   * Its model calls go through warren's gateway, which records their usage from the
+   * provider's answers: a turn's own report then carries only the turn, so nothing is
+   * counted twice.
+   */
+  metered: boolean;
 }
 
 /** The environment variable codex reads the session token from (`bearer_token_env_var`). */
-const TOKEN_ENV = 'WARREN_TOKEN';
-
-/** Server variables codex needs to reach its model (its key and endpoint); nothing else leaks. */
-const CODEX_INHERIT = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CODEX_API_KEY'];
+export const TOKEN_ENV = 'WARREN_TOKEN';
 
 interface Turn {
   child: ChildProcess;
@@ -132,18 +135,13 @@ export class CodexAgent implements AgentHandle {
       threadId: this.state.threadId,
       mcp: ctx.mcpUrl ? { url: ctx.mcpUrl, tokenEnv: TOKEN_ENV, tools: ctx.tools } : null,
     };
-    const apiKeyEnv = this.opts.settings.apiKeyEnv;
     const confine = confineOptions(ctx, resolve(ctx.spec.cwd ?? process.cwd()), {
       writable: [this.state.home],
     });
     const child = spawnGroup(this.opts.bin, execArgs(plan), {
       ...(ctx.spec.cwd ? { cwd: resolve(ctx.spec.cwd) } : {}),
       ...(confine ? { confine } : {}),
-      env: agentEnv(ctx, {
-        inherit: apiKeyEnv ? [...CODEX_INHERIT, apiKeyEnv] : CODEX_INHERIT,
-        settings: this.opts.env,
-        warren: { CODEX_HOME: this.state.home },
-      }),
+      env: this.opts.env,
       run: ctx.run,
       ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
     });
@@ -264,6 +262,10 @@ export class CodexAgent implements AgentHandle {
     const fresh = now.input < prev.input || now.output < prev.output || now.cached < prev.cached;
     const base = fresh ? { input: 0, cached: 0, output: 0 } : prev;
     this.state.totals = now;
+    if (this.opts.metered) {
+      void this.ctx.sink.usage({ turns: 1 });
+      return;
+    }
     const usage = {
       inputTokens: now.input - base.input,
       outputTokens: now.output - base.output,
@@ -287,6 +289,14 @@ export class CodexAgent implements AgentHandle {
     if (turn.child.pid !== undefined) void reapGroup(turn.child.pid);
     if (this.stopping) return;
     const { sink } = this.ctx;
+    // The gateway held a model call back for a budget: the turn ends, and the budget's
+    // SIGTERM, already sent, ends the session as its policy says (not a crash).
+    if (turn.failure?.includes(OVER_BUDGET) || turn.lastError?.includes(OVER_BUDGET)) {
+      void sink.event('notice', { source: 'codex', message: turn.failure ?? turn.lastError });
+      if (this.finishing) this.complete();
+      else void sink.idle();
+      return;
+    }
     const ok =
       spawnError === null && turn.failure === null && turn.completed && (code === 0 || signal !== null);
     if (!ok) {

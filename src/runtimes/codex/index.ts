@@ -1,11 +1,16 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentEnv } from '../env.ts';
 import { ExecutableLookup } from '../executable.ts';
 import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts';
-import { CodexAgent, type CodexState } from './agent.ts';
+import { CodexAgent, type CodexState, TOKEN_ENV } from './agent.ts';
 import { type CodexSettings, mergeSettings } from './args.ts';
 import { settingsOf } from './config.ts';
+import { throughGateway } from './gateway.ts';
+
+/** Server variables codex needs to reach its model (its key and endpoint); nothing else leaks. */
+const CODEX_INHERIT = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CODEX_API_KEY'];
 
 /**
  * The real `codex` CLI as an agent. `codex exec` runs one turn per process and reads its
@@ -46,11 +51,11 @@ export class CodexRuntime implements Runtime {
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const settings = this.settings(ctx.spec);
-    const bin = this.codex.resolve(settings.codexPath, ctx.spec.env);
+    const given = this.settings(ctx.spec);
+    const bin = this.codex.resolve(given.codexPath, ctx.spec.env);
     const saved = ctx.resumeState as Partial<CodexState> | null;
-    const own = !settings.codexHome;
-    const home = settings.codexHome ?? saved?.home ?? join(this.homeRoot(), safeName(ctx.sessionId));
+    const own = !given.codexHome;
+    const home = given.codexHome ?? saved?.home ?? join(this.homeRoot(), safeName(ctx.sessionId));
     if (saved?.threadId && !existsSync(home)) {
       throw new Error(`codex thread ${saved.threadId} cannot be resumed: its CODEX_HOME ${home} is gone`);
     }
@@ -61,13 +66,24 @@ export class CodexRuntime implements Runtime {
       promptDone: saved?.promptDone ?? false,
       totals: { input: 0, cached: 0, output: 0, ...saved?.totals },
     };
+    const { env, settings, metered } = throughGateway(
+      agentEnv(ctx, {
+        inherit: given.apiKeyEnv ? [...CODEX_INHERIT, given.apiKeyEnv] : CODEX_INHERIT,
+        settings: this.options.env ?? {},
+        warren: { CODEX_HOME: home },
+      }),
+      given,
+      ctx.gateway,
+      TOKEN_ENV,
+    );
     const agent = new CodexAgent(ctx, {
       bin,
       settings,
       state,
       ownHome: own,
-      env: this.options.env ?? {},
+      env,
       exitGraceMs: this.options.exitGraceMs ?? 5000,
+      metered,
     });
     agent.begin();
     return agent;

@@ -13,7 +13,7 @@ import { type ErrorLog, stderrLog } from '../../vocab/public-error.ts';
 import { ToolCatalog } from '../mcp/catalog.ts';
 import { principalOf, registerAuth } from './auth.ts';
 import { errorHandler, MAX_PATH_PARAM, requestIdOf } from './errors.ts';
-import { registerAnthropicGateway } from './gateway/anthropic.ts';
+import { registerModelGateway } from './gateway/routes.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
 import { type McpHttpOptions, registerMcpHttp } from './mcp.ts';
 import { QuietRequestLogs, registerMetrics } from './metrics.ts';
@@ -178,7 +178,7 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
     });
   }
   registerMcpHttp(app, warren, new ToolCatalog(warren, opts.mcp?.progressEveryMs), log, opts.mcp);
-  registerAnthropicGateway(app, warren, log);
+  registerModelGateway(app, warren, log);
   // Upgrades (a runner's WebSocket) go to the plugin that takes them; nothing else upgrades.
   const upgrades = warren.plugins.instancesInOrder().flatMap((p) => (p.upgrades ? [p.upgrades] : []));
   app.server.on('upgrade', (req, socket, head) => {

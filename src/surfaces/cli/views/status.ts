@@ -25,14 +25,24 @@ interface Status {
   };
   containment?: { setting: string; inForce: string; network: string; reason: string | null };
   /** Absent from a server older than this CLI. */
-  gateway?: { enabled: boolean } & LimiterSummary;
+  gateway?: { enabled: boolean } & Omit<LimiterSummary, Newer> & Partial<Pick<LimiterSummary, Newer>>;
   plugins: string[];
 }
 
-/** `on; 1 provider key: 3 in flight, 0 queued; since start 12 queued, 4 retries, 2 back-off waits`. */
-function gatewayLine(g: NonNullable<Status['gateway']>): string {
+/** What a server older than this CLI does not say of its gateway. */
+type Newer = 'paced' | 'pacedTotal' | 'breakersOpen' | 'breakerOpened' | 'breakerRefused';
+
+/**
+ * `on; 1 provider key: 3 in flight, 0 queued, 1 paced, 0 breakers open; since start 12 queued,
+ * 4 retries, 2 back-off waits, 5 paced, breakers opened 0 times (0 calls refused)`.
+ */
+export function gatewayLine(g: NonNullable<Status['gateway']>): string {
   if (!g.enabled) return 'off (agents call their providers themselves)';
-  return `on; ${plural(g.keys, 'provider key')}: ${g.inFlight} in flight, ${g.queued} queued; since start ${g.queuedTotal} queued, ${g.retries} ${g.retries === 1 ? 'retry' : 'retries'}, ${plural(g.waits, 'back-off wait')}`;
+  const now = `${g.inFlight} in flight, ${g.queued} queued`;
+  const since = `${g.queuedTotal} queued, ${g.retries} ${g.retries === 1 ? 'retry' : 'retries'}, ${plural(g.waits, 'back-off wait')}`;
+  // A server older than this CLI has no pacing or breakers to show.
+  if (g.paced === undefined) return `on; ${plural(g.keys, 'provider key')}: ${now}; since start ${since}`;
+  return `on; ${plural(g.keys, 'provider key')}: ${now}, ${g.paced} paced, ${plural(g.breakersOpen ?? 0, 'breaker')} open; since start ${since}, ${g.pacedTotal ?? 0} paced, breakers opened ${plural(g.breakerOpened ?? 0, 'time')} (${plural(g.breakerRefused ?? 0, 'call')} refused)`;
 }
 
 const duration = (ms: number): string => {
