@@ -5,12 +5,12 @@ import { Node, sleep, within } from './harness.ts';
 
 /**
  * A kill -9 during dispatch neither loses nor duplicates a task's session: a real server
- * dispatches a burst of ready tasks (300 released at once by one dependency completing), is
+ * dispatches a burst of ready tasks (150 released at once by one dependency completing), is
  * SIGKILLed in the middle, and restarts on the same data. Every task ends up with exactly one
  * session, made for its one attempt, and every task runs to completion.
  */
 
-const N = 300;
+const N = 150;
 
 type Task = { id: string; status: string; attempts: number; sessionId: string | null };
 
