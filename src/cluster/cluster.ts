@@ -17,7 +17,7 @@ import {
 import { sessionsToRun } from './own-sessions.ts';
 import { join, leave, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
-import { takeOverLost } from './takeover.ts';
+import { lostNodes, type TakeoverResult, takeOverLost } from './takeover.ts';
 
 export interface ClusterOptions {
   store: Store;
@@ -192,11 +192,9 @@ export class Cluster {
     this.renewed(at);
     if (this.stopped || this.isFenced()) return;
     // Lost nodes are noticed within a heartbeat, not a reconcile interval.
-    await this.o.kernel.node
-      .once('cluster:takeover', () => this.takeover())
-      .catch((error) => {
-        log.warn({ err: error }, 'taking over lost nodes failed');
-      });
+    await this.takeover().catch((error) => {
+      log.warn({ err: error }, 'taking over lost nodes failed');
+    });
   }
 
   /**
@@ -356,13 +354,16 @@ export class Cluster {
     // view of the lease is what is in doubt (after an outage every lease looks expired). The
     // takeover's transaction checks the same on the database (takeover.ts).
     if (!this.holdsOwnLease()) return;
-    const { store, clock, config } = this.o;
-    const done = await takeOverLost(
-      store,
-      clock.now(),
-      { id: this.nodeId, epoch: this.epoch },
-      takeoverGraceMs(config.leaseMs),
-    );
+    const { store, clock, config, kernel } = this.o;
+    const now = clock.now();
+    const grace = takeoverGraceMs(config.leaseMs);
+    // Outside the lock: a lost node may hold it (lostNodes ends its connections, releasing it).
+    const lost = await lostNodes(store, now, this.nodeId, grace);
+    if (lost.length === 0) return;
+    let done: TakeoverResult[] = [];
+    await kernel.node.once('cluster:takeover', async () => {
+      done = await takeOverLost(store, now, { id: this.nodeId, epoch: this.epoch }, grace, lost);
+    });
     for (const r of done) {
       const mine = Object.keys(r.moved).filter((id) => r.moved[id] === this.nodeId);
       this.o.log.warn(

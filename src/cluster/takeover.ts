@@ -42,19 +42,12 @@ export async function takeOverLost(
   now: number,
   me: NodeEntry,
   graceMs: number,
+  /** As `lostNodes` found them (default: found now). */
+  lost?: readonly LostNode[],
 ): Promise<TakeoverResult[]> {
-  const self = me.id;
   const expiredBefore = now - graceMs;
-  const lost = await store.reader
-    .selectFrom('nodes')
-    .select(['id', 'epoch'])
-    .where('state', '=', 'live')
-    .where('lease_until', '<', expiredBefore)
-    .where('id', '!=', self)
-    .execute();
   const out: TakeoverResult[] = [];
-  for (const dead of lost) {
-    await endConnections(store, dead.id);
+  for (const dead of lost ?? (await lostNodes(store, now, me.id, graceMs))) {
     const live = (await liveNodes(store, now)).filter((n) => n.id !== dead.id);
     const r = await store.writer.write(async (tx) => {
       const mine = await tx.db
@@ -136,13 +129,43 @@ export async function takeOverLost(
   return out;
 }
 
+/** A node whose lease ran out `graceMs` ago or more, as `lostNodes` found it. */
+export interface LostNode {
+  id: string;
+  epoch: number;
+}
+
+/**
+ * The other nodes whose lease ran out `graceMs` ago or more, still recorded live, with their
+ * database connections ended (below). Found and ended before the takeover's lock is asked
+ * for (cluster.ts): a node takes that lock at every heartbeat, so one cut off while it held it
+ * would hold it, on a connection nothing closes, until its connections end.
+ */
+export async function lostNodes(
+  store: Store,
+  now: number,
+  self: string,
+  graceMs: number,
+): Promise<LostNode[]> {
+  const lost = await store.reader
+    .selectFrom('nodes')
+    .select(['id', 'epoch'])
+    .where('state', '=', 'live')
+    .where('lease_until', '<', now - graceMs)
+    .where('id', '!=', self)
+    .execute();
+  for (const dead of lost) await endConnections(store, dead.id);
+  return lost;
+}
+
 /**
  * End the database connections of a node whose lease ran out past the margin (it fenced
  * itself already). A node stalled or cut off inside a transaction keeps that transaction open,
- * with its row locks (a report's locked session row, the log head) until its connection
- * closes, and a blackholed connection never does: the takeover would wait on them for good.
- * Ending them rolls back whatever it had in flight, so nothing it sent before the cut commits
- * after. Its connections carry `application_name` `warren <id>` (and `… listen`, `… lease`).
+ * with its row locks (a report's locked session row, the log head) and its advisory locks
+ * (the takeover's, a cluster phase's) until its connection closes, and a blackholed
+ * connection never does: the takeover would wait on them for good. Ending them rolls back
+ * whatever it had in flight, so nothing it sent before the cut commits after. Its connections
+ * carry `application_name` `warren <id>` (and `… listen`, `… lease`).
  */
 async function endConnections(store: Store, node: string): Promise<void> {
   await sql`select pg_terminate_backend(pid) from pg_stat_activity

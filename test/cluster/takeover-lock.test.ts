@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { after, it } from 'node:test';
+import pg from 'pg';
+import { forEachStore, PG_URL } from '../helpers/stores.ts';
+import { inProcessNodes } from './in-process.ts';
+
+/**
+ * A node takes the takeover's advisory lock at every heartbeat. Cut off from PostgreSQL while
+ * it held it (its connection open, nothing forwarded: a partition), it holds it for as long as
+ * that connection lives — and ending a lost node's connections was the takeover's own first
+ * step, under that lock. So nobody ever declared it lost (a `.ci/run` of late-writes.test.ts
+ * waited 60 s for it). The lost node's connections are now ended before the lock is asked for.
+ */
+forEachStore(
+  'cluster: a lost node holding the takeover lock',
+  (target) => {
+    const node = inProcessNodes('tl');
+    const clients: pg.Client[] = [];
+    after(async () => {
+      for (const c of clients) await c.end().catch(() => {});
+    });
+
+    it('is declared lost all the same: its connections are ended first, and the lock with them', async () => {
+      const loc = target.location();
+      await target.prepare(loc);
+      const schema = loc.schema as string;
+      const a = await node(`${loc.url}?schema=${schema}`, 'tl-a');
+      assert.ok(a.cluster, 'a cluster node');
+
+      // The ghost: a node whose lease ran out long ago, its listen connection still holding the lock.
+      const ghost = new pg.Client({ connectionString: PG_URL, application_name: 'warren tl-ghost listen' });
+      clients.push(ghost);
+      let ended = false;
+      ghost.on('error', () => {
+        ended = true;
+      });
+      await ghost.connect();
+      await ghost.query(
+        `insert into "${schema}".nodes (id, address, runtimes, epoch, state, joined_at, heartbeat_at, lease_until)
+         values ('tl-ghost', null, '["command"]', 1, 'live', 0, 0, 1)`,
+      );
+      const held = await ghost.query<{ ok: boolean }>(
+        'select pg_try_advisory_lock(hashtext($1), hashtext($2)) as ok',
+        [`warren:${schema}`, 'cluster:takeover'],
+      );
+      assert.equal(held.rows[0]?.ok, true, 'the ghost holds the takeover lock');
+
+      await a.cluster.heartbeat();
+      const state = await ghost
+        .query<{ state: string }>(`select state from "${schema}".nodes where id = 'tl-ghost'`)
+        .then((r) => r.rows[0]?.state)
+        .catch(() => 'its connection was ended');
+      assert.equal(state, 'its connection was ended');
+      assert.ok(ended, 'the ghost connection was ended');
+      const check = new pg.Client({ connectionString: PG_URL });
+      clients.push(check);
+      await check.connect();
+      const row = await check.query<{ state: string }>(
+        `select state from "${schema}".nodes where id = 'tl-ghost'`,
+      );
+      assert.equal(row.rows[0]?.state, 'lost');
+    });
+  },
+  { backends: ['postgres'] },
+);
