@@ -4,6 +4,7 @@ import type {
   AgentHandle,
   AgentSink,
   AgentSpec,
+  GatewayProvider,
   RuntimeRegistry,
 } from '../runtimes/types.ts';
 import type { SessionsTable } from '../store/schema.ts';
@@ -23,6 +24,7 @@ import type { Core } from './core.ts';
 import type { Delivery } from './delivery.ts';
 import { Environments, LOCAL_ENVIRONMENT } from './environments.ts';
 import type { ModelGateway } from './gateway/gateway.ts';
+import { runnerUpstream } from './gateway/runner-upstream.ts';
 import { grantsOfRow, type NetworkGrant } from './grants.ts';
 import { endSession } from './lifecycle.ts';
 import { sessionById } from './lookup.ts';
@@ -233,7 +235,7 @@ export class Supervisor {
         title: row.title,
         spec,
         token,
-        gateway: this.gatewayFor(row, gen, token, confine?.endpoint ? url : null),
+        gateway: this.gatewayFor(row, spec, gen, token, confine?.endpoint ? url : null),
         url,
         mcpUrl: url ? `${url}/mcp` : null,
         confine,
@@ -271,29 +273,35 @@ export class Supervisor {
   /**
    * The model gateway for an agent of this node (gateway.enabled, and an HTTP server serving
    * it). A sandbox without network reaches it as it reaches warren (`bridged`: its loopback
-   * address); remote runners' agents reach their providers themselves, for now.
+   * address). An agent on a remote runner reaches it through the runner's tunnel: the runner
+   * builds its own `url`; the server holds the upstream its spawn gave here, now, and the
+   * runner's `hold` is nothing (a runner never names the upstream). No key in the spawn: no
+   * gateway, its agent reaches its provider as the runner's host lets it.
    */
   private gatewayFor(
     row: SessionsTable,
+    spec: AgentSpec,
     gen: number,
     token: string,
     bridged: string | null,
   ): AgentGateway | null {
     const { gateway, gatewayUrl } = this.core.config;
     const base = bridged ?? gatewayUrl;
-    if (!gateway.enabled || !base || row.runner !== LOCAL_ENVIRONMENT) return null;
-    return {
-      url: (provider) => `${base}/v1/gateway/${provider}`,
-      credential: token,
-      hold: (provider, upstream) =>
-        this.gateway.upstreams.hold(
-          row.id,
-          gen,
-          { zone: row.zone, scope: parseIds(row.budget_scope) },
-          provider,
-          upstream,
-        ),
-    };
+    if (!gateway.enabled || !base) return null;
+    const hold: AgentGateway['hold'] = (provider, upstream) =>
+      this.gateway.upstreams.hold(
+        row.id,
+        gen,
+        { zone: row.zone, scope: parseIds(row.budget_scope) },
+        provider,
+        upstream,
+      );
+    const url = (provider: GatewayProvider) => `${base}/v1/gateway/${provider}`;
+    if (row.runner === LOCAL_ENVIRONMENT) return { url, credential: token, hold };
+    const held = runnerUpstream(row.runtime, spec);
+    if (!held) return null;
+    hold(held.provider, held.upstream);
+    return { url, credential: token, hold: () => {} };
   }
 
   /** Dispose of the agent process, if this node runs one. */

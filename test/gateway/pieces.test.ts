@@ -18,6 +18,7 @@ import {
 } from '../../src/kernel/gateway/limiter.ts';
 import { Pace, resetTime } from '../../src/kernel/gateway/pacing.ts';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../src/kernel/gateway/prices.ts';
+import { runnerUpstream } from '../../src/kernel/gateway/runner-upstream.ts';
 import { Upstreams } from '../../src/kernel/gateway/upstreams.ts';
 import { throughGateway } from '../../src/runtimes/claude-code/gateway.ts';
 import { throughGateway as codexThroughGateway, OPENAI_API } from '../../src/runtimes/codex/gateway.ts';
@@ -301,6 +302,41 @@ describe('Claude Code’s environment behind the gateway', () => {
     const keyed = { ANTHROPIC_API_KEY: 'sk' };
     assert.deepEqual(throughGateway(keyed, null).env, keyed);
     assert.equal(held.length, 0);
+  });
+});
+
+describe('the upstream the server holds for an agent on a runner', () => {
+  const spec = (env: Record<string, string>, config: Record<string, unknown> = {}) => ({
+    prompt: null,
+    config,
+    cwd: null,
+    model: null,
+    env,
+  });
+
+  it('is what the runtime would hold, from the spawn alone: claude-code’s Anthropic, codex’s OpenAI', () => {
+    assert.deepEqual(
+      runnerUpstream('claude-code', spec({ ANTHROPIC_API_KEY: 'sk', ANTHROPIC_BASE_URL: 'http://m' })),
+      {
+        provider: 'anthropic',
+        upstream: { baseUrl: 'http://m', key: 'sk', auth: 'x-api-key' },
+      },
+    );
+    assert.deepEqual(runnerUpstream('codex', spec({ OPENAI_API_KEY: 'sk-o' })), {
+      provider: 'openai',
+      upstream: { baseUrl: OPENAI_API, key: 'sk-o', auth: 'bearer' },
+    });
+    assert.deepEqual(
+      runnerUpstream('codex', spec({ MY_KEY: 'k' }, { baseUrl: 'http://local/v1', apiKeyEnv: 'MY_KEY' })),
+      { provider: 'openai', upstream: { baseUrl: 'http://local/v1', key: 'k', auth: 'bearer' } },
+    );
+  });
+
+  it('is none without a key in the spawn, for another runtime, or for a config the runtime refuses', () => {
+    assert.equal(runnerUpstream('claude-code', spec({ ANTHROPIC_BASE_URL: 'http://m' })), null);
+    assert.equal(runnerUpstream('command', spec({ ANTHROPIC_API_KEY: 'sk' })), null);
+    assert.equal(runnerUpstream('toString', spec({ ANTHROPIC_API_KEY: 'sk' })), null);
+    assert.equal(runnerUpstream('codex', spec({ OPENAI_API_KEY: 'sk' }, { sandbox: 'nope' })), null);
   });
 });
 

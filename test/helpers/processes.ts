@@ -36,3 +36,27 @@ export function threadNices(): Map<number, number> {
 /** The nice values of the threads that are in `after` and not in `before`. */
 export const newThreadNices = (before: Map<number, number>, after: Map<number, number>): number[] =>
   [...after].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);
+
+/** Every process of a process group (a CLI agent leads its own). */
+export function groupOf(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) out.push(Number(name));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** A live process's environment, as /proc shows it. */
+export const environOf = (pid: number): Record<string, string> =>
+  Object.fromEntries(
+    readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );

@@ -7,13 +7,13 @@
  * private HOME per agent, no network.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import { claudeAgents } from '../helpers/claude-agents.ts';
 import { type HttpWarren, request, startHttp } from '../helpers/http.ts';
 import { type MockAnthropic, startMockAnthropic } from '../helpers/mock-anthropic.ts';
-import { gone } from '../helpers/processes.ts';
+import { environOf, gone, groupOf } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
 const { closers, agentDirs, claudePid } = claudeAgents('warren-claude-gateway-');
@@ -51,29 +51,6 @@ async function spawnAgent(h: HttpWarren, m: MockAnthropic, extra: Record<string,
   const pid = await claudePid(h, id);
   return { id, pid };
 }
-
-/** Every process of the agent's process group (the CLI leads its own). */
-function groupOf(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) out.push(Number(name));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out;
-}
-
-const environOf = (pid: number): Record<string, string> =>
-  Object.fromEntries(
-    readFileSync(`/proc/${pid}/environ`, 'utf8')
-      .split('\0')
-      .filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
 
 const modelCalls = (m: MockAnthropic) =>
   m.requests.filter((r) => r.method === 'POST' && r.url.split('?')[0] === '/v1/messages');

@@ -142,6 +142,8 @@ export class RunnerHub implements EnvironmentProvider {
       resumeState: ctx.resumeState,
       resuming: ctx.resuming,
       ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+      // The kernel holds the upstream already; only that it does travels (never a key or URL).
+      ...(ctx.gateway ? { gateway: true } : {}),
     };
     // The deadline it starts under is the current one (after a fence, the lease renewed since).
     if (conn.beats) this.heartbeat.beat(conn);

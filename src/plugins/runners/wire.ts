@@ -35,6 +35,12 @@ export interface StartContext {
   /** Absent from servers before it: then a resume is known only by its saved state. */
   resuming?: boolean;
   traceparent?: string;
+  /**
+   * The server holds this agent's model upstream (docs/gateway.md): the runner points the
+   * agent at `<its tunnel>/v1/gateway/<provider>` with `token` as the key. Absent from servers
+   * before it, and when the gateway is off or the spawn gave no key.
+   */
+  gateway?: boolean;
 }
 
 export type ErrorBody = { code: string; message: string; details?: Record<string, unknown> };

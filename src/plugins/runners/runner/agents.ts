@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { LifelineDeadline } from '../../../runtimes/process.ts';
 import type {
   AgentContext,
+  AgentGateway,
   AgentHandle,
   AgentInput,
   AgentSink,
@@ -21,6 +22,17 @@ export interface Wire {
   /** The runner's local endpoint agents reach warren through (the tunnel). */
   url(): string;
 }
+
+/**
+ * The model gateway as an agent here reaches it: through the tunnel, with its session's token.
+ * The server already holds the upstream its spawn gave; what the runtime would hold is dropped
+ * here, so a runner never names where the server sends a key.
+ */
+const tunnelled = (url: string, credential: string): AgentGateway => ({
+  url: (provider) => `${url}/v1/gateway/${provider}`,
+  credential,
+  hold: () => {},
+});
 
 /** How often queued input is offered again to an agent that was not at a safe point. */
 const RETRY_INPUT_MS = 20;
@@ -98,6 +110,7 @@ export class RunnerAgents {
       title: sc.title,
       spec,
       token: sc.token,
+      ...(sc.gateway ? { gateway: tunnelled(url, sc.token) } : {}),
       url,
       mcpUrl: `${url}/mcp`,
       ...(sc.traceparent ? { traceparent: sc.traceparent } : {}),
