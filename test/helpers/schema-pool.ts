@@ -6,8 +6,7 @@ import { cloneTemplate, refillSql, type Template } from './pg-template.ts';
  * the migrated template (~280 ms of DDL) and a drop after its suite (~100 ms), for every warren
  * a test opens on PostgreSQL: most of what the PostgreSQL half costs beyond the SQLite one. A
  * schema a finished suite leaves is instead emptied back to the template's rows (a few ms) and
- * renamed to the next fresh schema a test of this process makes (a few ms more): to that test
- * it is a fresh clone, made when a fresh one would have been.
+ * handed to the next suite that asks.
  *
  * Kept only if its shape still equals a fresh clone's (a test may add triggers or tables, or
  * run migrations of its own), while it is young (other runs' housekeeping drops test schemas
@@ -28,23 +27,13 @@ export class SchemaPool {
     private readonly maxAgeMs = 30 * 60 * 1000,
   ) {}
 
-  /**
-   * Make `schema` (which must not exist) from the template: a kept one renamed to it, else a
-   * clone. False: leave it to the migrations.
-   */
-  async make(schema: string): Promise<boolean> {
-    const kept = this.free.pop();
-    if (kept !== undefined) {
-      const client = await this.connect();
-      try {
-        await client.query(`alter schema "${kept}" rename to "${schema}"`);
-        return true;
-      } catch {
-        await client.query(`drop schema if exists "${kept}" cascade`).catch(() => {});
-      } finally {
-        await client.end().catch(() => {});
-      }
-    }
+  /** A schema ready to use, made from the template: one kept, or none (then clone one). */
+  take(): string | undefined {
+    return this.free.pop();
+  }
+
+  /** Make `schema` (which must not exist) from the template. False: leave it to the migrations. */
+  async clone(schema: string): Promise<boolean> {
     if (!(await cloneTemplate(this.url, schema, this.memo))) return false;
     if (this.shape === undefined) {
       const client = await this.connect();

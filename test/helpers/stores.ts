@@ -179,7 +179,7 @@ class Target implements StoreTarget {
   private readonly cloning = new Map<string, Promise<void>>();
   /** Schemas handed out by location() and not created yet. */
   private readonly unmade = new Set<string>();
-  /** Schemas made from the template (cloned, or kept ones renamed): the pool may keep them after the suite. */
+  /** Schemas made from the template (cloned or used again): the pool may keep them after the suite. */
   private readonly fromTemplate = new Set<string>();
 
   constructor(readonly kind: DialectKind) {}
@@ -190,9 +190,11 @@ class Target implements StoreTarget {
       this.dirs.push(dir);
       return { url: join(dir, 'warren.db'), durability };
     }
-    const schema = testSchemaName();
+    const kept = opts.migrated === false ? undefined : schemaPool.take();
+    const schema = kept ?? testSchemaName();
     this.schemas.push(schema);
-    if (opts.migrated !== false) this.unmade.add(schema);
+    if (kept) this.fromTemplate.add(schema);
+    else if (opts.migrated !== false) this.unmade.add(schema);
     return { url: PG_URL, durability, schema, poolSize: 4 };
   }
 
@@ -222,7 +224,7 @@ class Target implements StoreTarget {
     const inFlight = this.cloning.get(schema);
     if (inFlight) return inFlight;
     if (!this.unmade.delete(schema)) return;
-    const clone = schemaPool.make(schema).then((made) => {
+    const clone = schemaPool.clone(schema).then((made) => {
       if (made) this.fromTemplate.add(schema);
     });
     this.cloning.set(schema, clone);
