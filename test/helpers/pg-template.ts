@@ -45,7 +45,7 @@ function fingerprint(sets: Awaited<ReturnType<typeof migrationSets>>): string {
   return h.digest('hex').slice(0, 16);
 }
 
-export interface Template {
+interface Template {
   sql: string;
   /** The schema name in `sql`. */
   name: string;
@@ -131,19 +131,4 @@ export async function cloneTemplate(
   } finally {
     await client.end().catch(() => {});
   }
-}
-
-/**
- * SQL that empties a clone of `t` named `schema` back to the template's contents: every table
- * emptied (none has a foreign key), then the template's own rows (the log head, each migration
- * set's history) and sequence positions written again.
- */
-export function refillSql(t: Template, schema: string): string {
-  const lines = t.sql.split('\n');
-  const prefix = `CREATE TABLE ${t.name}.`;
-  const tables = lines.filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length).split(' ')[0]);
-  const rows = lines.filter((l) => l.startsWith('INSERT INTO ') || l.startsWith('SELECT pg_catalog.setval('));
-  return [...tables.map((table) => `DELETE FROM ${t.name}.${table};`), ...rows]
-    .join('\n')
-    .replaceAll(t.name, schema);
 }

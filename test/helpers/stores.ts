@@ -24,7 +24,7 @@ import type { DialectKind, Durability, StoreLocation } from '../../src/store/dia
 import { Store } from '../../src/store/store.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { createIds, type IdGenerator } from '../../src/util/ids.ts';
-import { SchemaPool } from './schema-pool.ts';
+import { cloneTemplate } from './pg-template.ts';
 
 export const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -95,15 +95,15 @@ const randomSuffix = () => Math.random().toString(36).slice(2, 10);
  * never younger ones, which a test running now (in this or another checkout) may be using.
  */
 export const testSchemaName = (born = Date.now()) => `t_${born.toString(36)}_${randomSuffix()}`;
-/** When a test schema was born, from its name. */
-const bornAt = (name: string) => Number.parseInt(name.split('_')[1]!, 36);
 const STALE_SCHEMA_MS = 60 * 60 * 1000;
 
 export async function dropStaleSchemas(client: pg.Client, now = Date.now()): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(
     `select nspname as name from pg_namespace where nspname ~ '^t_[0-9a-z]+_[0-9a-z]+$'`,
   );
-  const stale = rows.map((r) => r.name).filter((name) => now - bornAt(name) > STALE_SCHEMA_MS);
+  const stale = rows
+    .map((r) => r.name)
+    .filter((name) => now - Number.parseInt(name.split('_')[1]!, 36) > STALE_SCHEMA_MS);
   // Another file may be dropping the same ones right now: its drop wins, ours is a no-op.
   for (const name of stale) await client.query(`drop schema if exists "${name}" cascade`).catch(() => {});
   return stale;
@@ -120,8 +120,6 @@ const pgProblem: string | undefined = pgOff
   ? 'WARREN_TEST_PG=off keeps the suite off PostgreSQL'
   : await probePostgres(PG_URL);
 let warned = false;
-/** This process's test schemas, made from the template and used again by later suites. */
-const schemaPool = new SchemaPool(PG_URL);
 
 export function forEachStore(
   name: string,
@@ -179,8 +177,8 @@ class Target implements StoreTarget {
   private readonly cloning = new Map<string, Promise<void>>();
   /** Schemas handed out by location() and not created yet. */
   private readonly unmade = new Set<string>();
-  /** Schemas made from the template (cloned or used again): the pool may keep them after the suite. */
-  private readonly fromTemplate = new Set<string>();
+  /** This suite's template (pg-template.ts), read once. */
+  private readonly template: Parameters<typeof cloneTemplate>[2] = {};
 
   constructor(readonly kind: DialectKind) {}
 
@@ -190,11 +188,9 @@ class Target implements StoreTarget {
       this.dirs.push(dir);
       return { url: join(dir, 'warren.db'), durability };
     }
-    const kept = opts.migrated === false ? undefined : schemaPool.take();
-    const schema = kept ?? testSchemaName();
+    const schema = testSchemaName();
     this.schemas.push(schema);
-    if (kept) this.fromTemplate.add(schema);
-    else if (opts.migrated !== false) this.unmade.add(schema);
+    if (opts.migrated !== false) this.unmade.add(schema);
     return { url: PG_URL, durability, schema, poolSize: 4 };
   }
 
@@ -224,9 +220,7 @@ class Target implements StoreTarget {
     const inFlight = this.cloning.get(schema);
     if (inFlight) return inFlight;
     if (!this.unmade.delete(schema)) return;
-    const clone = schemaPool.clone(schema).then((made) => {
-      if (made) this.fromTemplate.add(schema);
-    });
+    const clone = cloneTemplate(location.url, schema, this.template).then(() => {});
     this.cloning.set(schema, clone);
     try {
       await clone;
@@ -244,7 +238,15 @@ class Target implements StoreTarget {
 
   async removeLocations(): Promise<void> {
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-    await schemaPool.release(this.schemas.splice(0), this.fromTemplate, bornAt);
-    this.fromTemplate.clear();
+    const schemas = this.schemas.splice(0);
+    if (schemas.length === 0) return;
+    const client = new pg.Client({ connectionString: PG_URL });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      for (const schema of schemas) await client.query(`drop schema if exists "${schema}" cascade`);
+    } finally {
+      await client.end();
+    }
   }
 }
