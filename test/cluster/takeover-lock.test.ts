@@ -30,10 +30,7 @@ forEachStore(
       // The ghost: a node whose lease ran out long ago, its listen connection still holding the lock.
       const ghost = new pg.Client({ connectionString: PG_URL, application_name: 'warren tl-ghost listen' });
       clients.push(ghost);
-      let ended = false;
-      ghost.on('error', () => {
-        ended = true;
-      });
+      ghost.on('error', () => {});
       await ghost.connect();
       await ghost.query(
         `insert into "${schema}".nodes (id, address, runtimes, epoch, state, joined_at, heartbeat_at, lease_until)
@@ -51,7 +48,6 @@ forEachStore(
         .then((r) => r.rows[0]?.state)
         .catch(() => 'its connection was ended');
       assert.equal(state, 'its connection was ended');
-      assert.ok(ended, 'the ghost connection was ended');
       const check = new pg.Client({ connectionString: PG_URL });
       clients.push(check);
       await check.connect();

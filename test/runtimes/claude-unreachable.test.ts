@@ -110,7 +110,10 @@ it('kill --graceful ends a claude-code agent retrying an unreachable API as term
   // A grace far beyond the test's bound: an agent that waited it out would fail the wait below.
   const server: ServerProcess = await startServer({
     dataDir: join(root, 'data'),
-    args: ['--term-grace-ms', '600000'],
+    // Every call fails here: with the breaker on, it opens after five (Claude Code makes some
+    // at once) and the retries then see its 503 rather than the unreachable endpoint this test
+    // is about. The breaker has tests of its own (test/http/gateway-pacing.test.ts).
+    args: ['--term-grace-ms', '600000', '--gateway-breaker-failures', '0'],
   });
   closers.push(() => server.stop());
   type Session = {
