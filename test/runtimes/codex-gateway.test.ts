@@ -126,9 +126,18 @@ forEachWarren(
     it('20 agents on one key against a provider serving 5 at a time all finish, its 429s held', {
       timeout: 200_000,
     }, async () => {
-      const busy = await startMockOpenAI(() => ({ text: 'done', delayMs: 100 }), {
-        capacity: { concurrent: 5, retryAfterS: 0.05 },
-      });
+      // The first calls are held until the provider has refused one: on a loaded machine the
+      // twenty processes start spread out, and calls that never overlap would test nothing.
+      const refusedOnce = async () => {
+        for (let i = 0; i < 1500 && busy.load.refused === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      };
+      const busy = await startMockOpenAI(
+        async () => {
+          await refusedOnce();
+          return { text: 'done', delayMs: 100 };
+        },
+        { capacity: { concurrent: 5, retryAfterS: 0.05 } },
+      );
       try {
         const h = await startHttp(t, {
           runtimes: [runtime()],

@@ -48,6 +48,9 @@ export interface CodexAgentOptions {
 /** The environment variable codex reads the session token from (`bearer_token_env_var`). */
 export const TOKEN_ENV = 'WARREN_TOKEN';
 
+/** How long a turn's output may go on after its process exited (a leftover holding the pipe). */
+const OUTPUT_AFTER_EXIT_MS = 2000;
+
 interface Turn {
   child: ChildProcess;
   stderr: Tail;
@@ -163,7 +166,16 @@ export class CodexAgent implements AgentHandle {
     child.stdin!.on('error', () => {}); // EPIPE if it dies first: reported by 'exit'
     child.stdin!.end(text);
     child.on('error', (error) => this.turnEnded(turn, null, null, error.message, isPrompt));
-    child.on('exit', (code, signal) => this.turnEnded(turn, code, signal, null, isPrompt));
+    // 'exit' can come before the last lines of its output are read (a loaded machine): the
+    // turn is judged once its output has ended, or after a bound if a leftover holds it open.
+    const outputEnded = new Promise<void>((r) => {
+      child.stdout!.once('end', r);
+      child.stdout!.once('close', r);
+    });
+    child.on('exit', (code, signal) => {
+      const bound = new Promise<void>((r) => setTimeout(r, OUTPUT_AFTER_EXIT_MS).unref());
+      void Promise.race([outputEnded, bound]).then(() => this.turnEnded(turn, code, signal, null, isPrompt));
+    });
   }
 
   private onLine(turn: Turn, line: string): void {
