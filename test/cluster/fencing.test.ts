@@ -3,6 +3,7 @@ import { after, it } from 'node:test';
 import { alive, type Server, sleep, within } from '../crash/harness.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { Cluster, echoes, readUntil, spawnEcho } from './harness.ts';
+import { ownerOf } from './rows.ts';
 import { recordWrites, writesAfter } from './write-log.ts';
 
 /**
@@ -43,13 +44,7 @@ forEachStore(
       let leaseEnd = 0;
       try {
         await within(15_000, 'the session taken over by B', async () => {
-          const r = await c.withStore((s) =>
-            s.reader
-              .selectFrom('sessions')
-              .select(['status', 'owner_node'])
-              .where('id', '=', g.id)
-              .executeTakeFirstOrThrow(),
-          );
+          const r = await ownerOf(c, g.id);
           return r.owner_node === c.nodes[1]!.nodeId && (r.status === 'idle' || r.status === 'running');
         });
         leaseEnd = Number((await nodeA()).lease_until);

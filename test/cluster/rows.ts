@@ -1,4 +1,5 @@
 import type { Store } from '../../src/store/store.ts';
+import type { Cluster } from './harness.ts';
 
 /** A session row as the kernel would leave it, owned by `owner` under `epoch` (cluster tests of the store level). */
 export async function addSession(
@@ -55,3 +56,13 @@ export async function addSession(
       .execute();
   });
 }
+
+/** A session's status and owning node, read directly from the cluster's database. */
+export const ownerOf = (c: Cluster, id: string) =>
+  c.withStore((s) =>
+    s.reader
+      .selectFrom('sessions')
+      .select(['status', 'owner_node'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow(),
+  );

@@ -4,6 +4,7 @@ import { type Server, within } from '../crash/harness.ts';
 import { describeOwnPostgres } from '../helpers/own-postgres.ts';
 import { type RunnerProcess, startRunner } from '../runners/helpers.ts';
 import { Cluster, echoProcesses, FAST, readUntil, spawnEcho, tearDown } from './harness.ts';
+import { ownerOf } from './rows.ts';
 
 /**
  * A runner given the nodes of a cluster (`warren runner --server <a>,<b>`) connects to the
@@ -37,13 +38,7 @@ describeOwnPostgres('cluster: a runner given a list of nodes', (db) => {
       runner.output().includes(`to ${b.url}`),
     );
     await within(60_000, 'the session live again, owned by the other node, one process', async () => {
-      const row = await c.withStore((s) =>
-        s.reader
-          .selectFrom('sessions')
-          .select(['status', 'owner_node'])
-          .where('id', '=', g.id)
-          .executeTakeFirstOrThrow(),
-      );
+      const row = await ownerOf(c, g.id);
       return (
         ['idle', 'running'].includes(row.status) &&
         row.owner_node === c.nodes[1]!.nodeId &&

@@ -53,6 +53,15 @@ export function groupOf(pgid: number): number[] {
 }
 
 /** A live process's environment, as /proc shows it. */
+/** A file of /proc/<pid> as text; empty when the process ended meanwhile (a CLI's short-lived helpers). */
+export function procFile(pid: number, file: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 export const environOf = (pid: number): Record<string, string> =>
   Object.fromEntries(
     readFileSync(`/proc/${pid}/environ`, 'utf8')

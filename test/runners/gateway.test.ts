@@ -7,12 +7,12 @@
  * token is refused once the session stops (its upstream released).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { type MockAnthropic, startMockAnthropic } from '../helpers/mock-anthropic.ts';
-import { environOf, groupOf } from '../helpers/processes.ts';
+import { environOf, groupOf, procFile } from '../helpers/processes.ts';
 import { startServer } from '../helpers/server.ts';
 import { cleanedUp, groupAlive, spawnOn, startRunner, statusOf, until } from './helpers.ts';
 
@@ -22,15 +22,6 @@ const USAGE = {
   output_tokens: 5,
   cache_read_input_tokens: 200,
   cache_creation_input_tokens: 10,
-};
-
-/** A file of /proc/<pid>; empty when the process ended meanwhile (the CLI's short-lived helpers). */
-const procFile = (pid: number, file: string): string => {
-  try {
-    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return '';
-  }
 };
 
 type Event = { type: string; payload: Record<string, unknown> };

@@ -7,13 +7,12 @@
  * private HOME per agent, no network.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { ClaudeCodeRuntime } from '../../src/runtimes/claude-code/index.ts';
 import { claudeAgents } from '../helpers/claude-agents.ts';
 import { type HttpWarren, request, startHttp } from '../helpers/http.ts';
 import { type MockAnthropic, startMockAnthropic } from '../helpers/mock-anthropic.ts';
-import { environOf, gone, groupOf } from '../helpers/processes.ts';
+import { environOf, gone, groupOf, procFile } from '../helpers/processes.ts';
 import { call, eventsOf, forEachWarren, sessionOf, until, waitStatus } from '../helpers/warrens.ts';
 
 const { closers, agentDirs, claudePid } = claudeAgents('warren-claude-gateway-');
@@ -70,8 +69,8 @@ forEachWarren(
       const procs = groupOf(pid);
       assert.ok(procs.includes(pid), `the CLI (${pid}) is in its group: ${procs}`);
       for (const p of procs) {
-        assert.ok(!readFileSync(`/proc/${p}/environ`, 'utf8').includes(KEY), `key in environ of ${p}`);
-        assert.ok(!readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(KEY), `key in cmdline of ${p}`);
+        assert.ok(!procFile(p, 'environ').includes(KEY), `key in environ of ${p}`);
+        assert.ok(!procFile(p, 'cmdline').includes(KEY), `key in cmdline of ${p}`);
       }
       const env = environOf(pid);
       assert.equal(env.ANTHROPIC_BASE_URL, `${h.url}/v1/gateway/anthropic`);
