@@ -77,6 +77,7 @@ async function serveLocked(
     dataDir: opts.dataDir,
     durability: opts.durability,
     ...(opts.maxSearchMs !== undefined ? { maxSearchMs: opts.maxSearchMs } : {}),
+    ...(opts.callsPerTurn !== undefined ? { callsPerTurn: opts.callsPerTurn } : {}),
     ...(opts.dbPoolMax !== undefined ? { dbPoolMax: opts.dbPoolMax } : {}),
     deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),

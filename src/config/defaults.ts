@@ -1,6 +1,7 @@
 import { defaultClusterConfig } from '../cluster/config.ts';
 import { defaultKernelConfig } from '../kernel/config.ts';
 import { HEAVY_READ_MS } from '../store/limits.ts';
+import { CALLS_PER_TURN } from '../syscalls/loop-share.ts';
 
 /**
  * MCP sessions over Streamable HTTP: the cap per credential, and how long one may sit idle
@@ -35,6 +36,7 @@ export function configDefaults(): Record<string, unknown> {
     'limits.maxSessionsPerZone': k.limits.maxSessionsPerZone,
     'limits.maxSessionsPerRuntime': k.limits.maxSessionsPerRuntime ?? {},
     'limits.maxSearchMs': HEAVY_READ_MS,
+    'limits.callsPerTurn': CALLS_PER_TURN,
     'tiers.root': null,
     'tiers.orchestrator': null,
     'tiers.agent': null,

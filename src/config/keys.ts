@@ -161,6 +161,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'SQLite: a full-text search (it runs in a worker thread) running longer is stopped',
   },
   {
+    path: 'limits.callsPerTurn',
+    env: 'WARREN_CALLS_PER_TURN',
+    flag: 'calls-per-turn',
+    kind: 'int',
+    summary: 'calls started in one turn of the event loop; more wait, round robin by caller',
+  },
+  {
     path: 'tiers.root',
     unset: '(jobs decide)',
     env: 'WARREN_TIER_ROOT',

@@ -91,6 +91,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       ...(configuredDb ? { db: configuredDb } : {}),
       durability: v('server.durability'),
       maxSearchMs: v('limits.maxSearchMs'),
+      callsPerTurn: v('limits.callsPerTurn'),
       dbPoolMax: v('server.dbPoolMax'),
       kernel,
       cluster: {

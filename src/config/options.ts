@@ -16,6 +16,8 @@ export interface ServeOptions {
   durability: Durability;
   /** SQLite: the longest a full-text search runs (off the event loop) before it is stopped. */
   maxSearchMs?: number;
+  /** The most calls that start in one turn of the event loop (src/syscalls/loop-share.ts). */
+  callsPerTurn?: number;
   /** PostgreSQL: the reader pool's size (the writer has its own connection). */
   dbPoolMax?: number;
   demo: boolean;

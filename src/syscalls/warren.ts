@@ -27,12 +27,13 @@ import { createIds, type IdGenerator } from '../util/ids.ts';
 import { type Log, stderrLog } from '../util/log.ts';
 import { slowStep } from '../util/slow-step.ts';
 import { WarrenError } from '../vocab/errors.ts';
-import type { Principal } from '../vocab/principal.ts';
+import { type Principal, principalId } from '../vocab/principal.ts';
 import { DATABASE_RETRY_AFTER_S } from '../vocab/unreachable.ts';
 import { Contributions } from './contributions.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
 import { Gate, type GatingPolicy } from './gate.ts';
 import { PluginHost, type PluginSelection } from './host.ts';
+import { CALLS_PER_TURN, LoopShare } from './loop-share.ts';
 import { builtinPlugins } from './plugins.ts';
 
 export interface WarrenOptions {
@@ -71,6 +72,8 @@ export interface WarrenOptions {
   tracing?: TracingOptions;
   /** Accept bearer JWTs of this issuer as well (operators of the token's zone). */
   jwt?: JwtOptions;
+  /** The most calls that start in one turn of the loop (loop-share.ts); default CALLS_PER_TURN. */
+  callsPerTurn?: number;
 }
 
 /** What a surface passes along with a call besides the input. */
@@ -104,6 +107,8 @@ export class Warren implements Authority {
     private readonly tracer: SyscallTracer | null,
     /** This node's part in a cluster on PostgreSQL; null alone (SQLite, or clustering off). */
     readonly cluster: Cluster | null,
+    /** Which calls start in this turn of the loop, and which wait, round robin by caller. */
+    private readonly share: LoopShare,
   ) {
     this.browser = new BrowserLogin(this, new BrowserSessions(store, kernel.clock, kernel.ids));
     this.dispatchPolicy = { gate, limits, absent: plugins.absent, self: (name) => plugins.instance(name) };
@@ -128,6 +133,8 @@ export class Warren implements Authority {
     const log = opts.log ?? stderrLog;
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const clusterConfig = { ...defaultClusterConfig(), ...opts.cluster };
+    // Before anything is opened: a bad count throws here, leaving nothing to close.
+    const share = new LoopShare(opts.callsPerTurn ?? CALLS_PER_TURN);
     // The bubblewrap probe is a child process: it runs while the store opens and migrates
     // (the kernel awaits it in its start; a failure is reported there).
     const containment = resolveContainment(opts.kernel?.containment ?? defaultKernelConfig().containment);
@@ -229,6 +236,7 @@ export class Warren implements Authority {
       log,
       tracer,
       cluster,
+      share,
     );
     if (opts.jwt) warren.jwt = new JwtVerifier(opts.jwt);
     if (!cluster) warren.operatorKeys = new OperatorKeyCache(store);
@@ -255,15 +263,22 @@ export class Warren implements Authority {
     return warren;
   }
 
+  /** Calls waiting for a later turn of the loop (loop-share.ts). */
+  get callsWaiting(): number {
+    return this.share.queued;
+  }
+
   /** Call a syscall: the path every surface takes (dispatch looks it up and gates it). */
   call(principal: Principal, name: string, input: unknown, extra: CallExtra = {}): Promise<unknown> {
     const tracer = this.tracer;
-    if (!tracer) return this.run(principal, name, input, extra);
-    // Async, so that a throw in the tracer rejects like every other failure of a call.
-    return (async () =>
-      tracer.syscall(principal, name, input, extra.traceparent, () =>
-        this.run(principal, name, input, extra),
-      ))();
+    const start = tracer
+      ? // Async, so that a throw in the tracer rejects like every other failure of a call.
+        async () =>
+          tracer.syscall(principal, name, input, extra.traceparent, () =>
+            this.run(principal, name, input, extra),
+          )
+      : () => this.run(principal, name, input, extra);
+    return this.share.admit(principalId(principal), start);
   }
 
   private async run(principal: Principal, name: string, input: unknown, extra: CallExtra): Promise<unknown> {
