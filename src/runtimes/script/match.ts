@@ -13,6 +13,11 @@ import { re2jsEntry } from './pattern.ts';
  * build. Its thread runs at a lower priority than the server's (thread-priority.ts).
  */
 const COMPILED_KEPT = 64;
+/**
+ * A run starved of CPU is tried again while the match has taken less than twice its timeout plus
+ * this: a trivial pattern gets through a loaded machine, a costly one is not run ten times over.
+ */
+const STARVED_GRACE_MS = 1000;
 const WORKER_SOURCE = `${LOWER_OWN_PRIORITY}
 const { parentPort, workerData } = require('node:worker_threads');
 const vm = require('node:vm');
@@ -27,6 +32,15 @@ const compile = (pattern) => {
   return re;
 };
 const context = vm.createContext({ compile, pattern: '', input: '' });
+// This thread's time on a CPU, in ms (Linux; NaN elsewhere): a run cut off by the timeout
+// after little of it was spent computing was starved of a core, not costly.
+const onCpuMs = () => {
+  try {
+    return Number(require('node:fs').readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
+};
 const test = new vm.Script('compile(pattern).test(input)');
 parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
   context.pattern = pattern;
@@ -34,8 +48,11 @@ parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
   let result;
   // A run that times out is tried once more: the first may have paid for compiling the pattern
   // or waited for a core (this thread runs below the server's); one that really costs its time
-  // runs out again.
+  // runs out again. On a machine busy enough that this thread got under half its time on a
+  // core, the run is tried again for a while: a trivial pattern must not read as no match.
+  const began = Date.now();
   for (let attempt = 1; ; attempt++) {
+    const cpuBefore = onCpuMs();
     try {
       result = test.runInContext(context, { timeout: timeoutMs }) === true;
       break;
@@ -43,7 +60,9 @@ parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
       // Cut off mid-match, the compiled pattern is not reused (re2js keeps state between matches).
       compiled.delete(pattern);
       const timedOut = e && e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
-      if (timedOut && attempt === 1) continue;
+      const starved = onCpuMs() - cpuBefore < timeoutMs / 2;
+      const inTime = Date.now() - began < 2 * timeoutMs + ${STARVED_GRACE_MS};
+      if (timedOut && (attempt === 1 || (starved && inTime))) continue;
       result = timedOut ? 'timeout' : false;
       break;
     }
@@ -53,7 +72,7 @@ parentPort.on('message', ({ id, pattern, input, timeoutMs }) => {
 });
 `;
 
-/** Past the vm's own timeout, how long the pool waits before it ends the worker itself. */
+/** Past its runs' timeouts (a starved match runs up to 3 timeouts + STARVED_GRACE_MS), how long the pool waits before it ends the worker. */
 const HARD_GRACE_MS = 2000;
 
 export type MatchResult = boolean | 'timeout';
@@ -73,8 +92,9 @@ interface Job {
  * pattern. Each agent waits for its match before it asks for another, so the queue holds at
  * most one pattern per agent, first come first served: every agent's turn comes within one
  * round of the others' (the per-caller budget is one pattern and `timeoutMs` a turn).
- * Inputs are matched on their first `maxInput` characters. The worker starts with the first
- * match (most servers never match) and keeps no process alive while idle; `close` ends it.
+ * Inputs are matched on their first `maxInput` characters. The worker starts when a script that
+ * waits on a pattern starts (`warm`), or at the first match; a server whose scripts wait on no
+ * pattern never starts it. It keeps no process alive while idle; `close` ends it.
  */
 export class MatchPool {
   private worker: Worker | undefined;
@@ -111,6 +131,11 @@ export class MatchPool {
     });
   }
 
+  /** Start the worker ahead of its first pattern (it holds the process open only while it works). */
+  warm(): void {
+    if (!this.running) this.started().unref();
+  }
+
   /** End the worker; patterns waiting count as timed out. A later `test` starts a new one. */
   async close(): Promise<void> {
     const worker = this.worker;
@@ -133,7 +158,7 @@ export class MatchPool {
     // Awaited by an agent: keeps the process alive until it answers.
     worker.ref();
     const id = this.nextId++;
-    const hard = setTimeout(() => this.restart(id), this.timeoutMs + HARD_GRACE_MS);
+    const hard = setTimeout(() => this.restart(id), this.timeoutMs * 3 + STARVED_GRACE_MS + HARD_GRACE_MS);
     this.running = { id, job, hard };
     worker.postMessage({ id, pattern: job.pattern, input: job.input, timeoutMs: this.timeoutMs });
   }

@@ -49,6 +49,9 @@ export class ScriptRuntime implements Runtime {
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
     const script = this.load(ctx.spec.config);
+    // A script that will wait on a pattern: the worker boots now, while the agent starts, not
+    // on the loop's busiest moment, the first input that must be matched.
+    if (script.steps.some((s) => 'wait' in s && s.wait?.match)) this.matcher.warm();
     const agent = new ScriptAgent(ctx, script, this.matcher, this.gate);
     // `run` answers its own failures; nothing it meets may become an unhandled rejection,
     // which ends the process that hosts it (a server, a runner).
