@@ -31,8 +31,16 @@ export class Delivery {
         const own = fd.holder === e.actor && !meta?.selfEcho;
         this.wake(fd.id);
         if (fd.mode !== 'async') continue;
-        if (own || isInit(fd.holder)) {
-          // Nothing to hand over: init consumes what reaches it, and nobody gets their own echo.
+        if (own) {
+          // Nobody gets their own echo. Acknowledged by the pump of the node that runs the
+          // agent, or by the next agent's backlog; never here without one: in a cluster the
+          // agent may run on another node, and a cursor moved here (in memory, where a takeover
+          // takes it up) would skip what that agent was still due.
+          this.pumps.get(fd.holder)?.own(fd.id, e.seq);
+          continue;
+        }
+        if (isInit(fd.holder)) {
+          // Nothing to hand over: init consumes what reaches it.
           this.core.fdTable.ack(fd.id, e.seq);
           continue;
         }
@@ -86,7 +94,7 @@ export class Delivery {
    * (`turnRecorded`), so input handed over in between is not acknowledged by mistake.
    */
   turnEnding(sessionId: string): Map<string, number> {
-    return this.pumps.get(sessionId)?.takeInflight() ?? new Map();
+    return this.pumps.get(sessionId)?.endTurn() ?? new Map();
   }
 
   /**
@@ -102,7 +110,9 @@ export class Delivery {
   turnRecorded(sessionId: string, consumed: Map<string, number>): void {
     for (const [fdId, seq] of consumed) this.core.fdTable.ack(fdId, seq);
     for (const l of this.turnListeners) l(sessionId);
-    this.pumps.get(sessionId)?.kick();
+    const pump = this.pumps.get(sessionId);
+    pump?.turnAcknowledged(consumed);
+    pump?.kick();
   }
 
   /** Called after each turn's input has been acknowledged. */
@@ -182,6 +192,10 @@ class Pump {
   private pending = new Map<number, { fd: FdsTable; event: LogEvent }>();
   /** Handed over, waiting for the end of the turn that takes them. */
   private inflight = new Map<string, number>();
+  /** What the turn that just ended took, until its end is recorded and that is acknowledged. */
+  private ending: Map<string, number> | undefined;
+  /** The agent's own latest message per fd, not acknowledged yet: something before it was due. */
+  private readonly ownHeld = new Map<string, number>();
   /** What was handed over, by seq: the fd it came on (see `Delivery.inputRecord`). */
   private readonly handed = new Handed(MAX_HANDED);
   private more = false;
@@ -221,11 +235,8 @@ class Pump {
         );
         if (due.length === MAX_BATCH) this.more = true;
         for (const e of due) {
-          if (e.actor === this.sessionId && !meta?.selfEcho) {
-            this.core.fdTable.advance(fd.id, e.seq);
-            continue;
-          }
-          this.pending.set(e.seq, { fd, event: e });
+          if (e.actor === this.sessionId && !meta?.selfEcho) this.own(fd.id, e.seq);
+          else this.pending.set(e.seq, { fd, event: e });
         }
       }
     } finally {
@@ -235,18 +246,13 @@ class Pump {
 
   kick(): void {
     if (this.pending.size === 0 || !this.handle.ready || this.loading) return;
-    const batch = [...this.pending.values()]
-      .filter(({ fd, event }) => event.seq > this.core.fdTable.cursor(fd.id))
-      .sort((a, b) => a.event.seq - b.event.seq)
-      .slice(0, MAX_BATCH);
-    for (const b of batch) this.pending.delete(b.event.seq);
-    if (batch.length === 0) {
-      this.pending.clear();
-      return;
-    }
+    const batch = this.takeBatch();
+    if (batch.length === 0) return;
     const messages = coalesce(batch.map(({ fd, event }) => toDelivered(fd, event, this.core)));
-    // Remembered first: an agent may report the input it took from inside `deliver`.
-    for (const m of messages) this.handed.remember(m.seq, m.fd);
+    // Remembered first: an agent may report the input it took from inside `deliver`. One that
+    // acknowledges on delivery has no turns that take input (a `command` that reports none):
+    // nothing would look this up, and at 100 listeners the ring was 4 % of a room's fan-out.
+    if (!this.handle.acksOnDeliver) for (const m of messages) this.handed.remember(m.seq, m.fd);
     // Handed over now; acknowledged (and so persisted) when the turn that takes them ends.
     this.handle.deliver({ messages, text: renderInput(messages) });
     if (this.core.observers.length > 0) {
@@ -254,13 +260,43 @@ class Pump {
       const events = batch.map((b) => b.event);
       for (const o of this.core.observers) o.delivered?.(events, at);
     }
-    for (const { fd, event } of batch) {
-      this.core.fdTable.advance(fd.id, event.seq);
-      this.inflight.set(fd.id, Math.max(this.inflight.get(fd.id) ?? 0, event.seq));
+    if (this.handle.acksOnDeliver) {
+      // Taken as handed over: acknowledged now (and whatever waited from before it acked so).
+      if (this.inflight.size > 0)
+        for (const [fdId, seq] of this.takeInflight()) this.core.fdTable.ack(fdId, seq);
+      for (const { fd, event } of batch) this.core.fdTable.ack(fd.id, event.seq);
+      if (this.ownHeld.size > 0) this.releaseOwn();
+    } else {
+      for (const { fd, event } of batch) {
+        this.core.fdTable.advance(fd.id, event.seq);
+        this.inflight.set(fd.id, Math.max(this.inflight.get(fd.id) ?? 0, event.seq));
+      }
     }
-    if (this.handle.acksOnDeliver)
-      for (const [fdId, seq] of this.takeInflight()) this.core.fdTable.ack(fdId, seq);
     if (this.more && this.pending.size === 0) void this.backlog().then(() => this.kick());
+  }
+
+  /**
+   * Up to MAX_BATCH pending messages past their fd's cursor, oldest first, taken out of
+   * `pending`; none due clears it. Every delivery of a room's message runs this, so it is a
+   * loop rather than a chain of array copies: at 100 listeners the chain was most of a pump's time.
+   */
+  private takeBatch(): Array<{ fd: FdsTable; event: LogEvent }> {
+    const batch: Array<{ fd: FdsTable; event: LogEvent }> = [];
+    let sorted = true;
+    for (const entry of this.pending.values()) {
+      if (entry.event.seq <= this.core.fdTable.cursor(entry.fd.id)) continue;
+      const last = batch[batch.length - 1];
+      if (last && last.event.seq > entry.event.seq) sorted = false;
+      batch.push(entry);
+    }
+    if (batch.length === 0) {
+      this.pending.clear();
+      return batch;
+    }
+    if (!sorted) batch.sort((a, b) => a.event.seq - b.event.seq);
+    if (batch.length > MAX_BATCH) batch.length = MAX_BATCH;
+    for (const b of batch) this.pending.delete(b.event.seq);
+    return batch;
   }
 
   /** The fd number a message was handed over on, or undefined when this pump did not hand it over. */
@@ -272,6 +308,54 @@ class Pump {
     const taken = this.inflight;
     this.inflight = new Map();
     return taken;
+  }
+
+  /** The turn ends: what it took, held as ending until `turnAcknowledged`. */
+  endTurn(): Map<string, number> {
+    this.ending = this.takeInflight();
+    return this.ending;
+  }
+
+  /**
+   * The turn's end was recorded and `acked` acknowledged. None of it when its report was lost:
+   * what it took stays in flight, acknowledged with the next turn's input (as the cursor would
+   * have anyway), and not by the agent's own messages meanwhile.
+   */
+  turnAcknowledged(acked: Map<string, number>): void {
+    if (acked.size === 0 && this.ending)
+      for (const [fdId, seq] of this.ending)
+        this.inflight.set(fdId, Math.max(this.inflight.get(fdId) ?? 0, seq));
+    this.ending = undefined;
+    if (this.ownHeld.size > 0) this.releaseOwn();
+  }
+
+  /**
+   * The agent's own message on one of its async fds: nothing to hand over, acknowledged at once
+   * unless something before it there is still due, handed over in a turn not yet ended, or in
+   * one whose end is being recorded. A cursor is one number: acknowledging the agent's reply
+   * would drop a message that came mid-turn (before the reply) and the input of a turn that
+   * may yet be cut off. Held, it is acknowledged once those are.
+   */
+  own(fdId: string, seq: number): void {
+    if (this.clear(fdId, seq)) this.core.fdTable.ack(fdId, seq);
+    else this.ownHeld.set(fdId, Math.max(this.ownHeld.get(fdId) ?? 0, seq));
+  }
+
+  private releaseOwn(): void {
+    for (const [fdId, seq] of this.ownHeld) {
+      if (!this.clear(fdId, seq)) continue;
+      this.ownHeld.delete(fdId);
+      this.core.fdTable.ack(fdId, seq);
+    }
+  }
+
+  /** Nothing on the fd before `seq` is due, in flight or in a turn being recorded. */
+  private clear(fdId: string, seq: number): boolean {
+    if (this.inflight.has(fdId) || this.ending?.has(fdId)) return false;
+    const past = this.core.fdTable.cursor(fdId);
+    for (const { fd, event } of this.pending.values())
+      if (fd.id === fdId && event.seq < seq && event.seq > past) return false;
+    return true;
   }
 }
 

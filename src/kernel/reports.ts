@@ -288,6 +288,7 @@ export function agentSink(
         },
       );
     },
+    ready: () => delivery.safePoint(id),
     activity: (text) => apply((tx, r) => setActivity(tx, r, text)),
     saveState: (state) =>
       apply(async (tx) => {

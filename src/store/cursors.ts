@@ -13,7 +13,9 @@ import type { WriteTx } from './writer.ts';
  * (SQLite, a node out of a cluster) the owner is null: no check.
  */
 const SQLITE_FLUSH_SQL =
-  'update "fds" set "cursor" = ? where "id" = ? and "cursor" < ? and (? is null or not exists (select 1 from "sessions" "s" where "s"."id" = "fds"."holder" and "s"."owner_node" is not null and "s"."owner_node" <> ?))';
+  'update "fds" set "cursor" = ? where "id" = ? and "cursor" < ? and not exists (select 1 from "sessions" "s" where "s"."id" = "fds"."holder" and "s"."owner_node" is not null and "s"."owner_node" <> ?)';
+/** Alone (no owner to check): the update alone, as it runs on every flush of every subscriber. */
+const SQLITE_FLUSH_ALONE_SQL = 'update "fds" set "cursor" = ? where "id" = ? and "cursor" < ?';
 const PG_FLUSH_SQL =
   'update "fds" set "cursor" = "v"."cursor" from (select unnest($1::text[]) as "id", unnest($2::bigint[]) as "cursor") as "v" where "fds"."id" = "v"."id" and "fds"."cursor" < "v"."cursor" and ($3::text is null or coalesce((select "s"."owner_node" is null or "s"."owner_node" = $3 from "sessions" "s" where "s"."id" = "fds"."holder" for share), true))';
 /** Rows per PostgreSQL flush statement. */
@@ -44,11 +46,13 @@ export async function flushCursors(
     return;
   }
   // SQLite: straight on the writer's connection (`tx.run`), without the builder's async hop per fd.
-  for (const u of updates) await tx.run(SQLITE_FLUSH_SQL, sqliteParams(u, owner));
+  for (const u of updates) await tx.run(...sqliteStatement(u, owner));
 }
 
-function sqliteParams(u: CursorUpdate, owner: CursorOwner | null): unknown[] {
-  return [u.cursor, u.id, u.cursor, owner?.node ?? null, owner?.node ?? null];
+function sqliteStatement(u: CursorUpdate, owner: CursorOwner | null): [string, unknown[]] {
+  return owner
+    ? [SQLITE_FLUSH_SQL, [u.cursor, u.id, u.cursor, owner.node]]
+    : [SQLITE_FLUSH_ALONE_SQL, [u.cursor, u.id, u.cursor]];
 }
 
 /** The statements of one flush: on SQLite one per fd, on PostgreSQL one per chunk of fds. */
@@ -70,7 +74,7 @@ export function flushCursorsStatements(
       );
     }
   } else {
-    for (const u of updates) out.push(CompiledQuery.raw(SQLITE_FLUSH_SQL, sqliteParams(u, owner)));
+    for (const u of updates) out.push(CompiledQuery.raw(...sqliteStatement(u, owner)));
   }
   return out;
 }

@@ -43,6 +43,9 @@ export type WriteUnit = Omit<WriteTx, 'db' | 'first' | 'run'>;
 /** The writer's own unit behind a WriteUnit handed back to the kernel. */
 export const unitTx = (unit: WriteUnit): WriteTx => unit as WriteTx;
 
+/** How long the writer runs batches back to back before it lets the event loop turn (`drain`). */
+const WRITER_SLICE_MS = 5;
+
 export type CommitListener = (events: readonly LogEvent[]) => void;
 
 /** One batch, as observers see it (metrics, `warren status`): how big, how long, whether it committed. */
@@ -317,7 +320,15 @@ export class GroupCommitWriter {
   }
 
   private async drain(): Promise<void> {
+    let turnStart = performance.now();
     while (this.queue.length > 0) {
+      // On SQLite a batch commits within one chain of promises, and what it wakes (deliveries,
+      // agents' answers) queues the next: without a pause a cascade never lets the loop turn.
+      // Past a slice of this turn, the next batch waits for the loop to have polled for I/O.
+      if (performance.now() - turnStart >= WRITER_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        turnStart = performance.now();
+      }
       // The WAL has grown past its bound under writes that never paused: hold this batch
       // while the checkpoint worker catches up, so its commit starts the WAL over.
       if (this.conn.wal?.behind) await this.conn.wal.catchUp();

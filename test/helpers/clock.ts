@@ -52,3 +52,27 @@ export function watchedClock(): Clock & { timers: ArmedTimer[]; since(mark: numb
     clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
   };
 }
+
+/**
+ * The system's time, with timers that fire only when the test says (`fire()`): what waits on a
+ * timer is then decided by the test, not by how fast a loaded machine got there.
+ */
+export function heldClock(): Clock & { fire(): number } {
+  const held = new Map<object, () => void>();
+  return {
+    now: () => Date.now(),
+    setTimeout: (fn) => {
+      const h = {};
+      held.set(h, fn);
+      return h as ReturnType<Clock['setTimeout']>;
+    },
+    clearTimeout: (h) => void held.delete(h as object),
+    /** Runs every timer still armed; how many there were. */
+    fire: () => {
+      const fns = [...held.values()];
+      held.clear();
+      for (const fn of fns) fn();
+      return fns.length;
+    },
+  };
+}

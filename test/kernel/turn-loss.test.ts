@@ -7,14 +7,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Core } from '../../src/kernel/core.ts';
-import { Delivery } from '../../src/kernel/delivery.ts';
-import { FdTable } from '../../src/kernel/fdtable.ts';
+import type { Delivery } from '../../src/kernel/delivery.ts';
 import { soloNode } from '../../src/kernel/node.ts';
 import { agentSink, type ReportQueue } from '../../src/kernel/reports.ts';
 import type { AgentHandle, AgentInput } from '../../src/runtimes/types.ts';
-import type { LogEvent } from '../../src/store/events.ts';
-import type { FdsTable, SessionsTable } from '../../src/store/schema.ts';
-import { systemClock } from '../../src/util/clock.ts';
+import type { SessionsTable } from '../../src/store/schema.ts';
+import { deliveryRig, streamMessage } from '../helpers/delivery-rig.ts';
 
 const log = { error() {}, warn() {}, info() {}, debug() {} };
 const row = { id: 'ses_a', zone: 'default', status: 'running' } as SessionsTable;
@@ -68,20 +66,7 @@ it('a turn whose output was refused does not acknowledge its input; the next tur
 });
 
 it('an agent started again is handed what the previous one took and never acknowledged', async () => {
-  const fd = { id: 'f1', holder: 'ses_a', num: 0, stream_id: 'str_1', perm: 'r', mode: 'async', cursor: 0 };
-  const message = {
-    seq: 7,
-    type: 'stream.message',
-    stream_id: 'str_1',
-    actor: 'operator:admin',
-    payload: { text: 'hello' },
-  } as unknown as LogEvent;
-  const store = { log: { messagesAfter: async (_s: string, after: number) => (after < 7 ? [message] : []) } };
-  const c = { log, store, clock: systemClock, observers: [], node: soloNode('test') } as unknown as Core;
-  const fdTable = new FdTable(store as never, systemClock, 1000, log);
-  fdTable.apply([{ type: 'fd.opened', payload: { row: fd as unknown as FdsTable } } as unknown as LogEvent]);
-  (c as { fdTable: FdTable }).fdTable = fdTable;
-  const delivery = new Delivery(c);
+  const { delivery } = deliveryRig({ holder: 'ses_a', backlog: [streamMessage(7, 'operator:admin')] });
   const handle = () => {
     const got: AgentInput[] = [];
     const h: AgentHandle = { ready: true, deliver: (i) => void got.push(i), stop: async () => {} };

@@ -311,6 +311,10 @@ function shapes(store: Store): Shape[] {
       name: 'cursor flush',
       queries: async (s) => flushCursorsStatements(s.kind, [{ id: 'fd_50_1', cursor: 99 }]),
     },
+    {
+      name: 'cursor flush in a cluster (the holder’s owner checked)',
+      queries: async (s) => flushCursorsStatements(s.kind, [{ id: 'fd_50_1', cursor: 99 }], { node: 'n1' }),
+    },
   ];
 }
 

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { LogEvent, NewEvent } from '../../src/store/events.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
 import type { Store } from '../../src/store/store.ts';
+import { turnsDuring } from '../helpers/loop-turns.ts';
 import { forEachStore } from '../helpers/stores.ts';
 
 const ev = (n: number, extra: Partial<NewEvent> = {}): NewEvent => ({
@@ -445,6 +446,39 @@ forEachStore('store: units of work', (target) => {
 });
 
 forEachStore('store: commit listeners', (target) => {
+  it("a cascade of batches, each queued by the last one's commit, lets the event loop turn between them", async () => {
+    const store = await target.open();
+    // Each commit queues the next unit (as a delivery waking an agent that answers does); each
+    // unit spends 2 ms on the main thread, so 20 of them are 40 ms of one chain of promises
+    // unless the writer pauses (past 5 ms of a turn it waits for the next turn).
+    let left = 20;
+    const busy = () => {
+      const until = performance.now() + 2;
+      while (performance.now() < until) {}
+    };
+    const [, turns] = await turnsDuring(async () => {
+      let done!: () => void;
+      const all = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const off = store.writer.onCommit(() => {
+        if (--left > 0) void next();
+        else done();
+      });
+      const next = () =>
+        store.writer.write(async (tx) => {
+          busy();
+          tx.append(ev(left));
+        });
+      void next();
+      await all;
+      off();
+    });
+    assert.equal(left, 0);
+    // 40 ms of units at most 5 ms (three units) a turn: at least six turns, not one.
+    assert.ok(turns >= 6, `the loop turned ${turns} times in 20 chained batches`);
+  });
+
   it('get committed events only, in seq order, with the stored values', async () => {
     const store = await target.open();
     const seen: LogEvent[] = [];
