@@ -36,6 +36,11 @@ export interface AgentSink {
   busy(): Promise<void>;
   /** Turn over: a safe point, pending input may be delivered now. */
   idle(): Promise<void>;
+  /**
+   * It can take input now, and no turn ended: an agent that was not ready when it started (a
+   * `command` that has not yet shown whether it reports turns) has become so.
+   */
+  ready(): void;
   /** Remember what resume needs (a position, a CLI session id). */
   saveState(state: Record<string, unknown>): Promise<void>;
   /** The agent's process is gone. */

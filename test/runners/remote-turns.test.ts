@@ -55,6 +55,31 @@ describe('server: a remote agent', () => {
     assert.equal(agent.ready, true);
   });
 
+  it('a command that has not yet shown whether it reports turns: not handed input until the runner says ready', () => {
+    const { agent } = remote();
+    agent.started({ acksOnDeliver: true, ready: false });
+    assert.equal(agent.ready, false, 'not yet: its first line may be a startup idle');
+    assert.equal(agent.reported('ready', undefined, undefined), true, 'applied: the kernel kicks its pump');
+    assert.equal(agent.ready, true);
+    assert.equal(agent.acksOnDeliver, true, 'it said nothing of turns: the old rule');
+  });
+
+  it('a ready that reached the server before the start was answered counts', () => {
+    const { agent } = remote();
+    agent.reported('ready', undefined, undefined);
+    agent.started({ acksOnDeliver: true, ready: false });
+    assert.equal(agent.ready, true);
+  });
+
+  it('busy (a turn of its own): not handed input until its idle', () => {
+    const { agent } = remote();
+    agent.started({ acksOnDeliver: false, ready: true });
+    agent.reported('busy', false, undefined);
+    assert.equal(agent.ready, false);
+    agent.reported('idle', false, undefined);
+    assert.equal(agent.ready, true);
+  });
+
   it('an idle of a turn that had not taken the batch in flight is not applied; the next one is', () => {
     const { agent, sent } = remote();
     agent.started({ acksOnDeliver: false, ready: true });

@@ -20,7 +20,7 @@ import { until } from '../helpers/warrens.ts';
 export type Report =
   | { kind: 'output'; text: string }
   | { kind: 'event'; type: string; payload: Record<string, unknown> }
-  | { kind: 'usage' | 'busy' | 'idle' | 'saveState' }
+  | { kind: 'usage' | 'busy' | 'idle' | 'ready' | 'saveState' }
   | { kind: 'exit'; result: AgentExit }
   | { kind: 'activity'; text: string | null }
   | { kind: 'spawned'; proc: AgentProcess }
@@ -50,6 +50,7 @@ export function recorder(): Recorder {
     usage: () => push({ kind: 'usage' }),
     busy: () => push({ kind: 'busy' }),
     idle: () => push({ kind: 'idle' }),
+    ready: () => void push({ kind: 'ready' }),
     saveState: () => push({ kind: 'saveState' }),
     exit: (result) => void push({ kind: 'exit', result }),
     activity: (text) => push({ kind: 'activity', text }),

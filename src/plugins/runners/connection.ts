@@ -19,7 +19,17 @@ export interface RunnerInfo {
 }
 
 /** The sink methods a runner may report, and how each is applied (spawned/exited: see decisions). */
-const SINK_METHODS = new Set(['output', 'event', 'usage', 'busy', 'idle', 'saveState', 'activity', 'exit']);
+const SINK_METHODS = new Set([
+  'output',
+  'event',
+  'usage',
+  'busy',
+  'idle',
+  'ready',
+  'saveState',
+  'activity',
+  'exit',
+]);
 
 /**
  * One connected runner process, as this server sees it: its agents, the requests in flight
@@ -144,6 +154,9 @@ export class RunnerConnection {
           break;
         case 'idle':
           await s.idle();
+          break;
+        case 'ready':
+          s.ready();
           break;
         case 'saveState':
           await s.saveState(isObject(a) ? a : {});

@@ -18,7 +18,7 @@ export class RemoteAgent implements AgentHandle {
   acksOnDeliver = false;
   /** Handed a batch whose turn has not ended (only when acknowledged per turn). */
   private inTurn = false;
-  /** Reported a turn's end before the start was answered (the runner sent both at once). */
+  /** Reported a turn's end (or `ready`) before the start was answered (the runner sent both at once). */
   private idled = false;
   /** Batches handed over, numbered on the wire: an idle says the last its agent had taken. */
   private handed = 0;
@@ -34,14 +34,15 @@ export class RemoteAgent implements AgentHandle {
 
   /**
    * The runner started it: how its input is acknowledged, and whether it could take some then
-   * (not while its first turn, the spawn prompt, runs). An idle that arrived before this answer
-   * came after that look (a script reaches its first wait at once). Runners before this do not
-   * say `ready`: it is taken as ready.
+   * (not while its first turn, the spawn prompt, runs; not before a `command` has shown whether
+   * it reports turns). An idle or a `ready` that arrived before this answer came after that look
+   * (a script reaches its first wait at once). Runners before this do not say `ready`: it is
+   * taken as ready.
    */
   started(answer: unknown): void {
     const a = (answer ?? {}) as { acksOnDeliver?: unknown; ready?: unknown };
     this.acksOnDeliver = a.acksOnDeliver === true;
-    this.inTurn = a.ready === false && !this.acksOnDeliver && !this.idled;
+    this.inTurn = a.ready === false && !this.idled;
   }
 
   /**
@@ -54,6 +55,13 @@ export class RemoteAgent implements AgentHandle {
    */
   reported(method: string, acks: unknown, took: unknown): boolean {
     if (typeof acks === 'boolean') this.acksOnDeliver = acks;
+    if (method === 'ready') {
+      this.inTurn = false;
+      this.idled = true;
+      return true;
+    }
+    // A turn under way (of its own, or of the batch it took): the next batch waits for its idle.
+    if (method === 'busy' && !this.acksOnDeliver) this.inTurn = true;
     if (method !== 'idle') return true;
     if (this.inTurn && typeof took === 'number' && took < this.handed) return false;
     this.inTurn = false;

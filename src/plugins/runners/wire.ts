@@ -76,8 +76,6 @@ export type RunnerFrame =
       acks?: boolean;
       took?: number;
     }
-  /** Whether the agent can take input now (AgentHandle.ready), sent when it changes. */
-  | { t: 'ready'; session: string; ready: boolean }
   /** A syscall as the session (in-process agents such as `script`). */
   | {
       t: 'call';

@@ -1,7 +1,22 @@
 import type { ChildProcess } from 'node:child_process';
+import type { TimerHandle } from '../../util/clock.ts';
 import { exitedText } from '../errors.ts';
 import { killGroup, onLines, Tail } from '../process.ts';
 import type { AgentContext, AgentHandle, AgentInput } from '../types.ts';
+
+/**
+ * How long a new command may go without reporting a turn before it is handed input. One that
+ * reports turns says `{"warren":"idle"}` when it starts (after a banner, perhaps); input handed
+ * before that line was read would be taken for the startup's turn (its idle would acknowledge
+ * it), and every later idle would acknowledge the batch after the one the agent had finished.
+ * One that never reports turns waits this long for its first input, once.
+ */
+export const QUIET_START_MS = 1000;
+/**
+ * How long an idle command that still owes idles (see `owed`) is waited for before it is handed
+ * input anyway: one that broke the protocol (no startup idle) would otherwise wait for ever.
+ */
+export const OWED_IDLE_MS = 5000;
 
 /** A running `command` agent: stdin takes input batches, stdout lines are output or control lines. */
 export class CommandAgent implements AgentHandle {
@@ -9,8 +24,22 @@ export class CommandAgent implements AgentHandle {
   private stopping = false;
   /** It has reported a turn (`{"warren":"idle"}` or `busy`): its input is acknowledged per turn. */
   private turns = false;
-  /** Handed input whose turn has not ended (only counted once it reports turns). */
+  /** Handed input (or said busy) and the turn has not ended (only counted once it reports turns). */
   private inTurn = false;
+  /** It has shown whether it reports turns: its first idle or busy, or QUIET_START_MS without one. */
+  private started = false;
+  private readonly quiet: TimerHandle;
+  /** Batches handed before it first reported a turn (a slow start: its quiet start ran out). */
+  private handedUnturned = 0;
+  /**
+   * Idles it still owes for those batches, each the end of the turn that takes one: until they
+   * have come it is handed nothing, or an idle of an earlier batch would end the new one's turn
+   * (and acknowledge it) for the rest of its life. Its first idle is its startup's, not one of them.
+   */
+  private owed = 0;
+  private saidIdle = false;
+  /** Waiting for an owed idle that may never come (it broke the protocol): given up on after OWED_IDLE_MS. */
+  private owedWait: TimerHandle | undefined;
   private stderr = new Tail();
 
   constructor(
@@ -20,6 +49,9 @@ export class CommandAgent implements AgentHandle {
     private readonly label: string,
   ) {
     const { sink } = ctx;
+    this.quiet = ctx.clock.setTimeout(() => {
+      if (this.begin() && this.alive && !this.stopping) sink.ready();
+    }, QUIET_START_MS);
     onLines(child.stdout!, (line) => this.onStdout(line));
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (c: string) => this.stderr.push(c));
@@ -34,6 +66,8 @@ export class CommandAgent implements AgentHandle {
     });
     child.on('exit', (code, signal) => {
       this.alive = false;
+      ctx.clock.clearTimeout(this.quiet);
+      if (this.owedWait) ctx.clock.clearTimeout(this.owedWait);
       if (this.stopping) return;
       if (code === 0) sink.exit({ reason: 'completed', code });
       else
@@ -48,7 +82,15 @@ export class CommandAgent implements AgentHandle {
   }
 
   get ready(): boolean {
-    return this.alive && !this.stopping && !this.inTurn;
+    return this.alive && !this.stopping && !this.inTurn && this.started && this.owed === 0;
+  }
+
+  /** True the first time: it has now shown whether it reports turns. */
+  private begin(): boolean {
+    if (this.started) return false;
+    this.started = true;
+    this.ctx.clock.clearTimeout(this.quiet);
+    return true;
   }
 
   /**
@@ -63,9 +105,33 @@ export class CommandAgent implements AgentHandle {
 
   deliver(input: AgentInput): void {
     if (this.turns) this.inTurn = true;
+    else this.handedUnturned += 1;
     this.child.stdin!.write(
       `${JSON.stringify({ type: 'input', messages: input.messages, text: input.text })}\n`,
     );
+  }
+
+  /** Its first idle or busy: it reports turns, and owes an idle for each batch it was handed before. */
+  private reportsTurns(): void {
+    this.begin();
+    if (this.turns) return;
+    this.turns = true;
+    this.owed = this.handedUnturned;
+  }
+
+  /**
+   * Idle while it still owes idles: waits OWED_IDLE_MS for the next, then gives up (one that
+   * never said a startup idle owes one fewer than counted) and says it can take input.
+   */
+  private awaitOwed(): void {
+    if (this.owedWait) this.ctx.clock.clearTimeout(this.owedWait);
+    this.owedWait = undefined;
+    if (this.owed === 0 || this.inTurn) return;
+    this.owedWait = this.ctx.clock.setTimeout(() => {
+      this.owedWait = undefined;
+      this.owed = 0;
+      if (this.alive && !this.stopping) this.ctx.sink.ready();
+    }, OWED_IDLE_MS);
   }
 
   /** End of input: a well-behaved command exits 0 on EOF, and its exit reports `completed`. */
@@ -78,18 +144,25 @@ export class CommandAgent implements AgentHandle {
     await killGroup(this.child);
   }
 
+  /** One stdout line to the sink: output, or a control line. */
   private onStdout(line: string): void {
     const { sink } = this.ctx;
     if (line.startsWith('{"warren"')) {
       try {
         const ctl = JSON.parse(line) as { warren: string; [k: string]: unknown };
         if (ctl.warren === 'idle') {
-          this.turns = true;
+          this.reportsTurns();
+          if (this.saidIdle && this.owed > 0) this.owed -= 1;
+          this.saidIdle = true;
           this.inTurn = false;
+          this.awaitOwed();
           return void sink.idle();
         }
         if (ctl.warren === 'busy') {
-          this.turns = true;
+          // A turn of its own (its prompt) or of the input it took: the next batch waits for its idle.
+          this.reportsTurns();
+          this.inTurn = true;
+          this.awaitOwed();
           return void sink.busy();
         }
         if (ctl.warren === 'activity') {

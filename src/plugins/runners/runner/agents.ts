@@ -176,6 +176,7 @@ export class RunnerAgents {
       event: (type, payload) => report('event', [type, payload]),
       usage: (u) => report('usage', [u]),
       busy: () => turn('busy'),
+      ready: () => void report('ready'),
       idle: () => {
         const h = this.hosted.get(id);
         if (h && h.queue.length > 0) {
