@@ -9,7 +9,9 @@
  * for which session and when (write-log.ts), and tag agent process records per node so no
  * node ends another's agents (as if each were on its own host).
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import pg from 'pg';
 import { alive, type Server, sleep, within } from '../crash/harness.ts';
 import type { OwnPostgres } from '../helpers/own-postgres.ts';
@@ -75,6 +77,13 @@ const listenerScript = () => ({
   runtime: 'script',
   script: { steps: [{ say: 'listener up' }, { listen: { say: 'heard ${input.text}' } }] },
 });
+
+/**
+ * Whether an answer (an echo's `echo:<send>`, a listener's `heard …` line) is to send `t`:
+ * whole, not as the start of another (`to-x-4` is not answered by `echo:to-x-45`).
+ */
+const answers = (text: string, t: string): boolean =>
+  text === `echo:${t}` || new RegExp(`(^|\\s)${t}($|\\s)`, 'm').test(text);
 
 export class FaultRig {
   readonly samples: Sample[] = [];
@@ -370,16 +379,43 @@ export class FaultRig {
         while (want.size > 0 && Date.now() - t0 < ms) {
           try {
             for (const text of await this.answers(s, g))
-              for (const t of want) if (text.includes(t)) want.delete(t);
+              for (const t of want) if (answers(text, t)) want.delete(t);
           } catch {
             await sleep(200);
           }
         }
         const where = `${g.kind} ${g.id} started on node ${g.node}${g.onRunner ? ' (runner)' : ''}`;
+        if (want.size > 0 && process.env.ECHO_TRACE) await this.dumpLog(g, process.env.ECHO_TRACE);
         return [...want].map((t) => `${where}: ${t}`);
       }),
     );
     return missing.flat();
+  }
+
+  /** For a run traced with ECHO_TRACE: an agent's session and pipe as the log has them, to a file. */
+  private async dumpLog(g: Agent, dir: string): Promise<void> {
+    const q = async (text: string, args: unknown[]) =>
+      (await this.watch.query({ text, values: args, query_timeout: 20_000 } as pg.QueryConfig)).rows;
+    const fds = await q(
+      `select * from "${SCHEMA}".fds where stream_id in (select stream_id from "${SCHEMA}".fds where holder = $1 and num = 1)`,
+      [g.id],
+    );
+    const pipe = fds[0]?.stream_id;
+    const events = await q(
+      `select seq, ts, type, actor, left(payload, 300) as payload from "${SCHEMA}".events where session_id = $1 or stream_id = $2 order by seq`,
+      [g.id, pipe],
+    );
+    const lines = [
+      JSON.stringify(fds),
+      ...events.map((e) => `${e.seq} ${e.ts} ${e.type} ${e.actor} ${e.payload}`),
+      ...this.sends.filter((x) => x.agent === g).map((x) => `sent ${x.at} ${x.text}`),
+    ];
+    // Confined agents traced into their homes (on whichever node or runner ran them).
+    const homes = execFileSync('find', ['/tmp', homedir(), '-name', `echo-${g.id}.log`], { encoding: 'utf8' })
+      .split('\n')
+      .filter((f) => f && !f.startsWith(dir));
+    for (const f of homes) lines.push(`== ${f}`, readFileSync(f, 'utf8'));
+    writeFileSync(`${dir}/log-${g.id}.txt`, `${lines.join('\n')}\n`);
   }
 
   /** What an agent answered since last asked (an echo: its pipe) or ever (a listener: its output). */

@@ -134,7 +134,8 @@ export async function spawnEcho(
   extra: Record<string, unknown> = {},
 ): Promise<{ id: string; pipeFd: number }> {
   const agent = extra.runtime ? {} : { runtime: 'command', command: `${process.execPath} ${ECHO_AGENT}` };
-  const body = { ...agent, title, pipe: 'sync', ...extra };
+  const trace = process.env.ECHO_TRACE ? { env: { ECHO_TRACE: process.env.ECHO_TRACE } } : {};
+  const body = { ...agent, title, pipe: 'sync', ...trace, ...extra };
   // A node briefly fenced (its renewal late on a loaded machine) answers 503 having done
   // nothing: retried, as its Retry-After says a client should, for a bounded while.
   const deadline = Date.now() + 20_000;
