@@ -7,7 +7,7 @@
  *
  * `--rounds N` runs every bench N times a side (alternating) and keeps each row's median.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { arch, cpus, loadavg, platform } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -70,13 +70,22 @@ const median = (xs: readonly number[]): number =>
     0.5,
   );
 
-/** Runs `bench/run.ts <bench>` in `checkout`; its table's rows (none when the bench failed to start). */
-function runIn(checkout: string, bench: string): Promise<{ rows: TableRow[]; failed: string | null }> {
+/**
+ * Runs `bench/run.ts <bench>` in `checkout`; its table's rows (none when the bench failed to
+ * start). The child is in `running` while it runs.
+ */
+function runIn(
+  checkout: string,
+  bench: string,
+  running: Set<ChildProcess>,
+): Promise<{ rows: TableRow[]; failed: string | null }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', bench], {
       cwd: checkout,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => {
@@ -121,13 +130,24 @@ async function main(): Promise<void> {
   const order: string[] = [];
   const failures: string[] = [];
   let turn = 0;
+  const running = new Set<ChildProcess>();
+  // Stopped early (a time limit, ^C): what was measured is printed, not lost, and the bench
+  // that was running is ended with it.
+  const interrupted = () => {
+    for (const child of running) child.kill('SIGTERM');
+    console.log(`interrupted: the ${order.length} rows measured so far\n`);
+    report();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   for (const name of names) {
     for (let r = 0; r < rounds; r++) {
       // Alternate which side goes first, so neither always runs in the other's wake.
       const pair = turn++ % 2 === 0 ? (['base', 'here'] as const) : (['here', 'base'] as const);
       for (const side of pair) {
         process.stderr.write(`compare: ${name} (${side}, round ${r + 1}/${rounds}, load ${loadText()})\n`);
-        const { rows, failed } = await runIn(side === 'base' ? base : here, name);
+        const { rows, failed } = await runIn(side === 'base' ? base : here, name, running);
         if (failed) failures.push(`${side} ${name}: ${failed}`);
         for (const row of rows) {
           if (!order.includes(row.name)) order.push(row.name);
@@ -139,40 +159,46 @@ async function main(): Promise<void> {
       }
     }
   }
-  const head = ['benchmark', 'unit', 'base', 'base ratio', 'now', 'now ratio', 'cost', 'cost (ratios)', ''];
-  const cells = order.map((name) => {
-    const b = sides.base.get(name);
-    const h = sides.here.get(name);
-    const row = (h ?? b)!.row;
-    const bv = b ? median(b.values) : Number.NaN;
-    const hv = h ? median(h.values) : Number.NaN;
-    const br = b?.ratios.length ? median(b.ratios) : undefined;
-    const hr = h?.ratios.length ? median(h.ratios) : undefined;
-    const cost = costRatio(bv, hv, row);
-    const costOfRatios = br !== undefined && hr !== undefined ? costRatio(br, hr, row) : undefined;
-    const flag = cost > 1.05 && (costOfRatios === undefined || costOfRatios > 1.05) ? '> 5 %' : '';
-    return [name, row.unit, fmt(bv), fmt(br), fmt(hv), fmt(hr), fmt(cost), fmt(costOfRatios), flag];
-  });
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((v, i) => v.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  console.log([line(head), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n'));
-  console.log('');
-  const cpu = cpus();
-  console.log(
-    `base ${base}, now ${here}; ${rounds} round(s) a side, alternating; node ${process.version}, ${platform()}/${arch()}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? 'unknown'})`,
-  );
-  console.log(
-    `load average at start ${loadAtStart}, at end ${loadText()}; ${((performance.now() - t0) / 1000).toFixed(0)} s`,
-  );
-  console.log(
-    'cost: now / base (base / now where more is better), > 1 is slower; cost (ratios): the same of each row’s own same-run ratio',
-  );
-  for (const f of failures) console.log(`FAILED ${f}`);
+  report();
+  process.off('SIGINT', interrupted);
+  process.off('SIGTERM', interrupted);
   if (failures.length > 0) process.exitCode = 1;
+
+  function report(): void {
+    const head = ['benchmark', 'unit', 'base', 'base ratio', 'now', 'now ratio', 'cost', 'cost (ratios)', ''];
+    const cells = order.map((name) => {
+      const b = sides.base.get(name);
+      const h = sides.here.get(name);
+      const row = (h ?? b)!.row;
+      const bv = b ? median(b.values) : Number.NaN;
+      const hv = h ? median(h.values) : Number.NaN;
+      const br = b?.ratios.length ? median(b.ratios) : undefined;
+      const hr = h?.ratios.length ? median(h.ratios) : undefined;
+      const cost = costRatio(bv, hv, row);
+      const costOfRatios = br !== undefined && hr !== undefined ? costRatio(br, hr, row) : undefined;
+      const flag = cost > 1.05 && (costOfRatios === undefined || costOfRatios > 1.05) ? '> 5 %' : '';
+      return [name, row.unit, fmt(bv), fmt(br), fmt(hv), fmt(hr), fmt(cost), fmt(costOfRatios), flag];
+    });
+    const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+    const line = (c: string[]) =>
+      c
+        .map((v, i) => v.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd();
+    console.log([line(head), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n'));
+    console.log('');
+    const cpu = cpus();
+    console.log(
+      `base ${base}, now ${here}; ${rounds} round(s) a side, alternating; node ${process.version}, ${platform()}/${arch()}, ${cpu.length} CPUs (${cpu[0]?.model.trim() ?? 'unknown'})`,
+    );
+    console.log(
+      `load average at start ${loadAtStart}, at end ${loadText()}; ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+    );
+    console.log(
+      'cost: now / base (base / now where more is better), > 1 is slower; cost (ratios): the same of each row’s own same-run ratio',
+    );
+    for (const f of failures) console.log(`FAILED ${f}`);
+  }
 }
 
 function loadText(): string {

@@ -546,6 +546,13 @@ async function stall(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   try {
     await idle(server.url); // warm-up: connections, JIT
+    // And one unmeasured round of the plain sends: the first window then meets a running
+    // server's warm code, as scriptSteps' first run does for its steps, not its first JIT (the
+    // first window moved 26–226 ms p99 from run to run while the server's own work in a gap stayed ≤ 33 ms).
+    const warm = waitMatch(plain());
+    await warm.setup(server);
+    await warm.run(server);
+    await warm.teardown?.(server);
     // STALL_ATTACKS=stallScriptSteps,stallSocketLines runs only those.
     const only = process.env.STALL_ATTACKS?.split(',');
     const attacks = [
