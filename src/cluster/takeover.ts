@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { LOCAL_ENVIRONMENT } from '../kernel/environments.ts';
 import { bootId, killRecordedGroup } from '../runtimes/process/identity.ts';
@@ -13,6 +14,10 @@ export function waitingForRunner(runner: string): string {
 }
 
 const LIVE = ['pending', 'running', 'idle'] as const;
+
+/** How long, at most, the takeover waits for a lost node's ended connections to be gone. */
+const END_WAIT_MS = 2000;
+const END_POLL_MS = 20;
 
 export interface TakeoverResult {
   node: string;
@@ -168,9 +173,19 @@ export async function lostNodes(
  * carry `application_name` `warren <id>` (and `… listen`, `… lease`).
  */
 async function endConnections(store: Store, node: string): Promise<void> {
-  await sql`select pg_terminate_backend(pid) from pg_stat_activity
+  const ended = await sql<{ pid: number }>`select pid, pg_terminate_backend(pid) from pg_stat_activity
     where (application_name = ${`warren ${node}`} or application_name like ${`warren ${node} %`})
       and pid <> pg_backend_pid()`.execute(store.reader);
+  // pg_terminate_backend only signals: the backend lets go of its locks when it exits, a moment
+  // later. The takeover asks for its lock next, so wait (briefly) until they are gone; one
+  // still there after that is ended by then or at the next heartbeat.
+  const pids = ended.rows.map((r) => r.pid);
+  for (let waited = 0; pids.length > 0 && waited < END_WAIT_MS; waited += END_POLL_MS) {
+    const left = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where pid in (${sql.join(pids)})`.execute(store.reader);
+    if ((left.rows[0]?.n ?? 0) === 0) return;
+    await delay(END_POLL_MS);
+  }
 }
 
 /**

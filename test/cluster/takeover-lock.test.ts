@@ -9,7 +9,9 @@ import { inProcessNodes } from './in-process.ts';
  * it held it (its connection open, nothing forwarded: a partition), it holds it for as long as
  * that connection lives — and ending a lost node's connections was the takeover's own first
  * step, under that lock. So nobody ever declared it lost (a `.ci/run` of late-writes.test.ts
- * waited 60 s for it). The lost node's connections are now ended before the lock is asked for.
+ * waited 60 s for it). The lost node's connections are now ended before the lock is asked for,
+ * and the lock is asked for once they are gone: ending one only signals its backend (a CI run
+ * asked too early, found the lock still held, and declared nobody lost).
  */
 forEachStore(
   'cluster: a lost node holding the takeover lock',
@@ -53,6 +55,52 @@ forEachStore(
       await check.connect();
       const row = await check.query<{ state: string }>(
         `select state from "${schema}".nodes where id = 'tl-ghost'`,
+      );
+      assert.equal(row.rows[0]?.state, 'lost');
+    });
+
+    it('waits for an ended connection to be gone: pg_terminate_backend only signals it', async (t) => {
+      const loc = target.location();
+      await target.prepare(loc);
+      const schema = loc.schema as string;
+      const a = await node(`${loc.url}?schema=${schema}`, 'tl-b');
+      assert.ok(a.cluster, 'a cluster node');
+      const ghost = new pg.Client({ connectionString: PG_URL, application_name: 'warren tl-slow listen' });
+      clients.push(ghost);
+      ghost.on('error', () => {});
+      await ghost.connect();
+      await ghost.query(
+        `insert into "${schema}".nodes (id, address, runtimes, epoch, state, joined_at, heartbeat_at, lease_until)
+         values ('tl-slow', null, '["command"]', 1, 'live', 0, 0, 1)`,
+      );
+      await ghost.query('select pg_advisory_lock(hashtext($1), hashtext($2))', [
+        `warren:${schema}`,
+        'cluster:takeover',
+      ]);
+      const pid = (await ghost.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
+      assert.ok(pid, "the ghost's backend");
+      // A backend that is slow to act on the signal (a loaded machine): stopped, it exits, and
+      // lets go of the lock, only once it is continued, 300 ms after the heartbeat began.
+      try {
+        process.kill(pid, 'SIGSTOP');
+      } catch (error) {
+        t.skip(`cannot stop a PostgreSQL backend here (${(error as Error).message})`);
+        return;
+      }
+      const resume = setTimeout(() => process.kill(pid, 'SIGCONT'), 300);
+      try {
+        await a.cluster.heartbeat();
+      } finally {
+        clearTimeout(resume);
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {} // it exited already
+      }
+      const check = new pg.Client({ connectionString: PG_URL });
+      clients.push(check);
+      await check.connect();
+      const row = await check.query<{ state: string }>(
+        `select state from "${schema}".nodes where id = 'tl-slow'`,
       );
       assert.equal(row.rows[0]?.state, 'lost');
     });
