@@ -175,4 +175,51 @@ describe('runner: its agents’ turns', () => {
     assert.deepEqual(idles().at(-1)?.took, 7);
     await agents.stopAll();
   });
+
+  it("a stopped agent's late reports are not sent: the session's next agent here is not told its turn ended", async () => {
+    const handles: TurnHandle[] = [];
+    const runtime: Runtime = {
+      name: 'turns',
+      validate: () => {},
+      start: async (ctx) => {
+        const h = new TurnHandle(ctx.sink);
+        handles.push(h);
+        return h;
+      },
+    };
+    const frames: Array<Record<string, unknown>> = [];
+    const wire: Wire = {
+      request: async (f) => void frames.push(f),
+      send: (f) => frames.push(f),
+      url: () => 'http://127.0.0.1:9',
+    };
+    const agents = new RunnerAgents(new Map([['turns', runtime]]), 'test-late', null, wire);
+    const sc = {
+      sessionId: 's1',
+      spec: { prompt: null, config: {}, cwd: null, model: null, env: {} },
+    } as unknown as StartContext;
+    await agents.start('turns', sc);
+    const first = handles[0]!;
+    agents.deliver('s1', input('a'), 1);
+    // The connection dropped (its agents are stopped), the runner came back and the server
+    // started the session again here, handing the new agent what the first had not finished.
+    await agents.stop('s1');
+    await agents.start('turns', sc);
+    agents.deliver('s1', input('a'), 1);
+    assert.deepEqual(handles[1]!.took, ['a']);
+    const before = frames.length;
+    // The first agent's idle, read from its pipe only now.
+    first.idle();
+    await first.sink.output('late words');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(frames.slice(before), [], 'nothing reported under the session: it is not its agent now');
+    // The new agent's own idle still goes out.
+    handles[1]!.idle();
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(
+      frames.slice(before).map((f) => f.method),
+      ['idle'],
+    );
+    await agents.stopAll();
+  });
 });

@@ -275,3 +275,16 @@ it('one that owes an idle it never says (no startup idle) is handed input again 
     await a.stop();
   }
 });
+
+it('stopped, its turn reports are not passed on: read late, they would end the session’s next agent’s turn', async () => {
+  const { a, reports, outputs, reported } = agent(
+    `const say = (o) => console.log(JSON.stringify(o));
+     process.on('SIGTERM', () => { say({ warren: 'busy' }); say({ warren: 'idle' }); console.log('bye');
+       setTimeout(() => process.exit(0), 50); });
+     say({ warren: 'idle' }); process.stdin.resume();`,
+  );
+  await reported(1);
+  await a.stop();
+  await until('its last words read', () => outputs.includes('bye'));
+  assert.deepEqual(reports, ['idle', 'output'], 'its output is kept; its busy and idle are not reported');
+});

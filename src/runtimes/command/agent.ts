@@ -150,6 +150,9 @@ export class CommandAgent implements AgentHandle {
     if (line.startsWith('{"warren"')) {
       try {
         const ctl = JSON.parse(line) as { warren: string; [k: string]: unknown };
+        // Stopped, its turns are over: a turn report still in its pipe (read after the stop, a
+        // next agent for the session perhaps started) would end that agent's turn, not its own.
+        if (this.stopping && (ctl.warren === 'idle' || ctl.warren === 'busy')) return;
         if (ctl.warren === 'idle') {
           this.reportsTurns();
           if (this.saidIdle && this.owed > 0) this.owed -= 1;

@@ -37,9 +37,17 @@ const tunnelled = (url: string, credential: string): AgentGateway => ({
 /** How often queued input is offered again to an agent that was not at a safe point. */
 const RETRY_INPUT_MS = 20;
 
+/** An agent's sink's view of it: hosted once started; failed, its start threw. */
+interface Life {
+  hosted: Hosted | undefined;
+  failed: boolean;
+}
+
 /** One agent running here: its handle and the input waiting for its next safe point. */
 class Hosted {
   queue: AgentInput[] = [];
+  /** Ended (stopped, or its exit reported): what it reports later is no agent's of the session. */
+  over = false;
   timer: NodeJS.Timeout | undefined;
   /** The server's number of the last batch queued, and of the last handed to the agent. */
   last: number | undefined;
@@ -66,6 +74,7 @@ class Hosted {
   }
 
   dispose(): void {
+    this.over = true;
     if (this.timer) clearTimeout(this.timer);
     this.queue = [];
   }
@@ -103,6 +112,8 @@ export class RunnerAgents {
     rt.validate(spec);
     const id = sc.sessionId;
     const url = this.wire.url();
+    // This agent's own life: set once it is hosted, ended if its start fails.
+    const life: Life = { hosted: undefined, failed: false };
     const ctx: AgentContext = {
       sessionId: id,
       zone: sc.zone,
@@ -119,12 +130,19 @@ export class RunnerAgents {
       ...(this.deadline ? { deadline: this.deadline } : {}),
       resumeState: sc.resumeState,
       resuming: sc.resuming ?? sc.resumeState !== null,
-      sink: this.sinkOf(id),
+      sink: this.sinkOf(id, life),
       call: (name, input) => this.wire.request({ t: 'call', session: id, name, input }),
       clock: systemClock,
     };
-    const handle = await rt.start(ctx);
-    this.hosted.set(id, new Hosted(id, handle));
+    let handle: AgentHandle;
+    try {
+      handle = await rt.start(ctx);
+    } catch (error) {
+      life.failed = true;
+      throw error;
+    }
+    life.hosted = new Hosted(id, handle);
+    this.hosted.set(id, life.hosted);
     return { acksOnDeliver: handle.acksOnDeliver === true, ready: handle.ready };
   }
 
@@ -153,11 +171,19 @@ export class RunnerAgents {
     await Promise.all([...this.hosted.keys()].map((id) => this.stop(id)));
   }
 
-  private sinkOf(id: string): AgentSink {
+  /**
+   * The sink of one agent. Its reports go out under its session's id only while it is that
+   * session's agent here: a report read after it was stopped (a turn's idle still in its pipe,
+   * the runner reconnected and the session's next agent started) would be taken by the server
+   * for the next agent's, and its idle would acknowledge input that agent never read.
+   */
+  private sinkOf(id: string, life: Life): AgentSink {
+    const gone = () => life.failed || life.hosted?.over === true;
     const report = (method: string, args: unknown[] = [], more: Record<string, unknown> = {}) => {
+      if (gone()) return Promise.resolve();
       const done = this.wire.request({ t: 'sink', session: id, method, args, ...more }).then(() => {
         // A report is often the agent reaching a safe point (idle): offer it what waits.
-        this.hosted.get(id)?.flush();
+        life.hosted?.flush();
       });
       // Like the server's own report queue: a caller that does not wait leaves nothing unhandled.
       done.catch(() => {});
@@ -166,7 +192,7 @@ export class RunnerAgents {
     // A turn's start and end say how its input is acknowledged now (a `command` agent's rule
     // changes when it first reports a turn): the server acknowledges as this handle would.
     const turn = (method: 'busy' | 'idle') => {
-      const h = this.hosted.get(id);
+      const h = life.hosted;
       if (!h) return report(method);
       const took = method === 'idle' && h.last !== undefined ? { took: h.took } : {};
       return report(method, [], { acks: h.handle.acksOnDeliver === true, ...took });
@@ -178,7 +204,7 @@ export class RunnerAgents {
       busy: () => turn('busy'),
       ready: () => void report('ready'),
       idle: () => {
-        const h = this.hosted.get(id);
+        const h = life.hosted;
         if (h && h.queue.length > 0) {
           // Input reached here mid-turn (the agent began a turn of its own, or an older server
           // hands over everything at once): the server counts it as taken by the turn this idle
@@ -192,8 +218,9 @@ export class RunnerAgents {
       saveState: (state) => report('saveState', [state]),
       activity: (text) => report('activity', [text]),
       exit: (result) => {
-        const h = this.hosted.get(id);
-        this.hosted.delete(id);
+        if (gone()) return;
+        const h = life.hosted;
+        if (h && this.hosted.get(id) === h) this.hosted.delete(id);
         h?.dispose();
         // Past the server's deadline its watcher ended it: not a crash to report (it would end
         // the session) but a lost server; the connection is dropped and the session suspended.
