@@ -133,7 +133,10 @@ export async function spawnEcho(
   title: string,
   extra: Record<string, unknown> = {},
 ): Promise<{ id: string; pipeFd: number }> {
-  const agent = extra.runtime ? {} : { runtime: 'command', command: `${process.execPath} ${ECHO_AGENT}` };
+  // It says it reports turns, so a slow start on a loaded machine is waited out, not guessed at.
+  const agent = extra.runtime
+    ? {}
+    : { runtime: 'command', command: `${process.execPath} ${ECHO_AGENT}`, config: { turns: true } };
   const trace = process.env.ECHO_TRACE ? { env: { ECHO_TRACE: process.env.ECHO_TRACE } } : {};
   const body = { ...agent, title, pipe: 'sync', ...trace, ...extra };
   // A node briefly fenced (its renewal late on a loaded machine) answers 503 having done

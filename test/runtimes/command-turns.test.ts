@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import type { Delivery } from '../../src/kernel/delivery.ts';
 import { CommandAgent } from '../../src/runtimes/command/agent.ts';
+import { CommandRuntime } from '../../src/runtimes/command/index.ts';
 import type { AgentContext, AgentHandle, AgentSink } from '../../src/runtimes/types.ts';
 import { heldClock } from '../helpers/clock.ts';
 import { deliveryRig, idleReported, streamMessage } from '../helpers/delivery-rig.ts';
@@ -29,7 +30,12 @@ const until = async (what: string, ok: () => boolean) => {
 };
 
 /** A CommandAgent over `node -e script`, its reports recorded, its quiet-start timer held. */
-function agent(script: string, sink?: Partial<AgentSink>, env: Record<string, string> = {}) {
+function agent(
+  script: string,
+  sink?: Partial<AgentSink>,
+  env: Record<string, string> = {},
+  declared?: boolean,
+) {
   const reports: string[] = [];
   const outputs: string[] = [];
   const clock = heldClock();
@@ -54,6 +60,7 @@ function agent(script: string, sink?: Partial<AgentSink>, env: Record<string, st
     { sink: record, clock, sessionId: 'ses_a' } as unknown as AgentContext,
     child,
     'node',
+    declared,
   );
   const reported = (n: number) => until(`${n} reports (${reports})`, () => reports.length >= n);
   return { a, reports, outputs, clock, reported };
@@ -287,4 +294,51 @@ it('stopped, its turn reports are not passed on: read late, they would end the s
   await a.stop();
   await until('its last words read', () => outputs.includes('bye'));
   assert.deepEqual(reports, ['idle', 'output'], 'its output is kept; its busy and idle are not reported');
+});
+
+it('config.turns: true — nothing is handed before its startup idle, however slowly it starts (no quiet start)', async () => {
+  const { a, reports, clock, reported } = agent(
+    `setTimeout(() => console.log(JSON.stringify({ warren: 'idle' })), 300); process.stdin.resume();`,
+    undefined,
+    {},
+    true,
+  );
+  try {
+    assert.equal(clock.fire(), 0, 'no quiet-start timer: its slowness does not make it ready');
+    assert.equal(a.ready, false);
+    assert.equal(a.acksOnDeliver, false, 'acknowledged per turn from the start');
+    await reported(1);
+    assert.deepEqual(reports, ['idle']);
+    assert.equal(a.ready, true);
+    a.deliver(input);
+    assert.equal(a.ready, false, 'one batch per turn');
+  } finally {
+    await a.stop();
+  }
+});
+
+it('config.turns: false — ready at once, its input taken as written', async () => {
+  const { a, clock } = agent(`process.stdin.resume(); setTimeout(() => {}, 60_000);`, undefined, {}, false);
+  try {
+    assert.equal(a.ready, true, 'no quiet start to wait out');
+    assert.equal(clock.fire(), 0);
+    assert.equal(a.acksOnDeliver, true);
+  } finally {
+    await a.stop();
+  }
+});
+
+it('config.turns must be a boolean: anything else is refused at spawn, naming the key', () => {
+  const spec = {
+    prompt: null,
+    cwd: null,
+    model: null,
+    env: {},
+    config: { command: process.execPath, turns: 'yes' },
+  };
+  assert.throws(
+    () => new CommandRuntime().validate(spec),
+    (e: Error & { code?: string }) => e.code === 'invalid_input' && /turns/.test(e.message),
+  );
+  new CommandRuntime().validate({ ...spec, config: { command: process.execPath, turns: true } });
 });

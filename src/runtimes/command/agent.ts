@@ -28,7 +28,7 @@ export class CommandAgent implements AgentHandle {
   private inTurn = false;
   /** It has shown whether it reports turns: its first idle or busy, or QUIET_START_MS without one. */
   private started = false;
-  private readonly quiet: TimerHandle;
+  private readonly quiet: TimerHandle | undefined;
   /** Batches handed before it first reported a turn (a slow start: its quiet start ran out). */
   private handedUnturned = 0;
   /**
@@ -47,11 +47,22 @@ export class CommandAgent implements AgentHandle {
     private readonly child: ChildProcess,
     /** The program's name, for crash texts ("python3 exited with code 1"). */
     private readonly label: string,
+    /**
+     * What its spawn said of its turns (`config.turns`): true, it reports them, so it waits for
+     * its startup idle however long that takes; false, it never does, so it needs no quiet
+     * start. Unset: its first lines (or QUIET_START_MS of none) say.
+     */
+    declared?: boolean,
   ) {
     const { sink } = ctx;
-    this.quiet = ctx.clock.setTimeout(() => {
-      if (this.begin() && this.alive && !this.stopping) sink.ready();
-    }, QUIET_START_MS);
+    if (declared === true) this.turns = true;
+    if (declared === false) this.started = true;
+    this.quiet =
+      declared === undefined
+        ? ctx.clock.setTimeout(() => {
+            if (this.begin() && this.alive && !this.stopping) sink.ready();
+          }, QUIET_START_MS)
+        : undefined;
     onLines(child.stdout!, (line) => this.onStdout(line));
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (c: string) => this.stderr.push(c));
@@ -66,7 +77,7 @@ export class CommandAgent implements AgentHandle {
     });
     child.on('exit', (code, signal) => {
       this.alive = false;
-      ctx.clock.clearTimeout(this.quiet);
+      if (this.quiet) ctx.clock.clearTimeout(this.quiet);
       if (this.owedWait) ctx.clock.clearTimeout(this.owedWait);
       if (this.stopping) return;
       if (code === 0) sink.exit({ reason: 'completed', code });
@@ -89,7 +100,7 @@ export class CommandAgent implements AgentHandle {
   private begin(): boolean {
     if (this.started) return false;
     this.started = true;
-    this.ctx.clock.clearTimeout(this.quiet);
+    if (this.quiet) this.ctx.clock.clearTimeout(this.quiet);
     return true;
   }
 

@@ -5,7 +5,7 @@ import { requireExecutable, spawnGroup } from '../process.ts';
 import { trackGroup } from '../tracked.ts';
 import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts';
 import { CommandAgent } from './agent.ts';
-import { readCommand } from './config.ts';
+import { readCommand, readTurns } from './config.ts';
 
 /**
  * Any executable as an agent. It gets the kernel's URL and its session token in its
@@ -42,6 +42,6 @@ export class CommandRuntime implements Runtime {
       ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
     });
     trackGroup(child, ctx.sink);
-    return new CommandAgent(ctx, child, basename(cmd));
+    return new CommandAgent(ctx, child, basename(cmd), readTurns(ctx.spec));
   }
 }
