@@ -1,20 +1,22 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * Run several test files in this one process (scripts/test.mjs makes a shard of them): the
- * sources are loaded through tsx once for the shard instead of once for each file. Each file
- * becomes a suite named for its path, its top-level hooks its own, run around its own tests;
- * the files run one after another, as the tests of one file do.
+ * Run test files in this one process, taking each from a queue that the run's other workers
+ * (scripts/test.mjs starts one a slot) take from too: the sources are loaded through tsx once a
+ * worker instead of once a file, and a worker that is done with a file takes the next longest
+ * one left, so the run ends within about one file of its balance. Each file becomes a suite
+ * named for its path, its top-level hooks its own, run around its own tests; a worker runs its
+ * files one after another, as the tests of one file run.
  *
  * node:test gives a test to the suite whose async context declares it, and a module's top
  * level runs in no context of ours (and, when two files wait on one module's top-level await,
- * in the first one's). So while the files load, one after another, what their top levels
- * declare is recorded, not declared; then each file's declarations are replayed inside its
- * own suite, synchronously, where node:test cannot place them anywhere else. A file that fails
- * to load is a failed suite, not a dead shard.
+ * in the first one's). So while a file loads, what its top level declares is recorded, not
+ * declared; then its declarations are replayed inside its own suite, synchronously, where
+ * node:test cannot place them anywhere else. A file that fails to load is a failed suite, not a
+ * dead worker.
  */
 
 type Fn = (...args: unknown[]) => unknown;
@@ -30,14 +32,31 @@ const NAMES = ['describe', 'suite', 'it', 'test', 'before', 'after', 'beforeEach
 type Name = (typeof NAMES)[number];
 const VARIANTS: Variant[] = ['skip', 'todo', 'only'];
 
-export async function runFiles(files: string[], root: string): Promise<void> {
+/**
+ * Take the next file from `queue` (a folder of numbered entries, each a file's path; the lowest
+ * number first): an entry is taken by renaming it away, which only one worker can do.
+ */
+function take(queue: string): string | undefined {
+  for (const entry of readdirSync(queue).sort()) {
+    if (entry.startsWith('.')) continue;
+    const mine = join(queue, `.taken-${entry}-${process.pid}`);
+    try {
+      renameSync(join(queue, entry), mine);
+    } catch {
+      continue; // another worker took it first
+    }
+    return readFileSync(mine, 'utf8');
+  }
+  return undefined;
+}
+
+export async function runQueue(queue: string, root: string): Promise<void> {
   const nodeTest = createRequire(import.meta.url)('node:test') as Record<Name, Api>;
   const real = Object.fromEntries(NAMES.map((n) => [n, nodeTest[n]])) as Record<Name, Api>;
-  const loaded: { file: string; declared: Declaration[]; error?: unknown }[] = [];
   let declared: Declaration[] = [];
-  let recording = true;
-  // Once loaded, a file still calls what it imported (a module may have copied the binding),
-  // so each stand-in hands later calls, from inside the suites, to node:test itself.
+  let recording = false;
+  // A loaded file still calls what it imported (a module may have copied the binding), so each
+  // stand-in hands calls made outside a load (from inside the suites) to node:test itself.
   const recorder = (name: Name, variant?: Variant): Fn => {
     const api = variant ? real[name][variant]! : real[name];
     return (...args) => {
@@ -52,26 +71,39 @@ export async function runFiles(files: string[], root: string): Promise<void> {
     nodeTest[name] = api;
   }
   syncBuiltinESMExports();
+  const took = timings();
+  // A file is bounded as it was in a process of its own; the worker as a whole is not.
+  const timeout = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || Number.POSITIVE_INFINITY;
   try {
-    for (const file of files) {
+    for (let file = take(queue); file !== undefined; file = take(queue)) {
       declared = [];
+      recording = true;
+      let error: unknown;
       try {
         await import(pathToFileURL(file).href);
-        loaded.push({ file, declared });
-      } catch (error) {
-        loaded.push({ file, declared, error });
+      } catch (e) {
+        error = e ?? new Error(`${file} did not load`);
+      } finally {
+        recording = false;
       }
+      await runSuite(real, relative(root, file), declared, error, timeout, took);
     }
   } finally {
-    recording = false;
     Object.assign(nodeTest, real);
     syncBuiltinESMExports();
   }
-  const took = timings();
-  // A file is bounded as it was in a process of its own; the shard as a whole is not.
-  const timeout = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || Number.POSITIVE_INFINITY;
-  for (const { file, declared, error } of loaded) {
-    const name = relative(root, file);
+}
+
+/** One file's suite: its declarations replayed inside it (or its load's failure); done when it is. */
+function runSuite(
+  real: Record<Name, Api>,
+  name: string,
+  declared: Declaration[],
+  error: unknown,
+  timeout: number,
+  took: Map<string, number> | undefined,
+): Promise<unknown> {
+  return Promise.resolve(
     real.describe(name, { timeout }, () => {
       if (took) {
         let t0 = 0;
@@ -80,7 +112,7 @@ export async function runFiles(files: string[], root: string): Promise<void> {
         });
         real.after(() => took.set(name, (performance.now() - t0) / 1000));
       }
-      if (error) {
+      if (error !== undefined) {
         real.it('loads', () => {
           throw error;
         });
@@ -90,8 +122,8 @@ export async function runFiles(files: string[], root: string): Promise<void> {
         const api = d.variant ? real[d.name][d.variant] : real[d.name];
         api?.(...d.args);
       }
-    });
-  }
+    }),
+  );
 }
 
 /**
