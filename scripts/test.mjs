@@ -49,7 +49,7 @@ const dir = mkdtempSync(join(tmpdir(), 'warren-shards-'));
 // The queue: one entry a file, named so that sorting them gives the order they are taken in.
 const queue = join(dir, 'queue');
 mkdirSync(queue);
-ordered.forEach((file, i) => writeFileSync(join(queue, String(i).padStart(5, '0')), file));
+for (const [i, file] of ordered.entries()) writeFileSync(join(queue, String(i).padStart(5, '0')), file);
 const helper = pathToFileURL(join(ROOT, 'test', 'helpers', 'shard.ts')).href;
 const workerFiles = Array.from({ length: workers }, (_, i) => {
   const file = join(dir, `worker-${i + 1}.test.mjs`);
