@@ -112,11 +112,14 @@ describe('npm test in shards', () => {
     for (const n of names)
       writeFileSync(
         join(dir, `${n}.test.ts`),
-        `import { appendFileSync } from 'node:fs';
+        `import { appendFileSync, readFileSync } from 'node:fs';
 import { it } from 'node:test';
+// Each file waits (up to 20 s) until two processes have written to the log: with a working
+// queue the other worker takes a file meanwhile, however slowly it started.
 it('${n}', async () => {
   appendFileSync(${JSON.stringify(log3)}, '${n} ' + process.pid + '\\n');
-  await new Promise((r) => setTimeout(r, 1000));
+  const pids = () => new Set(readFileSync(${JSON.stringify(log3)}, 'utf8').trim().split('\\n').map((l) => l.split(' ')[1]));
+  for (let i = 0; i < 400 && pids().size < 2; i++) await new Promise((r) => setTimeout(r, 50));
 });
 `,
       );
@@ -139,7 +142,16 @@ it('${n}', async () => {
     assert.equal(two.status, 0, String(two.stdout));
     const lines = readFileSync(log3, 'utf8').trim().split('\n');
     assert.deepEqual(lines.map((l) => l.split(' ')[0]).sort(), names, 'each file once');
-    assert.equal(lines[0]?.split(' ')[0], 'w4', 'the longest first');
+    // Neither worker ends its first file before both have started one: the first two logged are
+    // the first two taken, the two longest.
+    assert.deepEqual(
+      lines
+        .slice(0, 2)
+        .map((l) => l.split(' ')[0])
+        .sort(),
+      ['w3', 'w4'],
+      'the longest first',
+    );
     assert.equal(new Set(lines.map((l) => l.split(' ')[1])).size, 2, 'both workers took files');
   });
 
