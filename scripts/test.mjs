@@ -1,13 +1,12 @@
 // `npm test [-- FILE|DIR …] [--durations] [--test-name-pattern=…]`: the suite, through tsx and
-// node:test, in workers. `node --test` runs WARREN_TEST_CONCURRENCY worker processes (2); each
-// takes test files one at a time from a queue, longest first by test/durations.json, and runs
-// them one after another (test/helpers/shard.ts). So the sources are loaded once a worker rather
-// than once a file (that load was a third of the suite's time), and a worker that finishes a
-// file takes the longest one left, so the workers end within about one file of each other.
-// After the summary, every failed test is listed again with its error (whose stack names its
-// file), so the end of the output says what failed. `--durations` rewrites test/durations.json from this run.
+// node:test, in shards. Each shard is one process that runs several test files one after another
+// (test/helpers/shard.ts), so the sources are loaded once a shard rather than once a file — that
+// load was a third of the suite's time. Files are packed into shards by their durations in
+// test/durations.json (longest first), and `node --test` runs WARREN_TEST_CONCURRENCY shards at a
+// time (2). After the summary, every failed test is listed again with its error (whose stack
+// names its file), so the end of the output says what failed. `--durations` rewrites test/durations.json from this run.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,6 +14,8 @@ import { tapDigest } from './tap-digest.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DURATIONS = process.env.WARREN_TEST_DURATIONS ?? join(ROOT, 'test', 'durations.json');
+/** A shard holds about this much work (seconds), fewer loads against a finer balance. */
+const SHARD_SECONDS = 90;
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -22,9 +23,9 @@ if (args.includes('--help') || args.includes('-h')) {
     [
       'npm test [-- FILE|DIR …] [--durations] [--test-*=…]',
       '',
-      'Runs test/*/*.test.ts (or the files and folders named) through tsx and node:test in',
-      'WARREN_TEST_CONCURRENCY worker processes (default 2), each taking the longest file left.',
-      '  --durations   rewrite test/durations.json (the order files are taken in) from this run',
+      'Runs test/*/*.test.ts (or the files and folders named) through tsx and node:test, several',
+      'files to a process, WARREN_TEST_CONCURRENCY processes at a time (default 2).',
+      '  --durations   rewrite test/durations.json (how files are packed) from this run',
       '  --test-*      passed to node (e.g. --test-name-pattern="resume")',
       'Switches the tests read: docs/testing.md (CI, WARREN_TEST_PG, FUZZ_CASES, …).',
       '',
@@ -40,26 +41,23 @@ if (files.length === 0) fail('no test files');
 const concurrency = Number(process.env.WARREN_TEST_CONCURRENCY ?? 2);
 if (!Number.isInteger(concurrency) || concurrency < 1) fail('WARREN_TEST_CONCURRENCY: a whole number ≥ 1');
 
-const ordered = longestFirst(files, knownDurations());
-const workers = Math.min(concurrency, ordered.length);
-/** Each file's bound (WARREN_TEST_FILE_TIMEOUT_MS), as when a file was a process of its own; a worker's is the sum of its files'. */
+const shards = pack(files, knownDurations());
+/** Each file's bound (WARREN_TEST_FILE_TIMEOUT_MS), as when a file was a process of its own; a shard's is the sum of its files'. */
 const FILE_TIMEOUT_MS = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || 240_000;
-const workerTimeout = ordered.length * FILE_TIMEOUT_MS + 60_000;
+const shardTimeout = Math.max(...shards.map((s) => s.files.length)) * FILE_TIMEOUT_MS + 60_000;
 const dir = mkdtempSync(join(tmpdir(), 'warren-shards-'));
-// The queue: one entry a file, named so that sorting them gives the order they are taken in.
-const queue = join(dir, 'queue');
-mkdirSync(queue);
-for (const [i, file] of ordered.entries()) writeFileSync(join(queue, String(i).padStart(5, '0')), file);
-const helper = pathToFileURL(join(ROOT, 'test', 'helpers', 'shard.ts')).href;
-const workerFiles = Array.from({ length: workers }, (_, i) => {
-  const file = join(dir, `worker-${i + 1}.test.mjs`);
+const shardFiles = shards.map((shard, i) => {
+  const file = join(dir, `shard-${String(i + 1).padStart(2, '0')}.test.mjs`);
+  const helper = pathToFileURL(join(ROOT, 'test', 'helpers', 'shard.ts')).href;
   writeFileSync(
     file,
-    `import { runQueue } from ${JSON.stringify(helper)};\nawait runQueue(${JSON.stringify(queue)}, ${JSON.stringify(ROOT)});\n`,
+    `import { runFiles } from ${JSON.stringify(helper)};\nawait runFiles(${JSON.stringify(shard.files)}, ${JSON.stringify(ROOT)});\n`,
   );
   return file;
 });
-process.stderr.write(`# ${files.length} test files, ${workers} workers taking them longest first\n`);
+process.stderr.write(
+  `# ${files.length} test files in ${shards.length} processes, ${concurrency} at a time\n`,
+);
 
 const child = spawn(
   process.execPath,
@@ -68,9 +66,9 @@ const child = spawn(
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
-    `--test-timeout=${workerTimeout}`,
+    `--test-timeout=${shardTimeout}`,
     ...nodeFlags,
-    ...workerFiles,
+    ...shardFiles,
   ],
   {
     cwd: ROOT,
@@ -124,17 +122,29 @@ function knownDurations() {
   }
 }
 
-/** Longest first (what the workers take first); a file with no recorded duration counts as the median one. */
-function longestFirst(paths, durations) {
+/**
+ * Longest files first, each into the shard with the least work so far, with as many shards as
+ * the work fills at SHARD_SECONDS each (at least one a slot); a file with no recorded duration
+ * counts as the median one. Shards are returned longest first, the order they should start in.
+ */
+function pack(paths, durations) {
   const known = Object.values(durations).sort((a, b) => a - b);
   const median = known.length > 0 ? known[Math.floor(known.length / 2)] : 10;
-  return paths
+  const weighed = paths
     .map((file) => ({ file, seconds: durations[relative(ROOT, file)] ?? median }))
-    .sort((a, b) => b.seconds - a.seconds)
-    .map((f) => f.file);
+    .sort((a, b) => b.seconds - a.seconds);
+  const total = weighed.reduce((s, f) => s + f.seconds, 0);
+  const count = Math.min(paths.length, Math.max(concurrency, Math.ceil(total / SHARD_SECONDS)));
+  const bins = Array.from({ length: count }, () => ({ files: [], seconds: 0 }));
+  for (const f of weighed) {
+    const bin = bins.reduce((least, b) => (b.seconds < least.seconds ? b : least));
+    bin.files.push(f.file);
+    bin.seconds += f.seconds;
+  }
+  return bins.filter((b) => b.files.length > 0).sort((a, b) => b.seconds - a.seconds);
 }
 
-/** What each worker measured of its files (test/helpers/shard.ts writes them as it exits). */
+/** What each shard measured of its files (test/helpers/shard.ts writes them as it exits). */
 function readDurations() {
   const measured = {};
   for (const name of readdirSync(dir).filter((n) => n.startsWith('durations-')))

@@ -1,22 +1,20 @@
-import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /**
- * Run test files in this one process, taking each from a queue that the run's other workers
- * (scripts/test.mjs starts one a slot) take from too: the sources are loaded through tsx once a
- * worker instead of once a file, and a worker that is done with a file takes the next longest
- * one left, so the run ends within about one file of its balance. Each file becomes a suite
- * named for its path, its top-level hooks its own, run around its own tests; a worker runs its
- * files one after another, as the tests of one file run.
+ * Run several test files in this one process (scripts/test.mjs makes a shard of them): the
+ * sources are loaded through tsx once for the shard instead of once for each file. Each file
+ * becomes a suite named for its path, its top-level hooks its own, run around its own tests;
+ * the files run one after another, as the tests of one file do.
  *
  * node:test gives a test to the suite whose async context declares it, and a module's top
  * level runs in no context of ours (and, when two files wait on one module's top-level await,
- * in the first one's). So while a file loads, what its top level declares is recorded, not
- * declared; then its declarations are replayed inside its own suite, synchronously, where
- * node:test cannot place them anywhere else. A file that fails to load is a failed suite, not a
- * dead worker.
+ * in the first one's). So while the files load, one after another, what their top levels
+ * declare is recorded, not declared; then each file's declarations are replayed inside its
+ * own suite, synchronously, where node:test cannot place them anywhere else. A file that fails
+ * to load is a failed suite, not a dead shard.
  */
 
 type Fn = (...args: unknown[]) => unknown;
@@ -32,31 +30,14 @@ const NAMES = ['describe', 'suite', 'it', 'test', 'before', 'after', 'beforeEach
 type Name = (typeof NAMES)[number];
 const VARIANTS: Variant[] = ['skip', 'todo', 'only'];
 
-/**
- * Take the next file from `queue` (a folder of numbered entries, each a file's path; the lowest
- * number first): an entry is taken by renaming it away, which only one worker can do.
- */
-function take(queue: string): string | undefined {
-  for (const entry of readdirSync(queue).sort()) {
-    if (entry.startsWith('.')) continue;
-    const mine = join(queue, `.taken-${entry}-${process.pid}`);
-    try {
-      renameSync(join(queue, entry), mine);
-    } catch {
-      continue; // another worker took it first
-    }
-    return readFileSync(mine, 'utf8');
-  }
-  return undefined;
-}
-
-export async function runQueue(queue: string, root: string): Promise<void> {
+export async function runFiles(files: string[], root: string): Promise<void> {
   const nodeTest = createRequire(import.meta.url)('node:test') as Record<Name, Api>;
   const real = Object.fromEntries(NAMES.map((n) => [n, nodeTest[n]])) as Record<Name, Api>;
+  const loaded: { file: string; declared: Declaration[]; error?: unknown }[] = [];
   let declared: Declaration[] = [];
-  let recording = false;
-  // A loaded file still calls what it imported (a module may have copied the binding), so each
-  // stand-in hands calls made outside a load (from inside the suites) to node:test itself.
+  let recording = true;
+  // Once loaded, a file still calls what it imported (a module may have copied the binding),
+  // so each stand-in hands later calls, from inside the suites, to node:test itself.
   const recorder = (name: Name, variant?: Variant): Fn => {
     const api = variant ? real[name][variant]! : real[name];
     return (...args) => {
@@ -71,39 +52,26 @@ export async function runQueue(queue: string, root: string): Promise<void> {
     nodeTest[name] = api;
   }
   syncBuiltinESMExports();
-  const took = timings();
-  // A file is bounded as it was in a process of its own; the worker as a whole is not.
-  const timeout = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || Number.POSITIVE_INFINITY;
   try {
-    for (let file = take(queue); file !== undefined; file = take(queue)) {
+    for (const file of files) {
       declared = [];
-      recording = true;
-      let error: unknown;
       try {
         await import(pathToFileURL(file).href);
-      } catch (e) {
-        error = e ?? new Error(`${file} did not load`);
-      } finally {
-        recording = false;
+        loaded.push({ file, declared });
+      } catch (error) {
+        loaded.push({ file, declared, error });
       }
-      await runSuite(real, relative(root, file), declared, error, timeout, took);
     }
   } finally {
+    recording = false;
     Object.assign(nodeTest, real);
     syncBuiltinESMExports();
   }
-}
-
-/** One file's suite: its declarations replayed inside it (or its load's failure); done when it is. */
-function runSuite(
-  real: Record<Name, Api>,
-  name: string,
-  declared: Declaration[],
-  error: unknown,
-  timeout: number,
-  took: Map<string, number> | undefined,
-): Promise<unknown> {
-  return Promise.resolve(
+  const took = timings();
+  // A file is bounded as it was in a process of its own; the shard as a whole is not.
+  const timeout = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || Number.POSITIVE_INFINITY;
+  for (const { file, declared, error } of loaded) {
+    const name = relative(root, file);
     real.describe(name, { timeout }, () => {
       if (took) {
         let t0 = 0;
@@ -112,7 +80,7 @@ function runSuite(
         });
         real.after(() => took.set(name, (performance.now() - t0) / 1000));
       }
-      if (error !== undefined) {
+      if (error) {
         real.it('loads', () => {
           throw error;
         });
@@ -122,8 +90,8 @@ function runSuite(
         const api = d.variant ? real[d.name][d.variant] : real[d.name];
         api?.(...d.args);
       }
-    }),
-  );
+    });
+  }
 }
 
 /**

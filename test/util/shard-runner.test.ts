@@ -6,13 +6,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const RUNNER = fileURLToPath(new URL('../../scripts/test.mjs', import.meta.url));
-/** What the runner names files relative to (test/durations.json's keys). */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A test file that logs its hooks and test to `log`, and waits on a shared top-level await. */
 const file = (name: string, log: string, body = '') => `
@@ -103,56 +101,6 @@ describe('npm test in shards', () => {
     const files = Object.keys(took).map((f) => f.split('/').pop());
     assert.deepEqual(files.sort(), ['a.test.ts', 'b.test.ts', 'c.test.ts', 'd.test.ts']);
     for (const s of Object.values(took)) assert.ok(Number.isFinite(s) && s >= 0, String(s));
-  });
-
-  it('two workers take the files from one queue, longest first: each file runs once, and both work', () => {
-    const log3 = join(dir, 'workers.log');
-    writeFileSync(log3, '');
-    const names = ['w1', 'w2', 'w3', 'w4'];
-    for (const n of names)
-      writeFileSync(
-        join(dir, `${n}.test.ts`),
-        `import { appendFileSync, readFileSync } from 'node:fs';
-import { it } from 'node:test';
-// Each file waits (up to 20 s) until two processes have written to the log: with a working
-// queue the other worker takes a file meanwhile, however slowly it started.
-it('${n}', async () => {
-  appendFileSync(${JSON.stringify(log3)}, '${n} ' + process.pid + '\\n');
-  const pids = () => new Set(readFileSync(${JSON.stringify(log3)}, 'utf8').trim().split('\\n').map((l) => l.split(' ')[1]));
-  for (let i = 0; i < 400 && pids().size < 2; i++) await new Promise((r) => setTimeout(r, 50));
-});
-`,
-      );
-    const durations = join(dir, 'durations-3.json');
-    // w4 recorded as the longest: it is taken first.
-    const recorded = { w1: 1, w2: 2, w3: 3, w4: 50 };
-    writeFileSync(
-      durations,
-      JSON.stringify(
-        Object.fromEntries(
-          Object.entries(recorded).map(([n, sec]) => [relative(ROOT, join(dir, `${n}.test.ts`)), sec]),
-        ),
-      ),
-    );
-    const two = spawnSync(process.execPath, [RUNNER, ...names.map((n) => join(dir, `${n}.test.ts`))], {
-      encoding: 'utf8',
-      env: { ...runnerEnv(durations), WARREN_TEST_CONCURRENCY: '2' },
-      timeout: 120_000,
-    });
-    assert.equal(two.status, 0, String(two.stdout));
-    const lines = readFileSync(log3, 'utf8').trim().split('\n');
-    assert.deepEqual(lines.map((l) => l.split(' ')[0]).sort(), names, 'each file once');
-    // Neither worker ends its first file before both have started one: the first two logged are
-    // the first two taken, the two longest.
-    assert.deepEqual(
-      lines
-        .slice(0, 2)
-        .map((l) => l.split(' ')[0])
-        .sort(),
-      ['w3', 'w4'],
-      'the longest first',
-    );
-    assert.equal(new Set(lines.map((l) => l.split(' ')[1])).size, 2, 'both workers took files');
   });
 
   it('a file that hangs is cut off at its own bound, its after hooks run, and the next file still runs', () => {
