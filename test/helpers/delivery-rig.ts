@@ -36,6 +36,9 @@ export function deliveryRig(opts: { holder: string; backlog?: LogEvent[]; clock?
   };
   const store = {
     log: { messagesAfter: async (_s: string, after: number) => backlog.filter((e) => e.seq > after) },
+    // The acknowledged cursors' flush (a minute after an ack) has no database to write to here:
+    // without a writer it failed in whatever test ran a minute later in the same process.
+    writer: { write: async () => {} },
   };
   const core = { log: quiet, store, clock, observers: [], node: soloNode('test') } as unknown as Core;
   const fdTable = new FdTable(store as never, clock, 60_000, quiet);
