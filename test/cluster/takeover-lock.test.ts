@@ -22,57 +22,57 @@ forEachStore(
       for (const c of clients) await c.end().catch(() => {});
     });
 
-    it('is declared lost all the same: its connections are ended first, and the lock with them', async () => {
+    /**
+     * A live node `self` on a fresh schema, and a ghost: a node `ghost` whose lease ran out long
+     * ago, its listen connection (returned) still open. `state()` reads the ghost's row afresh.
+     */
+    const withGhost = async (self: string, ghost: string) => {
       const loc = target.location();
       await target.prepare(loc);
       const schema = loc.schema as string;
-      const a = await node(`${loc.url}?schema=${schema}`, 'tl-a');
+      const a = await node(`${loc.url}?schema=${schema}`, self);
       assert.ok(a.cluster, 'a cluster node');
-
-      // The ghost: a node whose lease ran out long ago, its listen connection still holding the lock.
-      const ghost = new pg.Client({ connectionString: PG_URL, application_name: 'warren tl-ghost listen' });
-      clients.push(ghost);
-      ghost.on('error', () => {});
-      await ghost.connect();
-      await ghost.query(
+      const listen = new pg.Client({ connectionString: PG_URL, application_name: `warren ${ghost} listen` });
+      clients.push(listen);
+      listen.on('error', () => {});
+      await listen.connect();
+      await listen.query(
         `insert into "${schema}".nodes (id, address, runtimes, epoch, state, joined_at, heartbeat_at, lease_until)
-         values ('tl-ghost', null, '["command"]', 1, 'live', 0, 0, 1)`,
+         values ($1, null, '["command"]', 1, 'live', 0, 0, 1)`,
+        [ghost],
       );
+      const state = async () => {
+        const check = new pg.Client({ connectionString: PG_URL });
+        clients.push(check);
+        await check.connect();
+        const row = await check.query<{ state: string }>(
+          `select state from "${schema}".nodes where id = $1`,
+          [ghost],
+        );
+        return row.rows[0]?.state;
+      };
+      return { cluster: a.cluster, listen, schema, state };
+    };
+
+    it('is declared lost all the same: its connections are ended first, and the lock with them', async () => {
+      const { cluster, listen: ghost, schema, state } = await withGhost('tl-a', 'tl-ghost');
       const held = await ghost.query<{ ok: boolean }>(
         'select pg_try_advisory_lock(hashtext($1), hashtext($2)) as ok',
         [`warren:${schema}`, 'cluster:takeover'],
       );
       assert.equal(held.rows[0]?.ok, true, 'the ghost holds the takeover lock');
 
-      await a.cluster.heartbeat();
-      const state = await ghost
+      await cluster.heartbeat();
+      const seen = await ghost
         .query<{ state: string }>(`select state from "${schema}".nodes where id = 'tl-ghost'`)
         .then((r) => r.rows[0]?.state)
         .catch(() => 'its connection was ended');
-      assert.equal(state, 'its connection was ended');
-      const check = new pg.Client({ connectionString: PG_URL });
-      clients.push(check);
-      await check.connect();
-      const row = await check.query<{ state: string }>(
-        `select state from "${schema}".nodes where id = 'tl-ghost'`,
-      );
-      assert.equal(row.rows[0]?.state, 'lost');
+      assert.equal(seen, 'its connection was ended');
+      assert.equal(await state(), 'lost');
     });
 
     it('waits for an ended connection to be gone: pg_terminate_backend only signals it', async (t) => {
-      const loc = target.location();
-      await target.prepare(loc);
-      const schema = loc.schema as string;
-      const a = await node(`${loc.url}?schema=${schema}`, 'tl-b');
-      assert.ok(a.cluster, 'a cluster node');
-      const ghost = new pg.Client({ connectionString: PG_URL, application_name: 'warren tl-slow listen' });
-      clients.push(ghost);
-      ghost.on('error', () => {});
-      await ghost.connect();
-      await ghost.query(
-        `insert into "${schema}".nodes (id, address, runtimes, epoch, state, joined_at, heartbeat_at, lease_until)
-         values ('tl-slow', null, '["command"]', 1, 'live', 0, 0, 1)`,
-      );
+      const { cluster, listen: ghost, schema, state } = await withGhost('tl-b', 'tl-slow');
       await ghost.query('select pg_advisory_lock(hashtext($1), hashtext($2))', [
         `warren:${schema}`,
         'cluster:takeover',
@@ -89,20 +89,14 @@ forEachStore(
       }
       const resume = setTimeout(() => process.kill(pid, 'SIGCONT'), 300);
       try {
-        await a.cluster.heartbeat();
+        await cluster.heartbeat();
       } finally {
         clearTimeout(resume);
         try {
           process.kill(pid, 'SIGCONT');
         } catch {} // it exited already
       }
-      const check = new pg.Client({ connectionString: PG_URL });
-      clients.push(check);
-      await check.connect();
-      const row = await check.query<{ state: string }>(
-        `select state from "${schema}".nodes where id = 'tl-slow'`,
-      );
-      assert.equal(row.rows[0]?.state, 'lost');
+      assert.equal(await state(), 'lost');
     });
   },
   { backends: ['postgres'] },

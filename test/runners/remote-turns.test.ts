@@ -129,27 +129,37 @@ class TurnHandle implements AgentHandle {
   async stop(): Promise<void> {}
 }
 
+/** A runner's agents with one runtime of TurnHandles (`handles`, in start order), its frames recorded; `sc` starts session s1. */
+function runnerRig() {
+  const handles: TurnHandle[] = [];
+  const runtime: Runtime = {
+    name: 'turns',
+    validate: () => {},
+    start: async (ctx) => {
+      const h = new TurnHandle(ctx.sink);
+      handles.push(h);
+      return h;
+    },
+  };
+  const frames: Array<Record<string, unknown>> = [];
+  const wire: Wire = {
+    request: async (f) => void frames.push(f),
+    send: (f) => frames.push(f),
+    url: () => 'http://127.0.0.1:9',
+  };
+  const agents = new RunnerAgents(new Map([['turns', runtime]]), 'test-turns', null, wire);
+  const sc = {
+    sessionId: 's1',
+    spec: { prompt: null, config: {}, cwd: null, model: null, env: {} },
+  } as unknown as StartContext;
+  return { agents, handles, frames, sc };
+}
+
 describe('runner: its agents’ turns', () => {
   it('an idle with input waiting here is not reported: the input is handed over, the turn goes on', async () => {
-    let handle: TurnHandle | undefined;
-    const runtime: Runtime = {
-      name: 'turns',
-      validate: () => {},
-      start: async (ctx) => (handle = new TurnHandle(ctx.sink)),
-    };
-    const frames: Array<Record<string, unknown>> = [];
-    const wire: Wire = {
-      request: async (f) => void frames.push(f),
-      send: (f) => frames.push(f),
-      url: () => 'http://127.0.0.1:9',
-    };
-    const agents = new RunnerAgents(new Map([['turns', runtime]]), 'test-turns', null, wire);
-    const sc = {
-      sessionId: 's1',
-      spec: { prompt: null, config: {}, cwd: null, model: null, env: {} },
-    } as unknown as StartContext;
+    const { agents, handles, frames, sc } = runnerRig();
     assert.deepEqual(await agents.start('turns', sc), { acksOnDeliver: false, ready: true });
-    const h = handle!;
+    const h = handles[0]!;
     const idles = () => frames.filter((f) => f.method === 'idle');
 
     agents.deliver('s1', input('a'));
@@ -177,27 +187,7 @@ describe('runner: its agents’ turns', () => {
   });
 
   it("a stopped agent's late reports are not sent: the session's next agent here is not told its turn ended", async () => {
-    const handles: TurnHandle[] = [];
-    const runtime: Runtime = {
-      name: 'turns',
-      validate: () => {},
-      start: async (ctx) => {
-        const h = new TurnHandle(ctx.sink);
-        handles.push(h);
-        return h;
-      },
-    };
-    const frames: Array<Record<string, unknown>> = [];
-    const wire: Wire = {
-      request: async (f) => void frames.push(f),
-      send: (f) => frames.push(f),
-      url: () => 'http://127.0.0.1:9',
-    };
-    const agents = new RunnerAgents(new Map([['turns', runtime]]), 'test-late', null, wire);
-    const sc = {
-      sessionId: 's1',
-      spec: { prompt: null, config: {}, cwd: null, model: null, env: {} },
-    } as unknown as StartContext;
+    const { agents, handles, frames, sc } = runnerRig();
     await agents.start('turns', sc);
     const first = handles[0]!;
     agents.deliver('s1', input('a'), 1);
