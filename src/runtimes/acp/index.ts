@@ -21,13 +21,13 @@ export class AcpRuntime implements Runtime {
   readonly confines = true;
 
   validate(spec: AgentSpec): void {
-    const [cmd] = readCommand(spec, this.name);
+    const [cmd] = readCommand(spec, this.name).argv;
     readConfig(spec);
     requireExecutable(cmd, this.name);
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const [cmd, ...args] = readCommand(ctx.spec, this.name);
+    const [cmd, ...args] = readCommand(ctx.spec, this.name).argv;
     const config = readConfig(ctx.spec);
     const exe = requireExecutable(cmd, this.name);
     // The ACP SDK loads with the first ACP agent, not with every server.

@@ -12,18 +12,15 @@ const schema = z.looseObject({
   turns: z.boolean({ error: 'must be true (it reports turns) or false (it never does)' }).optional(),
 });
 
-/** The argv to run. */
-export function readCommand(spec: AgentSpec, runtime = 'command'): [string, ...string[]] {
-  parseConfig(runtime, schema, spec.config);
-  return commandLine(spec, runtime);
-}
-
 /**
- * Whether it says it reports turns (`config.turns`): true, it is handed nothing before its
- * startup idle however slowly it starts; false, it is handed input at once; unset, it is judged
- * by its first lines (agent.ts, QUIET_START_MS).
+ * The argv to run, and what it says of its turns (`config.turns`): true, it is handed nothing
+ * before its startup idle however slowly it starts; false, it is handed input at once; unset,
+ * it is judged by its first lines (agent.ts, QUIET_START_MS).
  */
-export function readTurns(spec: AgentSpec): boolean | undefined {
-  const turns = (spec.config as { turns?: unknown } | undefined)?.turns;
-  return typeof turns === 'boolean' ? turns : undefined;
+export function readCommand(
+  spec: AgentSpec,
+  runtime = 'command',
+): { argv: [string, ...string[]]; turns: boolean | undefined } {
+  const { turns } = parseConfig(runtime, schema, spec.config);
+  return { argv: commandLine(spec, runtime), turns };
 }

@@ -5,7 +5,7 @@ import { requireExecutable, spawnGroup } from '../process.ts';
 import { trackGroup } from '../tracked.ts';
 import type { AgentContext, AgentHandle, AgentSpec, Runtime } from '../types.ts';
 import { CommandAgent } from './agent.ts';
-import { readCommand, readTurns } from './config.ts';
+import { readCommand } from './config.ts';
 
 /**
  * Any executable as an agent. It gets the kernel's URL and its session token in its
@@ -19,12 +19,13 @@ export class CommandRuntime implements Runtime {
   readonly confines = true;
 
   validate(spec: AgentSpec): void {
-    const [cmd] = readCommand(spec);
+    const [cmd] = readCommand(spec).argv;
     requireExecutable(cmd, this.name);
   }
 
   async start(ctx: AgentContext): Promise<AgentHandle> {
-    const [cmd, ...args] = readCommand(ctx.spec);
+    const { argv, turns } = readCommand(ctx.spec);
+    const [cmd, ...args] = argv;
     const exe = requireExecutable(cmd, this.name);
     const confine = confineOptions(ctx, ctx.spec.cwd ?? process.cwd());
     const child = spawnGroup(exe, args, {
@@ -42,6 +43,6 @@ export class CommandRuntime implements Runtime {
       ...(ctx.deadline ? { deadline: ctx.deadline } : {}),
     });
     trackGroup(child, ctx.sink);
-    return new CommandAgent(ctx, child, basename(cmd), readTurns(ctx.spec));
+    return new CommandAgent(ctx, child, basename(cmd), turns);
   }
 }
