@@ -46,8 +46,6 @@ interface Life {
 /** One agent running here: its handle and the input waiting for its next safe point. */
 class Hosted {
   queue: AgentInput[] = [];
-  /** Ended (stopped, or its exit reported): what it reports later is no agent's of the session. */
-  over = false;
   timer: NodeJS.Timeout | undefined;
   /** The server's number of the last batch queued, and of the last handed to the agent. */
   last: number | undefined;
@@ -74,7 +72,6 @@ class Hosted {
   }
 
   dispose(): void {
-    this.over = true;
     if (this.timer) clearTimeout(this.timer);
     this.queue = [];
   }
@@ -178,7 +175,8 @@ export class RunnerAgents {
    * for the next agent's, and its idle would acknowledge input that agent never read.
    */
   private sinkOf(id: string, life: Life): AgentSink {
-    const gone = () => life.failed || life.hosted?.over === true;
+    // Ended: its start failed, or it was hosted and is not now (stopped, or its exit reported).
+    const gone = () => life.failed || (life.hosted !== undefined && this.hosted.get(id) !== life.hosted);
     const report = (method: string, args: unknown[] = [], more: Record<string, unknown> = {}) => {
       if (gone()) return Promise.resolve();
       const done = this.wire.request({ t: 'sink', session: id, method, args, ...more }).then(() => {
@@ -220,7 +218,7 @@ export class RunnerAgents {
       exit: (result) => {
         if (gone()) return;
         const h = life.hosted;
-        if (h && this.hosted.get(id) === h) this.hosted.delete(id);
+        if (h) this.hosted.delete(id);
         h?.dispose();
         // Past the server's deadline its watcher ended it: not a crash to report (it would end
         // the session) but a lost server; the connection is dropped and the session suspended.
