@@ -78,6 +78,7 @@ async function serveLocked(
     durability: opts.durability,
     ...(opts.maxSearchMs !== undefined ? { maxSearchMs: opts.maxSearchMs } : {}),
     ...(opts.callsPerTurn !== undefined ? { callsPerTurn: opts.callsPerTurn } : {}),
+    ...(opts.callSliceMs !== undefined ? { callSliceMs: opts.callSliceMs } : {}),
     ...(opts.dbPoolMax !== undefined ? { dbPoolMax: opts.dbPoolMax } : {}),
     deferResume: true,
     ...(opts.db ? { db: opts.db } : {}),

@@ -1,7 +1,7 @@
 import { defaultClusterConfig } from '../cluster/config.ts';
 import { defaultKernelConfig } from '../kernel/config.ts';
 import { HEAVY_READ_MS } from '../store/limits.ts';
-import { CALLS_PER_TURN } from '../syscalls/loop-share.ts';
+import { CALL_SLICE_MS, CALLS_PER_TURN } from '../syscalls/loop-share.ts';
 
 /**
  * MCP sessions over Streamable HTTP: the cap per credential, and how long one may sit idle
@@ -37,6 +37,7 @@ export function configDefaults(): Record<string, unknown> {
     'limits.maxSessionsPerRuntime': k.limits.maxSessionsPerRuntime ?? {},
     'limits.maxSearchMs': HEAVY_READ_MS,
     'limits.callsPerTurn': CALLS_PER_TURN,
+    'limits.callSliceMs': CALL_SLICE_MS,
     'tiers.root': null,
     'tiers.orchestrator': null,
     'tiers.agent': null,

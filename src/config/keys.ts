@@ -168,6 +168,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     summary: 'calls started in one turn of the event loop; more wait, round robin by caller',
   },
   {
+    path: 'limits.callSliceMs',
+    env: 'WARREN_CALL_SLICE_MS',
+    flag: 'call-slice-ms',
+    kind: 'int',
+    summary: "after a turn's first call, more start only while the turn has spent less than this (ms)",
+  },
+  {
     path: 'tiers.root',
     unset: '(jobs decide)',
     env: 'WARREN_TIER_ROOT',

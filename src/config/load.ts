@@ -92,6 +92,7 @@ export function loadConfig(input: ConfigInput): LoadedConfig {
       durability: v('server.durability'),
       maxSearchMs: v('limits.maxSearchMs'),
       callsPerTurn: v('limits.callsPerTurn'),
+      callSliceMs: v('limits.callSliceMs'),
       dbPoolMax: v('server.dbPoolMax'),
       kernel,
       cluster: {

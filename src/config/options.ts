@@ -18,6 +18,8 @@ export interface ServeOptions {
   maxSearchMs?: number;
   /** The most calls that start in one turn of the event loop (src/syscalls/loop-share.ts). */
   callsPerTurn?: number;
+  /** After a turn's first call, more start only while the turn has spent less than this (ms). */
+  callSliceMs?: number;
   /** PostgreSQL: the reader pool's size (the writer has its own connection). */
   dbPoolMax?: number;
   demo: boolean;

@@ -30,6 +30,7 @@ export const LEAF_SCHEMAS: Record<string, z.ZodType> = {
   'limits.maxSessionsPerRuntime': z.record(z.string().min(1), positiveInt),
   'limits.maxSearchMs': z.number().int().min(100).max(600_000),
   'limits.callsPerTurn': z.number().int().min(1).max(10_000),
+  'limits.callSliceMs': z.number().min(0).max(1_000),
   'tiers.root': names,
   'tiers.orchestrator': names,
   'tiers.agent': names,

@@ -3,25 +3,40 @@
  * call starts on the one main thread, and what a call starts (its commit, the deliveries it
  * causes, its answer) runs in the same turn of the loop. Ten clients that each keep a call in
  * flight made turns of 25–30 ms of work, and `/healthz`, like any other caller, waited behind
- * them: p99 73 ms on a quiet machine. So at most `perTurn` calls start in one turn; the rest
- * wait for the following turns (setImmediate: after the loop has read its sockets again),
- * taken one per caller in turn, so one caller's flood cannot fill every turn either.
+ * them: p99 73 ms on a quiet machine. So a turn starts calls while it is young; the rest wait
+ * for the following turns (setImmediate: after the loop has read its sockets again), taken one
+ * per caller in turn, so one caller's flood cannot fill every turn either.
+ *
+ * "Young" is a time, not only a count: after the first call of a turn, more start while less
+ * than `sliceMs` has passed since it (the time includes what the started calls did meanwhile:
+ * microtasks run between the loop's callbacks), and never more than `perTurn`. A bound of two
+ * calls alone held 1 ms-apart writes to 100 subscribers each in a queue (publish p99 39 ms
+ * against 11 ms unbounded), while a bound of four let a flood of costly calls make 41–87 ms
+ * turns; cheap calls now share a turn and costly ones do not.
  */
-/**
- * Calls started in one turn of the loop: enough that a burst costs no extra turn in the common
- * case, few enough that a turn stays short under a flood (docs/performance.md, the stall rows).
- */
-export const CALLS_PER_TURN = 2;
+/** The most calls started in one turn of the loop, however cheap (`limits.callsPerTurn`). */
+export const CALLS_PER_TURN = 8;
+/** After a turn's first call, more start only while this much of the turn (ms) has passed. */
+export const CALL_SLICE_MS = 2;
 
 export class LoopShare {
   /** Calls started in this turn; reset once the turn has run (setImmediate). */
   private started = 0;
+  /** When this turn's first call started (`now()`). */
+  private turnStart = 0;
+  /** What one call's turn has cost lately (ms): a moving average over whole turns. */
+  private callCost = 0;
   /** Waiting calls by caller, in arrival order; the map's order is the round robin's. */
   private readonly waiting = new Map<string, Array<() => void>>();
   private draining = false;
 
-  constructor(private readonly perTurn: number) {
+  constructor(
+    private readonly perTurn: number,
+    private readonly sliceMs: number = CALL_SLICE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     if (!Number.isInteger(perTurn) || perTurn < 1) throw new Error('callsPerTurn: a whole number ≥ 1');
+    if (!(sliceMs >= 0)) throw new Error('callSliceMs: a number ≥ 0');
   }
 
   /** Calls waiting for a later turn (`Warren.callsWaiting`). */
@@ -53,14 +68,28 @@ export class LoopShare {
     });
   }
 
-  /** Count one call against this turn, if it has room. */
+  /** Count one call against this turn, if it has room: the first always, more while it is young. */
   private take(): boolean {
+    const now = this.now();
+    if (this.started === 0) {
+      this.started = 1;
+      this.turnStart = now;
+      setImmediate(() => this.endTurn());
+      return true;
+    }
     if (this.started >= this.perTurn) return false;
-    if (this.started++ === 0) setImmediate(() => this.endTurn());
+    if (Math.max(now - this.turnStart, this.started * this.callCost) >= this.sliceMs) return false;
+    this.started++;
     return true;
   }
 
+  /**
+   * The turn has run (its calls' work with it; a pending immediate keeps the loop from waiting
+   * for I/O meanwhile): fold what a call cost in it into the average.
+   */
   private endTurn(): void {
+    const cost = (this.now() - this.turnStart) / this.started;
+    this.callCost += (cost - this.callCost) / 4;
     this.started = 0;
   }
 

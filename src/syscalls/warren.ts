@@ -33,7 +33,7 @@ import { Contributions } from './contributions.ts';
 import { DEFAULT_LIMITS, type DispatchPolicy, dispatch, type SyscallTable } from './dispatch.ts';
 import { Gate, type GatingPolicy } from './gate.ts';
 import { PluginHost, type PluginSelection } from './host.ts';
-import { CALLS_PER_TURN, LoopShare } from './loop-share.ts';
+import { CALL_SLICE_MS, CALLS_PER_TURN, LoopShare } from './loop-share.ts';
 import { builtinPlugins } from './plugins.ts';
 
 export interface WarrenOptions {
@@ -74,6 +74,8 @@ export interface WarrenOptions {
   jwt?: JwtOptions;
   /** The most calls that start in one turn of the loop (loop-share.ts); default CALLS_PER_TURN. */
   callsPerTurn?: number;
+  /** After a turn's first call, more start only while it has spent less (ms); default CALL_SLICE_MS. */
+  callSliceMs?: number;
 }
 
 /** What a surface passes along with a call besides the input. */
@@ -134,7 +136,7 @@ export class Warren implements Authority {
     const url = opts.db ?? join(opts.dataDir ?? '.warren', 'warren.db');
     const clusterConfig = { ...defaultClusterConfig(), ...opts.cluster };
     // Before anything is opened: a bad count throws here, leaving nothing to close.
-    const share = new LoopShare(opts.callsPerTurn ?? CALLS_PER_TURN);
+    const share = new LoopShare(opts.callsPerTurn ?? CALLS_PER_TURN, opts.callSliceMs ?? CALL_SLICE_MS);
     // The bubblewrap probe is a child process: it runs while the store opens and migrates
     // (the kernel awaits it in its start; a failure is reported there).
     const containment = resolveContainment(opts.kernel?.containment ?? defaultKernelConfig().containment);

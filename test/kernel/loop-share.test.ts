@@ -1,7 +1,8 @@
 /**
  * Fairness at the loop (src/syscalls/loop-share.ts): at most `perTurn` calls start in one turn
- * of the loop; the rest start in later turns, one per caller in turn. Checked by the order and
- * the turns calls start in, never by a time.
+ * of the loop, and after the first only while the turn has spent less than its slice; the rest
+ * start in later turns, one per caller in turn. Checked by the order and the turns calls start
+ * in, with the share's clock in the test's hands, never by a wall time.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { loopTurns } from '../helpers/loop-turns.ts';
 import { testKernel } from '../helpers/warrens.ts';
 
 it('starts at most perTurn calls in one turn; the rest in the turns after, none lost', async () => {
-  const share = new LoopShare(3);
+  const share = new LoopShare(3, Number.POSITIVE_INFINITY);
   const turns = loopTurns();
   const startedIn: number[] = [];
   const calls = Array.from({ length: 10 }, (_, i) =>
@@ -36,7 +37,7 @@ it('starts at most perTurn calls in one turn; the rest in the turns after, none 
 });
 
 it('serves waiting callers round robin: one caller’s flood does not hold another’s call', async () => {
-  const share = new LoopShare(2);
+  const share = new LoopShare(2, Number.POSITIVE_INFINITY);
   const order: string[] = [];
   const call = (caller: string, tag: string) =>
     share.admit(caller, async () => {
@@ -70,8 +71,69 @@ it('a call that throws while starting, or rejects, rejects its caller only', asy
   assert.equal(await after, 'after');
 });
 
-it('refuses a count that is not a whole number ≥ 1', () => {
+it('after a turn’s first call, starts more only while the turn has spent less than its slice', async () => {
+  let clock = 0;
+  const share = new LoopShare(8, 2, () => clock);
+  const turns = loopTurns();
+  const startedIn: number[] = [];
+  // Each call's work takes 1.5 ms of the (test's) clock as it starts.
+  const call = () =>
+    share.admit('operator:a', async () => {
+      startedIn.push(turns.now());
+      clock += 1.5;
+    });
+  const first = [call(), call(), call()];
+  assert.equal(startedIn.length, 2, 'the second started at 1.5 ms into the turn; the third, at 3 ms, waits');
+  await Promise.all(first);
+  turns.stop();
+  assert.notEqual(startedIn[2], startedIn[0], 'the third started in a later turn');
+});
+
+it('a drain starts fewer calls once calls have cost whole turns: one costly call a turn', async () => {
+  let clock = 0;
+  const share = new LoopShare(8, 2, () => clock);
+  const turns = loopTurns();
+  const startedIn: number[] = [];
+  // Each call's work runs after it has started (as a commit's does), 5 ms of the clock.
+  const call = () =>
+    share.admit('operator:a', async () => {
+      startedIn.push(turns.now());
+      await Promise.resolve();
+      clock += 5;
+    });
+  // Teach it what a call costs: a few turns of one call each.
+  for (let i = 0; i < 4; i++) await call();
+  startedIn.length = 0;
+  await Promise.all(Array.from({ length: 6 }, call));
+  turns.stop();
+  const perTurn = new Map<number, number>();
+  for (const t of startedIn) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+  assert.equal(startedIn.length, 6);
+  assert.ok(Math.max(...perTurn.values()) === 1, `calls started per turn: ${JSON.stringify([...perTurn])}`);
+});
+
+it('cheap calls share a turn up to the count', async () => {
+  let clock = 0;
+  const share = new LoopShare(4, 2, () => clock);
+  const started: number[] = [];
+  const calls = Array.from({ length: 6 }, (_, i) =>
+    share.admit('operator:a', async () => {
+      started.push(i);
+      clock += 0.1;
+    }),
+  );
+  assert.deepEqual(
+    started,
+    [0, 1, 2, 3],
+    'four at 0.1 ms each fit the 2 ms slice; the count stops the fifth',
+  );
+  await Promise.all(calls);
+  assert.deepEqual(started, [0, 1, 2, 3, 4, 5]);
+});
+
+it('refuses a count that is not a whole number ≥ 1, and a slice that is not a number ≥ 0', () => {
   for (const bad of [0, -1, 1.5, Number.NaN]) assert.throws(() => new LoopShare(bad), /callsPerTurn/);
+  for (const bad of [-1, Number.NaN]) assert.throws(() => new LoopShare(2, bad), /callSliceMs/);
 });
 
 it('a warren’s calls go through it: a burst past the bound waits its turns, and every call is answered in order', async () => {
