@@ -183,17 +183,14 @@ class ScriptAgent implements AgentHandle {
       let said: Promise<void> | undefined;
       for (;;) {
         // The answer's output and the idle that ends its turn are reported in the same tick:
-        // one write, in order. A failed output still fails the script.
+        // one write, in order. The next input waits until the answer is recorded.
         const next = this.waitForInput();
         if (said) await said;
         const input = await next;
         if (!input) return true;
         said = step.listen.say
-          ? sink.output(interpolate(step.listen.say, { ...this.vars, input: scriptInput(input) }))
+          ? this.answer(interpolate(step.listen.say, { ...this.vars, input: scriptInput(input) }))
           : undefined;
-        // Awaited (and its failure thrown) at the next input; until then a refusal must not
-        // count as unhandled.
-        said?.catch(() => {});
       }
     } else if ('call' in step) {
       const res = await call(step.call.syscall, v(step.call.input));
@@ -203,6 +200,26 @@ class ScriptAgent implements AgentHandle {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A listener's answer, written until it is recorded. One refused (the database unreachable
+   * for a moment) leaves its turn's input unacknowledged, but this agent is not handed that
+   * input again, and its next turn acknowledges it: the answer is the only record that it was
+   * heard, so it is tried again rather than given up, or the script failed for it (a crashed
+   * session answers nothing more). Given up once the agent is stopped (its node fenced: the
+   * session's next agent is handed the input again). Never rejects.
+   */
+  private async answer(text: string): Promise<void> {
+    for (let wait = ANSWER_RETRY_MS; ; wait = Math.min(wait * 2, ANSWER_RETRY_MAX_MS)) {
+      try {
+        return await this.ctx.sink.output(text);
+      } catch {
+        if (this.stopped) return;
+        await new Promise<void>((resolve) => this.ctx.clock.setTimeout(resolve, wait));
+        if (this.stopped) return;
+      }
+    }
   }
 
   /** A pattern that runs out of time counts as no match; the log says so. */
@@ -272,6 +289,10 @@ class ScriptAgent implements AgentHandle {
     return JSON.parse(JSON.stringify(rest));
   }
 }
+
+/** A refused answer is written again after this, doubling up to the max (ms). */
+const ANSWER_RETRY_MS = 100;
+const ANSWER_RETRY_MAX_MS = 2000;
 
 /** What was sent: the messages' own text, one per line, without the delivery envelope. */
 const sent = (input: AgentInput): string => input.messages.map((m) => m.text).join('\n');
