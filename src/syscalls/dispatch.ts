@@ -132,7 +132,14 @@ export async function dispatch(
   policy.gate.guard?.(caller.principal, name, parsed.data);
   // The caller is gone (client closed, request cancelled): do not start work for nobody.
   if (caller.signal?.aborted) throw new WarrenError('unavailable', `${name}: the caller went away`);
-  const ctx: SyscallContext = { ...caller, self: syscall.plugin ? policy.self?.(syscall.plugin) : undefined };
+  // One shape for every call's context (a spread of the caller's made as many as callers had optional fields).
+  const ctx: SyscallContext = {
+    principal: caller.principal,
+    kernel: caller.kernel,
+    self: syscall.plugin ? policy.self?.(syscall.plugin) : undefined,
+    signal: caller.signal,
+    progress: caller.progress,
+  };
   const result = await syscall.handler(ctx, parsed.data);
   // The output schema is a promise to every client: a handler that breaks it is a kernel bug.
   const out = syscall.output.safeParse(result);

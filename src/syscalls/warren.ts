@@ -288,9 +288,12 @@ export class Warren implements Authority {
     // In-process agents call with a bare principal; surfaces bring one `authenticate` built.
     const who =
       principal.kind === 'session' && !principal.tools ? await this.withTools(principal) : principal;
-    const ctx: Omit<SyscallContext, 'self'> = { principal: who, kernel: this.kernel };
-    if (extra.signal) ctx.signal = extra.signal;
-    if (extra.progress) ctx.progress = extra.progress;
+    const ctx: Omit<SyscallContext, 'self'> = {
+      principal: who,
+      kernel: this.kernel,
+      signal: extra.signal,
+      progress: extra.progress,
+    };
     // In a cluster an agent's every write is conditioned on its session being this node's
     // under its current epoch (issue 26): a node that lost it writes nothing more for it.
     if (who.kind === 'session' && this.kernel.node.clustered) {

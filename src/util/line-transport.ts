@@ -11,6 +11,8 @@ const BLOCK = 4096;
 /** JSON-RPC's "Invalid Request". */
 const INVALID_REQUEST = -32600;
 
+const tooLong = (max: number) => `a line longer than ${max} bytes: connection closed`;
+
 /**
  * MCP over one socket connection, a message per line (as stdio). Replaces the SDK's stdio
  * transport there, whose buffer concatenated every chunk onto the whole unterminated line
@@ -80,13 +82,20 @@ export class LineTransport implements Transport {
   private readonly onData = (chunk: Buffer) => {
     let from = 0;
     for (let nl = chunk.indexOf(0x0a); nl >= 0 && !this.closed; nl = chunk.indexOf(0x0a, from)) {
-      if (!this.gather(chunk.subarray(from, nl))) return;
-      this.endBlock();
-      const text = Buffer.concat(this.pieces, this.length).toString('utf8').replace(/\r$/, '');
-      this.pieces = [];
-      this.length = 0;
+      let text: string;
+      if (this.length === 0) {
+        // The whole line is in this chunk (the usual request): read it from there, no copy.
+        if (nl - from > this.maxLineBytes) return this.refuse(tooLong(this.maxLineBytes));
+        text = chunk.toString('utf8', from, nl);
+      } else {
+        if (!this.gather(chunk.subarray(from, nl))) return;
+        this.endBlock();
+        text = Buffer.concat(this.pieces, this.length).toString('utf8');
+        this.pieces = [];
+        this.length = 0;
+      }
       from = nl + 1;
-      this.deliver(text);
+      this.deliver(text.charCodeAt(text.length - 1) === 0x0d ? text.slice(0, -1) : text);
     }
     if (!this.closed && from < chunk.length) this.gather(chunk.subarray(from));
   };
@@ -94,7 +103,7 @@ export class LineTransport implements Transport {
   /** Add to the line being read; false (and the connection closing) when it would pass the cap. */
   private gather(bytes: Buffer): boolean {
     if (this.length + bytes.length > this.maxLineBytes) {
-      this.refuse(`a line longer than ${this.maxLineBytes} bytes: connection closed`);
+      this.refuse(tooLong(this.maxLineBytes));
       return false;
     }
     this.length += bytes.length;

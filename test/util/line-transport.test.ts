@@ -103,3 +103,79 @@ it('a line under the cap is delivered whole and nothing of it is held after', as
   assert.equal(s.transport.heldBytes, 0);
   peer.destroy();
 });
+
+/** A new peer and the transport that serves it. */
+async function peerAndTransport(): Promise<{ peer: Socket; transport: LineTransport; said: () => string }> {
+  const before = served.length;
+  const peer = connect(join(dir, 's.sock'));
+  peer.on('error', () => {});
+  let said = '';
+  peer.setEncoding('utf8');
+  peer.on('data', (d: string) => {
+    said += d;
+  });
+  await new Promise<void>((r) => peer.once('connect', () => r()));
+  for (let i = 0; i < 1000 && served.length === before; i++) await new Promise((r) => setTimeout(r, 5));
+  return { peer, transport: served[before]!.transport, said: () => said };
+}
+
+it('whole lines in one chunk are delivered each, a CRLF line without its CR', async () => {
+  const { peer, transport } = await peerAndTransport();
+  const got: unknown[] = [];
+  const three = new Promise<void>((r) => {
+    transport.onmessage = (m) => {
+      got.push(m);
+      if (got.length === 3) r();
+    };
+  });
+  const note = (n: number) => JSON.stringify({ jsonrpc: '2.0', method: `notifications/${n}` });
+  // One write: the server reads it as one chunk (or a few), every line whole in it.
+  peer.write(`${note(1)}\n${note(2)}\r\n\n${note(3)}\n`);
+  await three;
+  assert.deepEqual(
+    got.map((m) => (m as { method: string }).method),
+    ['notifications/1', 'notifications/2', 'notifications/3'],
+  );
+  assert.equal(transport.heldBytes, 0);
+  peer.destroy();
+});
+
+it('a line over the cap that arrives whole, newline and all, is refused as one that does not', async () => {
+  // A server of a small cap: the whole line, newline and all, comes in one read.
+  const small = 100;
+  const transports: LineTransport[] = [];
+  const got: unknown[] = [];
+  const srv = createServer((conn) => {
+    conn.on('error', () => {});
+    const t = new LineTransport(conn, small);
+    t.onmessage = (m) => got.push(m);
+    transports.push(t);
+    void t.start();
+  });
+  const path = join(dir, 'small.sock');
+  await new Promise<void>((r) => srv.listen(path, r));
+  const peer = connect(path);
+  try {
+    peer.on('error', () => {});
+    let said = '';
+    peer.setEncoding('utf8');
+    peer.on('data', (d: string) => {
+      said += d;
+    });
+    const closed = new Promise<void>((r) => peer.once('close', () => r()));
+    await new Promise<void>((r) => peer.once('connect', () => r()));
+    const fits = JSON.stringify({ jsonrpc: '2.0', method: 'n' });
+    peer.write(`${fits}
+${fits}${' '.repeat(small - fits.length + 1)}
+${fits}
+`);
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000).unref())]);
+    assert.match(said, new RegExp(`longer than ${small} bytes: connection closed`));
+    assert.equal(got.length, 1, 'the line before it delivered; the one after it never read');
+    assert.equal(transports[0]?.heldBytes, 0);
+  } finally {
+    peer.destroy();
+    for (const t of transports) await t.close();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});
