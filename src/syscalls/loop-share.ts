@@ -24,8 +24,11 @@ export class LoopShare {
   private started = 0;
   /** When this turn's first call started (`now()`). */
   private turnStart = 0;
-  /** What one call's turn has cost lately (ms): a moving average over whole turns. */
+  /** What one call's turn has cost lately (ms): a moving average over the turns watched. */
   private callCost = 0;
+  private measured = false;
+  /** This turn's end is awaited (`endTurn` is scheduled). */
+  private watching = false;
   /** Waiting calls by caller, in arrival order; the map's order is the round robin's. */
   private readonly waiting = new Map<string, Array<() => void>>();
   private draining = false;
@@ -68,14 +71,24 @@ export class LoopShare {
     });
   }
 
-  /** Count one call against this turn, if it has room: the first always, more while it is young. */
+  /**
+   * Count one call against this turn, if it has room: the first always, more while it is young.
+   * A turn's end is only watched for (a `setImmediate`) once a second call comes within a slice
+   * of its first: one call at a time, the usual traffic, then costs no extra turn of the loop
+   * each (an immediate makes the loop poll once more before it sleeps: 2 µs of a 40 µs round
+   * trip). Unwatched, a call a slice or more after the first starts a turn of its own, and one
+   * sooner is counted with it, as if in the same turn: at worst a bound a slice early.
+   */
   private take(): boolean {
     const now = this.now();
-    if (this.started === 0) {
+    if (this.started === 0 || (!this.watching && now - this.turnStart >= this.sliceMs)) {
       this.started = 1;
       this.turnStart = now;
-      setImmediate(() => this.endTurn());
       return true;
+    }
+    if (!this.watching) {
+      this.watching = true;
+      setImmediate(this.endTurn);
     }
     if (this.started >= this.perTurn) return false;
     if (Math.max(now - this.turnStart, this.started * this.callCost) >= this.sliceMs) return false;
@@ -85,13 +98,16 @@ export class LoopShare {
 
   /**
    * The turn has run (its calls' work with it; a pending immediate keeps the loop from waiting
-   * for I/O meanwhile): fold what a call cost in it into the average.
+   * for I/O meanwhile): fold what a call cost in it into the average (the first measure is
+   * taken as it is).
    */
-  private endTurn(): void {
+  private readonly endTurn = (): void => {
     const cost = (this.now() - this.turnStart) / this.started;
-    this.callCost += (cost - this.callCost) / 4;
+    this.callCost = this.measured ? this.callCost + (cost - this.callCost) / 4 : cost;
+    this.measured = true;
     this.started = 0;
-  }
+    this.watching = false;
+  };
 
   private scheduleDrain(): void {
     if (this.draining) return;

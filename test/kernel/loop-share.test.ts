@@ -101,8 +101,10 @@ it('a drain starts fewer calls once calls have cost whole turns: one costly call
       await Promise.resolve();
       clock += 5;
     });
-  // Teach it what a call costs: a few turns of one call each.
-  for (let i = 0; i < 4; i++) await call();
+  // Teach it what a call costs: a burst (nothing known yet, all of it starts in one turn, whose
+  // end is watched and measured).
+  await Promise.all(Array.from({ length: 4 }, call));
+  assert.equal(new Set(startedIn).size, 1, 'the first burst, in one turn');
   startedIn.length = 0;
   await Promise.all(Array.from({ length: 6 }, call));
   turns.stop();
@@ -110,6 +112,26 @@ it('a drain starts fewer calls once calls have cost whole turns: one costly call
   for (const t of startedIn) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
   assert.equal(startedIn.length, 6);
   assert.ok(Math.max(...perTurn.values()) === 1, `calls started per turn: ${JSON.stringify([...perTurn])}`);
+});
+
+it('one call at a time schedules nothing: the loop need not turn once more for the share', async () => {
+  let clock = 0;
+  const share = new LoopShare(8, 2, () => clock);
+  const real = globalThis.setImmediate;
+  let scheduled = 0;
+  globalThis.setImmediate = ((fn: (...args: unknown[]) => void, ...args: unknown[]) => {
+    scheduled++;
+    return real(fn, ...args);
+  }) as typeof setImmediate;
+  try {
+    for (let i = 0; i < 50; i++) {
+      await share.admit('operator:a', async () => {});
+      clock += 3; // the next call comes a slice later
+    }
+  } finally {
+    globalThis.setImmediate = real;
+  }
+  assert.equal(scheduled, 0);
 });
 
 it('cheap calls share a turn up to the count', async () => {
