@@ -1,4 +1,6 @@
 import { SliceGate } from '../../util/slice-gate.ts';
+import { WarrenError } from '../../vocab/errors.ts';
+import { isDatabaseUnreachable } from '../../vocab/unreachable.ts';
 import type { AgentContext, AgentHandle, AgentInput, Runtime } from '../types.ts';
 import { loadScript, type Script, type Step } from './format.ts';
 import { type ScriptLimits, scriptLimits } from './limits.ts';
@@ -183,7 +185,8 @@ class ScriptAgent implements AgentHandle {
       let said: Promise<void> | undefined;
       for (;;) {
         // The answer's output and the idle that ends its turn are reported in the same tick:
-        // one write, in order. The next input waits until the answer is recorded.
+        // one write, in order. The next input waits until the answer is recorded; one refused
+        // for good fails the script.
         const next = this.waitForInput();
         if (said) await said;
         const input = await next;
@@ -191,6 +194,9 @@ class ScriptAgent implements AgentHandle {
         said = step.listen.say
           ? this.answer(interpolate(step.listen.say, { ...this.vars, input: scriptInput(input) }))
           : undefined;
+        // Awaited (and its failure thrown) before the next input; until then a refusal must
+        // not count as unhandled.
+        said?.catch(() => {});
       }
     } else if ('call' in step) {
       const res = await call(step.call.syscall, v(step.call.input));
@@ -203,19 +209,21 @@ class ScriptAgent implements AgentHandle {
   }
 
   /**
-   * A listener's answer, written until it is recorded. One refused (the database unreachable
-   * for a moment) leaves its turn's input unacknowledged, but this agent is not handed that
+   * A listener's answer, written until it is recorded. One refused for a moment (the database
+   * unreachable) leaves its turn's input unacknowledged, but this agent is not handed that
    * input again, and its next turn acknowledges it: the answer is the only record that it was
    * heard, so it is tried again rather than given up, or the script failed for it (a crashed
    * session answers nothing more). Given up once the agent is stopped (its node fenced: the
-   * session's next agent is handed the input again). Never rejects.
+   * session's next agent is handed the input again); a refusal for good (the session no longer
+   * runs here, on a runner) rejects, and the script fails as before.
    */
   private async answer(text: string): Promise<void> {
     for (let wait = ANSWER_RETRY_MS; ; wait = Math.min(wait * 2, ANSWER_RETRY_MAX_MS)) {
       try {
         return await this.ctx.sink.output(text);
-      } catch {
+      } catch (error) {
         if (this.stopped) return;
+        if (!momentary(error)) throw error;
         await new Promise<void>((resolve) => this.ctx.clock.setTimeout(resolve, wait));
         if (this.stopped) return;
       }
@@ -289,6 +297,10 @@ class ScriptAgent implements AgentHandle {
     return JSON.parse(JSON.stringify(rest));
   }
 }
+
+/** A refusal that may pass: the database unreachable, or the server saying so (503). */
+const momentary = (error: unknown): boolean =>
+  isDatabaseUnreachable(error) || (error instanceof WarrenError && error.code === 'unavailable');
 
 /** A refused answer is written again after this, doubling up to the max (ms). */
 const ANSWER_RETRY_MS = 100;
