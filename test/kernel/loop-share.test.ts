@@ -71,17 +71,27 @@ it('a call that throws while starting, or rejects, rejects its caller only', asy
   assert.equal(await after, 'after');
 });
 
-it('after a turn’s first call, starts more only while the turn has spent less than its slice', async () => {
-  let clock = 0;
-  const share = new LoopShare(8, 2, () => clock);
+/**
+ * A share of 8 calls a turn and a 2 ms slice on the test's clock, and calls whose work moves that
+ * clock by `ms` (at once, or after their first `await`, as a commit's work comes); the loop turn
+ * each started in.
+ */
+function timedShare(ms: number, after: 'at once' | 'after an await') {
+  const clock = { now: 0 };
+  const share = new LoopShare(8, 2, () => clock.now);
   const turns = loopTurns();
   const startedIn: number[] = [];
-  // Each call's work takes 1.5 ms of the (test's) clock as it starts.
   const call = () =>
     share.admit('operator:a', async () => {
       startedIn.push(turns.now());
-      clock += 1.5;
+      if (after === 'after an await') await Promise.resolve();
+      clock.now += ms;
     });
+  return { share, turns, startedIn, call };
+}
+
+it('after a turn’s first call, starts more only while the turn has spent less than its slice', async () => {
+  const { turns, startedIn, call } = timedShare(1.5, 'at once');
   const first = [call(), call(), call()];
   assert.equal(startedIn.length, 2, 'the second started at 1.5 ms into the turn; the third, at 3 ms, waits');
   await Promise.all(first);
@@ -90,17 +100,7 @@ it('after a turn’s first call, starts more only while the turn has spent less 
 });
 
 it('a drain starts fewer calls once calls have cost whole turns: one costly call a turn', async () => {
-  let clock = 0;
-  const share = new LoopShare(8, 2, () => clock);
-  const turns = loopTurns();
-  const startedIn: number[] = [];
-  // Each call's work runs after it has started (as a commit's does), 5 ms of the clock.
-  const call = () =>
-    share.admit('operator:a', async () => {
-      startedIn.push(turns.now());
-      await Promise.resolve();
-      clock += 5;
-    });
+  const { turns, startedIn, call } = timedShare(5, 'after an await');
   // Teach it what a call costs: a burst (nothing known yet, all of it starts in one turn, whose
   // end is watched and measured).
   await Promise.all(Array.from({ length: 4 }, call));

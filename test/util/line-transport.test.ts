@@ -43,8 +43,11 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it('an unterminated line is held up to the cap, dropped there, and the rest is never read', async () => {
-  const peer = connect(join(dir, 's.sock'));
+/** A peer connected to `path`: what the server said to it, and when it was closed. */
+async function connectPeer(
+  path: string,
+): Promise<{ peer: Socket; said: () => string; closed: Promise<void> }> {
+  const peer = connect(path);
   peer.on('error', () => {});
   let said = '';
   peer.setEncoding('utf8');
@@ -53,6 +56,11 @@ it('an unterminated line is held up to the cap, dropped there, and the rest is n
   });
   const closed = new Promise<void>((r) => peer.once('close', () => r()));
   await new Promise<void>((r) => peer.once('connect', () => r()));
+  return { peer, said: () => said, closed };
+}
+
+it('an unterminated line is held up to the cap, dropped there, and the rest is never read', async () => {
+  const { peer, said, closed } = await connectPeer(join(dir, 's.sock'));
   const total = 32 * CAP;
   const chunk = Buffer.alloc(16 * 1024, 'x');
   let written = 0;
@@ -75,7 +83,7 @@ it('an unterminated line is held up to the cap, dropped there, and the rest is n
   await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000).unref())]);
   assert.equal(open, false, 'the server closed the connection');
   const s = served.at(-1)!;
-  assert.match(said, new RegExp(`"id":null.*longer than ${CAP} bytes: connection closed`));
+  assert.match(said(), new RegExp(`"id":null.*longer than ${CAP} bytes: connection closed`));
   assert.ok(s.maxHeld <= CAP + BLOCK, `held at most the cap and a block (${s.maxHeld})`);
   assert.ok(s.maxHeld > CAP - 64 * 1024, `the line was held while it could still be one (${s.maxHeld})`);
   assert.equal(s.transport.heldBytes, 0, 'nothing held after the refusal');
@@ -105,18 +113,11 @@ it('a line under the cap is delivered whole and nothing of it is held after', as
 });
 
 /** A new peer and the transport that serves it. */
-async function peerAndTransport(): Promise<{ peer: Socket; transport: LineTransport; said: () => string }> {
+async function peerAndTransport(): Promise<{ peer: Socket; transport: LineTransport }> {
   const before = served.length;
-  const peer = connect(join(dir, 's.sock'));
-  peer.on('error', () => {});
-  let said = '';
-  peer.setEncoding('utf8');
-  peer.on('data', (d: string) => {
-    said += d;
-  });
-  await new Promise<void>((r) => peer.once('connect', () => r()));
+  const { peer } = await connectPeer(join(dir, 's.sock'));
   for (let i = 0; i < 1000 && served.length === before; i++) await new Promise((r) => setTimeout(r, 5));
-  return { peer, transport: served[before]!.transport, said: () => said };
+  return { peer, transport: served[before]!.transport };
 }
 
 it('whole lines in one chunk are delivered each, a CRLF line without its CR', async () => {
@@ -154,23 +155,12 @@ it('a line over the cap that arrives whole, newline and all, is refused as one t
   });
   const path = join(dir, 'small.sock');
   await new Promise<void>((r) => srv.listen(path, r));
-  const peer = connect(path);
+  const { peer, said, closed } = await connectPeer(path);
   try {
-    peer.on('error', () => {});
-    let said = '';
-    peer.setEncoding('utf8');
-    peer.on('data', (d: string) => {
-      said += d;
-    });
-    const closed = new Promise<void>((r) => peer.once('close', () => r()));
-    await new Promise<void>((r) => peer.once('connect', () => r()));
     const fits = JSON.stringify({ jsonrpc: '2.0', method: 'n' });
-    peer.write(`${fits}
-${fits}${' '.repeat(small - fits.length + 1)}
-${fits}
-`);
+    peer.write(`${fits}\n${fits}${' '.repeat(small - fits.length + 1)}\n${fits}\n`);
     await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000).unref())]);
-    assert.match(said, new RegExp(`longer than ${small} bytes: connection closed`));
+    assert.match(said(), new RegExp(`longer than ${small} bytes: connection closed`));
     assert.equal(got.length, 1, 'the line before it delivered; the one after it never read');
     assert.equal(transports[0]?.heldBytes, 0);
   } finally {
