@@ -20,7 +20,8 @@ import { call, forEachWarren, until } from '../helpers/warrens.ts';
 import { type Any, dataDir, groupsOf, socatSkip } from './helpers.ts';
 
 const home = mkdtempSync(join(tmpdir(), 'wg-claude-'));
-after(() => rmSync(home, { recursive: true, force: true }));
+// The CLI may still write its cache as its process ends: removal retries (as claude-agents.ts does).
+after(() => rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
 
 /** The model: send a message, then schedule a task, then say done — each through the group's socket. */
 function model(req: MessagesRequest) {

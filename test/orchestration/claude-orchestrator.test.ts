@@ -28,7 +28,7 @@ const root = mkdtempSync(join(tmpdir(), 'warren-claude-orch-'));
 const closers: Array<() => Promise<void>> = [];
 after(async () => {
   await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 const TOOL = 'mcp__warren__task_create';

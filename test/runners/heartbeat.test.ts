@@ -121,6 +121,11 @@ it('a paused server: its runner ends its agent on the deadline, reconnects, and 
     const a = agentsOf(id);
     return a.length === 1 ? a : undefined;
   });
+  // Its first line recorded before the pause: a report still on the wire when the runner drops
+  // the connection is the ended agent's, and is not sent again (the check below counts two lines).
+  await until('the agent said its pid', async () =>
+    (await outputs(server, id)).includes(`pid ${first!.pid}`) ? true : undefined,
+  );
   server.child.kill('SIGSTOP');
   try {
     await until('the agent ended while the server is paused', async () =>

@@ -40,7 +40,7 @@ afterEach(async () => {
 after(async () => {
   delete process.env[LEAK];
   await Promise.allSettled(closers.splice(0).map((c) => c()));
-  rmSync(root, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 const spec = (over: Partial<AgentSpec>): AgentSpec => ({
