@@ -25,9 +25,8 @@ export class LoopShare {
   private started = 0;
   /** When this turn's first call started (`now()`). */
   private turnStart = 0;
-  /** What one call's turn has cost lately (ms): a moving average over the turns watched. */
-  private callCost = 0;
-  private measured = false;
+  /** What one call's turn has cost lately (ms): a moving average over the turns watched; none yet, undefined. */
+  private callCost: number | undefined;
   /** This turn's end is awaited (`endTurn` is scheduled). */
   private watching = false;
   /** Waiting calls by caller, in arrival order; the map's order is the round robin's. */
@@ -92,7 +91,7 @@ export class LoopShare {
       setImmediate(this.endTurn);
     }
     if (this.started >= this.perTurn) return false;
-    if (Math.max(now - this.turnStart, this.started * this.callCost) >= this.sliceMs) return false;
+    if (Math.max(now - this.turnStart, this.started * (this.callCost ?? 0)) >= this.sliceMs) return false;
     this.started++;
     return true;
   }
@@ -104,8 +103,7 @@ export class LoopShare {
    */
   private readonly endTurn = (): void => {
     const cost = (this.now() - this.turnStart) / this.started;
-    this.callCost = this.measured ? this.callCost + (cost - this.callCost) / 4 : cost;
-    this.measured = true;
+    this.callCost = this.callCost === undefined ? cost : this.callCost + (cost - this.callCost) / 4;
     this.started = 0;
     this.watching = false;
   };

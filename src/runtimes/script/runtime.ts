@@ -224,6 +224,7 @@ class ScriptAgent implements AgentHandle {
       } catch (error) {
         if (this.stopped) return;
         if (!momentary(error)) throw error;
+        // Not `this.sleep`: its wake is the input wait's, which the listen loop has set by now.
         await new Promise<void>((resolve) => this.ctx.clock.setTimeout(resolve, wait));
         if (this.stopped) return;
       }
