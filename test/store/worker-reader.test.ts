@@ -57,7 +57,10 @@ describe('the heavy reader (SQLite)', () => {
   it('stops a read past its bound, then reads again; writes are refused', async () => {
     const store = await open('b', 200);
     try {
-      await assert.rejects(counting(500_000_000).execute(store.heavyReader), ReadTimeoutError);
+      // 15× the bound and more on any machine (3 s here), and no longer: a stopped worker's
+      // thread runs its SQLite call to the end (terminate() waits for JavaScript), and a
+      // 500M-row count kept this test's process alive 75 s after its last test.
+      await assert.rejects(counting(20_000_000).execute(store.heavyReader), ReadTimeoutError);
       const r = await counting(10).execute(store.heavyReader);
       assert.equal(r.rows[0]?.n, 10, 'a new worker took the next read');
       await assert.rejects(sql`create table u (x integer)`.execute(store.heavyReader), /only reads|readonly/);
