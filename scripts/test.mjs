@@ -14,8 +14,10 @@ import { tapDigest } from './tap-digest.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DURATIONS = process.env.WARREN_TEST_DURATIONS ?? join(ROOT, 'test', 'durations.json');
-/** A shard holds about this much work (seconds), fewer loads against a finer balance. */
-const SHARD_SECONDS = 90;
+/** A shard holds at most this much work (seconds): fewer loads against a finer balance. */
+const SHARD_SECONDS = 120;
+/** The shards at the end hold no less than this (seconds), what one more load is worth. */
+const TAIL_SECONDS = 20;
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -123,25 +125,37 @@ function knownDurations() {
 }
 
 /**
- * Longest files first, each into the shard with the least work so far, with as many shards as
- * the work fills at SHARD_SECONDS each (at least one a slot); a file with no recorded duration
- * counts as the median one. Shards are returned longest first, the order they should start in.
+ * Shards that shrink towards the end, as guided self-scheduling makes them: each takes the
+ * longest files left that fit in a share of the work left (a slot's half of it, at most
+ * SHARD_SECONDS, at least TAIL_SECONDS). Files' times vary from run to run by a tenth or more;
+ * equal shards left one slot running the last whole shard alone (a 13-shard run: 606 s against
+ * 519 s), small last ones even the slots out. A file with no recorded duration counts as the
+ * median one. Returned longest first, the order they should start in.
  */
 function pack(paths, durations) {
   const known = Object.values(durations).sort((a, b) => a - b);
   const median = known.length > 0 ? known[Math.floor(known.length / 2)] : 10;
-  const weighed = paths
+  let left = paths
     .map((file) => ({ file, seconds: durations[relative(ROOT, file)] ?? median }))
     .sort((a, b) => b.seconds - a.seconds);
-  const total = weighed.reduce((s, f) => s + f.seconds, 0);
-  const count = Math.min(paths.length, Math.max(concurrency, Math.ceil(total / SHARD_SECONDS)));
-  const bins = Array.from({ length: count }, () => ({ files: [], seconds: 0 }));
-  for (const f of weighed) {
-    const bin = bins.reduce((least, b) => (b.seconds < least.seconds ? b : least));
-    bin.files.push(f.file);
-    bin.seconds += f.seconds;
+  let work = left.reduce((s, f) => s + f.seconds, 0);
+  const shards = [];
+  while (left.length > 0) {
+    const share = Math.min(SHARD_SECONDS, Math.max(TAIL_SECONDS, work / concurrency));
+    const shard = { files: [], seconds: 0 };
+    const rest = [];
+    for (const f of left) {
+      if (shard.files.length > 0 && shard.seconds + f.seconds > share) rest.push(f);
+      else {
+        shard.files.push(f.file);
+        shard.seconds += f.seconds;
+      }
+    }
+    shards.push(shard);
+    work -= shard.seconds;
+    left = rest;
   }
-  return bins.filter((b) => b.files.length > 0).sort((a, b) => b.seconds - a.seconds);
+  return shards.sort((a, b) => b.seconds - a.seconds);
 }
 
 /** What each shard measured of its files (test/helpers/shard.ts writes them as it exits). */

@@ -26,6 +26,8 @@ interface Declaration {
   args: unknown[];
 }
 
+/** A shard still running this long after its last test says what holds it. */
+const LINGER_WARN_MS = 10_000;
 const NAMES = ['describe', 'suite', 'it', 'test', 'before', 'after', 'beforeEach', 'afterEach'] as const;
 type Name = (typeof NAMES)[number];
 const VARIANTS: Variant[] = ['skip', 'todo', 'only'];
@@ -70,6 +72,17 @@ export async function runFiles(files: string[], root: string): Promise<void> {
   const took = timings();
   // A file is bounded as it was in a process of its own; the shard as a whole is not.
   const timeout = Number(process.env.WARREN_TEST_FILE_TIMEOUT_MS) || Number.POSITIVE_INFINITY;
+  // A file's leftovers (a child not stopped, a worker still busy) hold the shard's slot past
+  // its last test: a runaway read kept one alive 72–108 s. Say so, and what is left.
+  real.after(() => {
+    setTimeout(() => {
+      const left = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap');
+      process.stderr.write(
+        `# warning: this shard (${files.map((f) => relative(root, f)).join(', ')}) is still running ` +
+          `${LINGER_WARN_MS / 1000} s after its last test, held by: ${left.join(', ')}\n`,
+      );
+    }, LINGER_WARN_MS).unref();
+  });
   for (const { file, declared, error } of loaded) {
     const name = relative(root, file);
     real.describe(name, { timeout }, () => {
