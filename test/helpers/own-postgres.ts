@@ -46,12 +46,23 @@ function unprivileged(): { uid: number; gid: number } | undefined {
   }
 }
 
+/**
+ * A free loopback port below Linux's ephemeral range (32768–60999): a port the kernel hands out
+ * for `listen(0)` is also one it may give the next outgoing connection (the suite makes many,
+ * to the shared PostgreSQL) before PostgreSQL has bound it.
+ */
 async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const s = createServer();
+    const bound = await new Promise<boolean>((r) => {
+      s.once('error', () => r(false));
+      s.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (!bound) continue;
+    await new Promise<void>((r) => s.close(() => r()));
+    return port;
+  }
 }
 
 export class OwnPostgres {
@@ -80,13 +91,29 @@ export class OwnPostgres {
     const dir = mkdtempSync(join(tmpdir(), 'warren-own-pg-'));
     const as = unprivileged();
     if (as) chownSync(dir, as.uid, as.gid);
-    const pgs = new OwnPostgres(found.bin, dir, await freePort(), as);
+    let pgs = new OwnPostgres(found.bin, dir, await freePort(), as);
     process.once('exit', pgs.killOnExit);
+    const logFile = join(dir, 'log');
+    const log = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8').slice(-2000) : '');
     try {
       await pgs.exec('initdb', ['-D', pgs.data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-      await pgs.startServer();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await pgs.startServer();
+          break;
+        } catch (error) {
+          // Someone took the port between the check and PostgreSQL's bind: another one.
+          if (attempt === 3 || !/could not bind|already in use/i.test(log())) throw error;
+          process.off('exit', pgs.killOnExit);
+          pgs = new OwnPostgres(found.bin, dir, await freePort(), as);
+          process.once('exit', pgs.killOnExit);
+        }
+      }
     } catch (error) {
+      // What PostgreSQL said is in its log, which destroy() removes: keep its end in the error.
+      const said = log();
       await pgs.destroy();
+      if (said && error instanceof Error) error.message += `\n--- its log, last lines ---\n${said}`;
       throw error;
     }
     return pgs;
