@@ -17,11 +17,16 @@ import { call, forEachWarren, until } from '../helpers/warrens.ts';
 import { fails } from '../orchestration/helpers.ts';
 import { adopted, awaitTurn, openBridge, send, workRoot } from './helpers.ts';
 
-/** A command agent: answers each input line with `done: <text>`, then says it is idle. */
+/**
+ * A command agent: says it is idle once started (the protocol's startup idle: without it, each
+ * new session waited QUIET_START_MS for it, then OWED_IDLE_MS for an idle it was taken to owe),
+ * then answers each input line with `done: <text>` and says it is idle again.
+ */
 const ECHO = [
   process.execPath,
   '-e',
-  `require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => {
+  `console.log(JSON.stringify({ warren: 'idle' }));
+   require('node:readline').createInterface({ input: process.stdin }).on('line', (l) => {
      const m = JSON.parse(l);
      console.log('done: ' + m.text.split('] ').pop());
      console.log(JSON.stringify({ warren: 'idle' }));
