@@ -1,5 +1,5 @@
 /**
- * retireCycles: 10,000 spawn/stop cycles (50 at a time, a reconcile tick every 1,000), then
+ * retireCycles: 10,000 spawn/stop cycles (50 at a time, a reconcile tick every 1,000: at most that many left after each), then
  * retention: the row counts stay bounded between ticks and only init is left at the end (the
  * check of test/helpers/cycles.ts, which the suite runs with 500 cycles on both backends in
  * test/kernel/retire.test.ts). The property at scale, and its cost: row value = ms per cycle
