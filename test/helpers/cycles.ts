@@ -32,7 +32,10 @@ export async function assertRowsBoundedAfterCycles(t: WarrenTarget, cycles: numb
   for (let i = 0; i < 5; i++) await w.kernel.reconcile();
   const end = await rowCounts(w);
   assert.ok(ticks >= 5, `ticked between cycles (${ticks})`);
-  assert.ok(peak <= tickEvery + 1, `sessions stayed bounded between ticks (peak ${peak}, a tick every ${tickEvery})`);
+  assert.ok(
+    peak <= tickEvery + 1,
+    `sessions stayed bounded between ticks (peak ${peak}, a tick every ${tickEvery})`,
+  );
   assert.equal(end.sessions, 1, 'only init is left');
   assert.equal(end.streams, 0);
   assert.equal(end.fds, 0);
