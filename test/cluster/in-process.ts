@@ -18,11 +18,12 @@ export function inProcessNodes(prefix: string): (db: string, id: string) => Prom
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
   return async (db, id) => {
-    const dir = mkdtempSync(join(tmpdir(), `warren-cluster-${prefix}-`));
-    dirs.push(dir);
+    const root = mkdtempSync(join(tmpdir(), `warren-cluster-${prefix}-`));
+    dirs.push(root);
     const w = await Warren.open({
       db,
-      dataDir: dir,
+      // A dir inside the root: what goes beside the data dir (the groups' `data-groups`) goes too.
+      dataDir: join(root, 'data'),
       metrics: false,
       kernel: { nodeId: id, reconcileIntervalMs: 60_000 },
       cluster: { leaseMs: 300_000, heartbeatMs: 60_000, pollMs: 100 },

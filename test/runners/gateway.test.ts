@@ -7,10 +7,11 @@
  * token is refused once the session stops (its upstream released).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { runDir } from '../../src/runtimes/rundir.ts';
 import { type MockAnthropic, startMockAnthropic } from '../helpers/mock-anthropic.ts';
 import { environOf, groupOf, procFile } from '../helpers/processes.ts';
 import { startServer } from '../helpers/server.ts';
@@ -43,9 +44,13 @@ describe('an agent on a runner behind the model gateway', () => {
     servers.push(server);
     const tok = await server.api<{ token: string }>('POST', '/v1/runners', { name: 'r1' });
     assert.equal(tok.status, 200, JSON.stringify(tok.json));
-    runners.push(
-      await startRunner({ url: server.url, token: tok.json.token, name: 'r1', runtimes: 'claude-code' }),
-    );
+    const runner = await startRunner({
+      url: server.url,
+      token: tok.json.token,
+      name: 'r1',
+      runtimes: 'claude-code',
+    });
+    runners.push(runner);
     const secret = await server.api('POST', '/v1/secrets/anthropic', { value: KEY });
     assert.equal(secret.status, 200, JSON.stringify(secret.json));
 
@@ -69,6 +74,9 @@ describe('an agent on a runner behind the model gateway', () => {
     );
     const pid = started.payload.pid as number;
     groups.push(pid);
+    // The runner keeps the agent's private files (its MCP config) under its own run root.
+    const runRoot = runDir(`wr_r1_${runner.child.pid}`);
+    assert.ok(existsSync(runRoot), `${runRoot} while the agent runs`);
     await until('the first turn to end', async () =>
       (await statusOf(server, id)) === 'idle' ? true : undefined,
     );
@@ -126,5 +134,8 @@ describe('an agent on a runner behind the model gateway', () => {
     assert.equal(late.status, 401);
     assert.equal(m.requests.length, before);
     await until('the agent group is gone', async () => (groupAlive(pid) ? undefined : true), 20_000);
+    // A clean stop leaves no empty run root in the temp dir, as a server's does not.
+    await runner.stop();
+    assert.ok(!existsSync(runRoot), `${runRoot} is left behind`);
   });
 });

@@ -31,7 +31,7 @@ describe('web UI, the operator console', { timeout: 240_000, skip: needs(CHROMIU
 
   before(async () => {
     rig = await uiRig();
-    scene = await populate(rig.server.api);
+    scene = await populate(rig.server.api, rig.dataDir);
   });
   after(async () => {
     await rig?.close();

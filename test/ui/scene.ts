@@ -61,7 +61,8 @@ export async function until(what: string, fn: () => Promise<boolean>, ms = 20_00
   assert.fail(`timed out waiting for ${what}`);
 }
 
-export async function populate(api: Api): Promise<Scene> {
+/** `stateRoot`: where the ACP agent keeps its state (a dir its caller removes: the rig's data dir). */
+export async function populate(api: Api, stateRoot: string): Promise<Scene> {
   const room = await ok(
     api<{ stream: { id: string }; fd: number }>('POST', '/v1/streams', { name: 'planning' }),
   );
@@ -97,7 +98,7 @@ export async function populate(api: Api): Promise<Scene> {
     command: [process.execPath, compiledFixture(ACP_FIXTURE)],
     prompt: 'summarise the plan',
     cwd: tmpdir(),
-    env: { ACP_FIXTURE_STATE: mkdtempSync(join(tmpdir(), 'warren-acp-ui-')) },
+    env: { ACP_FIXTURE_STATE: mkdtempSync(join(stateRoot, 'acp-state-')) },
   });
   const held = await task(api, {
     title: 'map the API',

@@ -10,7 +10,7 @@ const OUT = fileURLToPath(new URL('../../docs/ui/', import.meta.url));
 
 const rig = await uiRig();
 try {
-  const scene = await populate(rig.server.api);
+  const scene = await populate(rig.server.api, rig.dataDir);
   const { page } = await rig.login();
   const url = rig.server.url;
   const shot = async (name: string, path: string) => {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import WebSocket from 'ws';
 import { LifelineDeadline } from '../../../runtimes/process.ts';
+import { sweepRunDir } from '../../../runtimes/rundir.ts';
 import type { RuntimeRegistry } from '../../../runtimes/types.ts';
 import { systemClock } from '../../../util/clock.ts';
 import { WarrenError } from '../../../vocab/errors.ts';
@@ -50,6 +51,8 @@ export class Runner {
   private nextId = 1;
   private readonly inFlight = new InFlight('internal');
   private readonly agents: RunnerAgents;
+  /** Its agents' mark and private run dir (`warren-run-<run>`). */
+  private readonly run: string;
   private readonly proxy: TunnelProxy;
   private backoff = 200;
   /** Which of `servers` the runner connects to next (round robin over failures and drops). */
@@ -79,6 +82,7 @@ export class Runner {
     // Marks of this runner's agent processes: per runner process, so two runners of one name
     // on a host never end each other's agents. Its agents die with it through their lifelines.
     const run = `wr_${(opts.name || 'runner').replace(/[^A-Za-z0-9_-]/g, '_')}_${process.pid}`;
+    this.run = run;
     this.agents = new RunnerAgents(
       opts.runtimes,
       run,
@@ -276,6 +280,8 @@ export class Runner {
 
   private async close(): Promise<void> {
     await this.agents.stopAll();
+    // Each agent removed its own dir as it ended; their run root goes too, as a server's does.
+    sweepRunDir(this.run);
     this.ws?.close(1000, 'runner stopping');
     await this.proxy.close();
   }
