@@ -63,8 +63,9 @@ interface Job {
  * was committed, beside the writer), one at a time in the order sent; the server's thread
  * only waits. A read past `maxMs` ends the worker (the next read starts another) and fails
  * with ReadTimeoutError at once; the ended thread still finishes the SQLite call it is in
- * (better-sqlite3 has no interrupt; termination waits for JavaScript), at its low priority. Started by the first read, keeps no process alive while idle, and
- * ended by `close` (the store's close).
+ * (better-sqlite3 has no interrupt; termination waits for JavaScript), at its low priority.
+ * Started by the first read, keeps no process alive while idle, and ended by `close` (the
+ * store's close).
  */
 export class WorkerReads {
   private worker: Worker | undefined;
