@@ -30,12 +30,15 @@ export function binEnv(): NodeJS.ProcessEnv {
   return newest > built ? { WARREN_FROM_SOURCE: '1' } : {};
 }
 
+/** How long a graceful stop may take before it is forced (and the stop fails). */
+const GRACEFUL_STOP_MS = 10_000;
+
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
   key: string;
   output(): string;
-  /** Graceful stop (SIGTERM), bounded. */
+  /** Graceful stop (SIGTERM); SIGKILLed and rejected if it is not done within GRACEFUL_STOP_MS. */
   stop(): Promise<void>;
   /** The crash: SIGKILL, no goodbye. */
   crash(): Promise<void>;
@@ -92,9 +95,15 @@ export async function startServer(opts: {
   const stopWith = async (sig: NodeJS.Signals) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill(sig);
-    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    let killed = false;
+    const t = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, GRACEFUL_STOP_MS);
     await exited;
     clearTimeout(t);
+    // A graceful stop that had to be forced is a hang in the server's close, not a slow test.
+    if (killed) throw new Error(`the server did not stop within ${GRACEFUL_STOP_MS} ms of ${sig}: SIGKILLed`);
   };
   return {
     child,

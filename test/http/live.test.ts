@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, mock } from 'node:test';
@@ -295,6 +297,116 @@ describe('HTTP live events: heartbeats', () => {
       await withTimeout(running.stop(), 5000, 'stop() with live clients connected');
       await until(() => clients.every((c) => c.ended), 20_000, 'the clients to see the end');
     } finally {
+      await withTimeout(running.stop(), 10_000, 'stopping the server');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+  it('a live stream whose request was under way when the close began is ended, not left holding it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
+    const running = await serve(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        dataDir,
+        durability: 'process',
+        demo: false,
+        kernel: { shutdownGraceMs: 120_000 },
+      },
+      { write: () => {} },
+    );
+    try {
+      const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();
+      // The stream pins "now" to the log's head before it registers: hold it there while the
+      // close begins (on PostgreSQL that read is a round trip, and a browser hits the gap).
+      const kernel = running.warren.kernel;
+      const realHead = kernel.logHead.bind(kernel);
+      let entered!: () => void;
+      const inHead = new Promise<void>((r) => {
+        entered = r;
+      });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      kernel.logHead = async () => {
+        entered();
+        await gate;
+        return realHead();
+      };
+      const client = openSse(`${running.url}/v1/events/live`, { auth: key });
+      await inHead;
+      const stopped = running.stop();
+      // The server has stopped listening once its close hooks ran: the stream registers after.
+      await until(() => !running.http.server.listening, 5000, 'the close to begin');
+      release();
+      await withTimeout(stopped, 10_000, 'stop() with a live stream opened during the close');
+      await until(() => client.ended, 5000, 'the client to see the end');
+    } finally {
+      await withTimeout(running.stop(), 10_000, 'stopping the server');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('shutdown does not wait on a keep-alive connection whose request ended after the close began', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
+    // A grace far past the bound below: a close held by the idle connection would show as a
+    // stop that does not finish, not be cut short by the grace.
+    const running = await serve(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        dataDir,
+        durability: 'process',
+        demo: false,
+        kernel: { shutdownGraceMs: 120_000 },
+      },
+      { write: () => {} },
+    );
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();
+      const post = (path: string, body: unknown) =>
+        new Promise<{ status: number; body: string; socket: Socket }>((resolve, reject) => {
+          const req = request(`${running.url}${path}`, {
+            method: 'POST',
+            agent,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          });
+          req.on('response', (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => {
+              body += c;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, socket: req.socket as Socket }));
+          });
+          req.on('error', reject);
+          req.end(JSON.stringify(body));
+        });
+      const room = await post('/v1/streams', { name: 'closing-room' });
+      assert.equal(room.status, 200, room.body);
+      const { fd } = JSON.parse(room.body) as { fd: number };
+      // The read is under way in the server (entered its handler) before the close begins.
+      const kernel = running.warren.kernel;
+      const realRead = kernel.read.bind(kernel);
+      let entered!: () => void;
+      const reading = new Promise<void>((r) => {
+        entered = r;
+      });
+      kernel.read = (...args: Parameters<typeof realRead>) => {
+        entered();
+        return realRead(...args);
+      };
+      const read = post(`/v1/fds/${fd}/read`, { wait: true, waitMs: 300 });
+      await reading;
+      const stopped = running.stop();
+      const answered = await read;
+      assert.equal(answered.status, 200, 'the read begun before the close is answered');
+      assert.equal(answered.socket, room.socket, 'on the kept-alive connection');
+      await withTimeout(stopped, 10_000, 'stop() with an idle kept-alive connection');
+      await until(() => answered.socket.destroyed, 5000, 'the server to close the idle connection');
+    } finally {
+      agent.destroy();
       await withTimeout(running.stop(), 10_000, 'stopping the server');
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -17,7 +17,7 @@ import { registerModelGateway } from './gateway/routes.ts';
 import { MAX_JSON_DEPTH, registerJsonParser } from './json.ts';
 import { type McpHttpOptions, registerMcpHttp } from './mcp.ts';
 import { QuietRequestLogs, registerMetrics } from './metrics.ts';
-import { streamEvents } from './sse.ts';
+import { LiveStreams, streamEvents } from './sse.ts';
 import { registerUi, webRoot } from './ui.ts';
 
 declare module 'fastify' {
@@ -102,10 +102,8 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
   };
 
   // A live stream never ends by itself: close() would wait for it forever. End them first.
-  const liveStreams = new Set<() => void>();
-  app.addHook('preClose', async () => {
-    for (const stop of [...liveStreams]) stop();
-  });
+  const liveStreams = new LiveStreams();
+  app.addHook('preClose', async () => liveStreams.closeAll());
 
   // Liveness: 200 while the process runs, degraded or not (restarting a node does not bring
   // its database back); the body says `{ ok: true }` or degraded and why (docs/http.md).

@@ -6,6 +6,31 @@ import type { Principal } from '../../vocab/principal.ts';
 
 const HEARTBEAT_MS = 15_000;
 
+/**
+ * The server's open live streams. Closing the server ends them, and any that opens after: a
+ * request already past the router when the close began (its auth still reading the store)
+ * opens its stream late, and left open it would hold the close until the grace ran out.
+ */
+export class LiveStreams {
+  private readonly open = new Set<() => void>();
+  private closing = false;
+
+  /** Track `stop`; called at once when the server is already closing. */
+  add(stop: () => void): void {
+    if (this.closing) stop();
+    else this.open.add(stop);
+  }
+
+  delete(stop: () => void): void {
+    this.open.delete(stop);
+  }
+
+  closeAll(): void {
+    this.closing = true;
+    for (const stop of [...this.open]) stop();
+  }
+}
+
 const frame = (e: LogEvent) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 
 /**
@@ -20,8 +45,8 @@ export async function streamEvents(
   req: FastifyRequest,
   reply: FastifyReply,
   filter: FollowFilter & { after?: number },
-  /** The server's open live streams: each adds its `stop` here, so closing the server can end them. */
-  open?: Set<() => void>,
+  /** The server's open live streams, so closing the server can end this one. */
+  open?: LiveStreams,
 ): Promise<void> {
   const lastId = req.headers['last-event-id'];
   // "From now" is pinned to a seq up front, so the client is told where it starts.
@@ -30,7 +55,14 @@ export async function streamEvents(
     (await warren.kernel.logHead());
   const ac = new AbortController();
   const stop = () => ac.abort();
-  open?.add(stop);
+  // Ended by the server's close, the stream takes its connection along: left idle but open,
+  // the client's reconnect (`retry:` a second later) would arrive on it and be answered there.
+  let serverClosing = false;
+  const closeForServer = () => {
+    serverClosing = true;
+    stop();
+  };
+  open?.add(closeForServer);
 
   reply.hijack();
   const res = reply.raw;
@@ -67,7 +99,8 @@ export async function streamEvents(
     req.log.error({ err: error, reqId: req.id }, 'live event stream failed');
   } finally {
     clearInterval(heartbeat);
-    open?.delete(stop);
+    open?.delete(closeForServer);
     res.end();
+    if (serverClosing) res.socket?.destroySoon();
   }
 }
