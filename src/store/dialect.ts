@@ -222,25 +222,6 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
       oid === 20 ? (v: string) => Number.parseInt(v, 10) : pg.types.getTypeParser(oid, format),
   };
   const applicationName = (loc.applicationName ?? 'warren').slice(0, 63);
-  if (loc.schema) {
-    const admin = new pg.Client({
-      connectionString: loc.url,
-      application_name: applicationName,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    });
-    // Without a listener a lost connection's 'error' event ends the process.
-    admin.on('error', () => {});
-    await admin.connect();
-    try {
-      await admin.query(`create schema if not exists "${loc.schema.replaceAll('"', '')}"`);
-    } catch (error) {
-      // Two opens at once (two nodes starting) can both pass `if not exists`; the second's
-      // insert into the catalog then collides. The schema is there, which is all we asked.
-      if (!['23505', '42P06'].includes((error as { code?: string }).code ?? '')) throw error;
-    } finally {
-      await admin.end();
-    }
-  }
   const common = {
     connectionString: loc.url,
     options,
@@ -261,6 +242,21 @@ async function openPostgres(given: StoreLocation): Promise<Connections> {
     // server emits 'error' with nobody listening, which ends the process. Its statements
     // fail instead, and the pool drops it when it is released.
     pool.on('connect', (client) => client.on('error', (error) => reach.failed(error)));
+  }
+  if (loc.schema) {
+    // On the writer's connection (its search_path may name a schema not there yet): the one
+    // it opens anyway, not one more for this statement alone.
+    try {
+      await writerPool.query(`create schema if not exists "${loc.schema.replaceAll('"', '')}"`);
+    } catch (error) {
+      // Two opens at once (two nodes starting) can both pass `if not exists`; the second's
+      // insert into the catalog then collides. The schema is there, which is all we asked.
+      if (!['23505', '42P06'].includes((error as { code?: string }).code ?? '')) {
+        reach.close();
+        await Promise.allSettled([writerPool.end(), readerPool.end()]);
+        throw error;
+      }
+    }
   }
   const named = new NamedStatements();
   const writer = new Kysely<Database>({
