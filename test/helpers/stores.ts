@@ -24,7 +24,7 @@ import type { DialectKind, Durability, StoreLocation } from '../../src/store/dia
 import { Store } from '../../src/store/store.ts';
 import { type Clock, systemClock } from '../../src/util/clock.ts';
 import { createIds, type IdGenerator } from '../../src/util/ids.ts';
-import { cloneTemplate } from './pg-template.ts';
+import { SchemaPool } from './pg-schemas.ts';
 
 export const PG_URL = process.env.WARREN_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -96,6 +96,17 @@ const randomSuffix = () => Math.random().toString(36).slice(2, 10);
  */
 export const testSchemaName = (born = Date.now()) => `t_${born.toString(36)}_${randomSuffix()}`;
 const STALE_SCHEMA_MS = 60 * 60 * 1000;
+
+/** This process's schemas made ahead and dropped behind (pg-schemas.ts), one per database URL. */
+const schemaPools = new Map<string, SchemaPool>();
+function schemaPool(url: string): SchemaPool {
+  let pool = schemaPools.get(url);
+  if (!pool) {
+    pool = new SchemaPool(url, () => testSchemaName());
+    schemaPools.set(url, pool);
+  }
+  return pool;
+}
 
 export async function dropStaleSchemas(client: pg.Client, now = Date.now()): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(
@@ -177,8 +188,6 @@ class Target implements StoreTarget {
   private readonly cloning = new Map<string, Promise<void>>();
   /** Schemas handed out by location() and not created yet. */
   private readonly unmade = new Set<string>();
-  /** This suite's template (pg-template.ts), read once. */
-  private readonly template: Parameters<typeof cloneTemplate>[2] = {};
 
   constructor(readonly kind: DialectKind) {}
 
@@ -220,7 +229,9 @@ class Target implements StoreTarget {
     const inFlight = this.cloning.get(schema);
     if (inFlight) return inFlight;
     if (!this.unmade.delete(schema)) return;
-    const clone = cloneTemplate(location.url, schema, this.template).then(() => {});
+    const clone = schemaPool(location.url)
+      .make(schema)
+      .then(() => {});
     this.cloning.set(schema, clone);
     try {
       await clone;
@@ -238,15 +249,7 @@ class Target implements StoreTarget {
 
   async removeLocations(): Promise<void> {
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-    const schemas = this.schemas.splice(0);
-    if (schemas.length === 0) return;
-    const client = new pg.Client({ connectionString: PG_URL });
-    client.on('error', () => {});
-    await client.connect();
-    try {
-      for (const schema of schemas) await client.query(`drop schema if exists "${schema}" cascade`);
-    } finally {
-      await client.end();
-    }
+    // Dropped while the next suite runs; the process waits for it before exiting.
+    schemaPool(PG_URL).drop(this.schemas.splice(0));
   }
 }
