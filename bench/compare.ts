@@ -108,13 +108,28 @@ function runIn(
 const fmt = (n: number | undefined, digits = 3) =>
   n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
+const USAGE = [
+  'usage: npx tsx bench/compare.ts --base <checkout> [--rounds N] <bench or group>…',
+  '',
+  'Runs each bench named (as `npm run bench` takes them: a name or a group such as `quick`) in',
+  'the base checkout and in this one, alternating, and prints both sides with the cost ratio.',
+  'Build both checkouts first (npm run build). --rounds N keeps each row’s median of N runs a side.',
+].join('\n');
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { base: { type: 'string' }, rounds: { type: 'string', default: '1' } },
+    options: {
+      base: { type: 'string' },
+      rounds: { type: 'string', default: '1' },
+      help: { type: 'boolean', short: 'h' },
+    },
     allowPositionals: true,
   });
-  if (!values.base)
-    throw new Error('usage: npx tsx bench/compare.ts --base <checkout> [--rounds N] <bench or group>…');
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (!values.base) throw new Error(USAGE);
   const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
   const base = resolve(values.base);
   for (const dir of [here, base]) {
