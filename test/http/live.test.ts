@@ -5,7 +5,8 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, mock } from 'node:test';
-import { serve } from '../../src/app/server.ts';
+import { type Running, serve } from '../../src/app/server.ts';
+import type { ServeOptions } from '../../src/config/options.ts';
 import {
   type HttpWarren,
   openSse,
@@ -239,18 +240,49 @@ forEachWarren('HTTP live events (SSE)', (t) => {
   });
 });
 
+/** A server of its own (the in-process one, in a fresh data dir): stopped and removed after `fn`. */
+async function withOwnServer(
+  kernel: ServeOptions['kernel'],
+  fn: (running: Running, key: string) => Promise<void>,
+): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
+  const running = await serve(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      durability: 'process',
+      demo: false,
+      ...(kernel ? { kernel } : {}),
+    },
+    { write: () => {} },
+  );
+  try {
+    await fn(running, readFileSync(join(dataDir, 'operator.key'), 'utf8').trim());
+  } finally {
+    await withTimeout(running.stop(), 10_000, 'stopping the server');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A promise and the function that settles it: a point another part of the test waits for. */
+function signal(): { reached: Promise<void>; reach: () => void } {
+  let reach!: () => void;
+  const reached = new Promise<void>((r) => {
+    reach = r;
+  });
+  return { reached, reach };
+}
+
+/** A grace far past the tests' bounds: a close held open shows as a stop that does not finish, not one the grace cut short. */
+const LONG_GRACE = { shutdownGraceMs: 120_000 };
+
 describe('HTTP live events: heartbeats', () => {
   it('heartbeat comments between events do not break parsing', async (t) => {
     // Only the heartbeat uses setInterval; mock it so the test does not wait 15 s.
     mock.timers.enable({ apis: ['setInterval'] });
     t.after(() => mock.timers.reset());
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
-    const running = await serve(
-      { host: '127.0.0.1', port: 0, dataDir, durability: 'process', demo: false },
-      { write: () => {} },
-    );
-    try {
-      const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();
+    await withOwnServer(undefined, async (running, key) => {
       const api = async (method: string, path: string, body?: unknown) => {
         const res = await fetch(running.url + path, {
           method,
@@ -278,137 +310,88 @@ describe('HTTP live events: heartbeats', () => {
       );
       for (const e of live.events) assert.equal(e.event, 'stream.message');
       live.close();
-    } finally {
-      await withTimeout(running.stop(), 10_000, 'stopping the server');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('server shutdown ends connected live clients instead of hanging on them', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
-    const running = await serve(
-      { host: '127.0.0.1', port: 0, dataDir, durability: 'process', demo: false },
-      { write: () => {} },
-    );
-    try {
-      const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();
+    await withOwnServer(undefined, async (running, key) => {
       const clients = [1, 2].map(() => openSse(`${running.url}/v1/events/live?after=0`, { auth: key }));
       for (const c of clients) await c.waitForCount(1);
       await withTimeout(running.stop(), 5000, 'stop() with live clients connected');
       await until(() => clients.every((c) => c.ended), 20_000, 'the clients to see the end');
-    } finally {
-      await withTimeout(running.stop(), 10_000, 'stopping the server');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
+
   it('a live stream whose request was under way when the close began is ended, not left holding it', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
-    const running = await serve(
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir,
-        durability: 'process',
-        demo: false,
-        kernel: { shutdownGraceMs: 120_000 },
-      },
-      { write: () => {} },
-    );
-    try {
-      const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();
+    await withOwnServer(LONG_GRACE, async (running, key) => {
       // The stream pins "now" to the log's head before it registers: hold it there while the
       // close begins (on PostgreSQL that read is a round trip, and a browser hits the gap).
       const kernel = running.warren.kernel;
       const realHead = kernel.logHead.bind(kernel);
-      let entered!: () => void;
-      const inHead = new Promise<void>((r) => {
-        entered = r;
-      });
-      let release!: () => void;
-      const gate = new Promise<void>((r) => {
-        release = r;
-      });
+      const inHead = signal();
+      const gate = signal();
       kernel.logHead = async () => {
-        entered();
-        await gate;
+        inHead.reach();
+        await gate.reached;
         return realHead();
       };
       const client = openSse(`${running.url}/v1/events/live`, { auth: key });
-      await inHead;
+      await inHead.reached;
       const stopped = running.stop();
       // The server has stopped listening once its close hooks ran: the stream registers after.
       await until(() => !running.http.server.listening, 5000, 'the close to begin');
-      release();
+      gate.reach();
       await withTimeout(stopped, 10_000, 'stop() with a live stream opened during the close');
       await until(() => client.ended, 5000, 'the client to see the end');
-    } finally {
-      await withTimeout(running.stop(), 10_000, 'stopping the server');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('shutdown does not wait on a keep-alive connection whose request ended after the close began', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'warren-live-'));
-    // A grace far past the bound below: a close held by the idle connection would show as a
-    // stop that does not finish, not be cut short by the grace.
-    const running = await serve(
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir,
-        durability: 'process',
-        demo: false,
-        kernel: { shutdownGraceMs: 120_000 },
-      },
-      { write: () => {} },
-    );
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      const key = readFileSync(join(dataDir, 'operator.key'), 'utf8').trim();
-      const post = (path: string, body: unknown) =>
-        new Promise<{ status: number; body: string; socket: Socket }>((resolve, reject) => {
-          const req = request(`${running.url}${path}`, {
-            method: 'POST',
-            agent,
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          });
-          req.on('response', (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (c: string) => {
-              body += c;
+      await withOwnServer(LONG_GRACE, async (running, key) => {
+        const post = (path: string, body: unknown) =>
+          new Promise<{ status: number; body: string; socket: Socket }>((resolve, reject) => {
+            const req = request(`${running.url}${path}`, {
+              method: 'POST',
+              agent,
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
             });
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, socket: req.socket as Socket }));
+            req.on('response', (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (c: string) => {
+                body += c;
+              });
+              res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, body, socket: req.socket as Socket }),
+              );
+            });
+            req.on('error', reject);
+            req.end(JSON.stringify(body));
           });
-          req.on('error', reject);
-          req.end(JSON.stringify(body));
-        });
-      const room = await post('/v1/streams', { name: 'closing-room' });
-      assert.equal(room.status, 200, room.body);
-      const { fd } = JSON.parse(room.body) as { fd: number };
-      // The read is under way in the server (entered its handler) before the close begins.
-      const kernel = running.warren.kernel;
-      const realRead = kernel.read.bind(kernel);
-      let entered!: () => void;
-      const reading = new Promise<void>((r) => {
-        entered = r;
+        const room = await post('/v1/streams', { name: 'closing-room' });
+        assert.equal(room.status, 200, room.body);
+        const { fd } = JSON.parse(room.body) as { fd: number };
+        // The read is under way in the server (entered its handler) before the close begins.
+        const kernel = running.warren.kernel;
+        const realRead = kernel.read.bind(kernel);
+        const reading = signal();
+        kernel.read = (...args: Parameters<typeof realRead>) => {
+          reading.reach();
+          return realRead(...args);
+        };
+        const read = post(`/v1/fds/${fd}/read`, { wait: true, waitMs: 300 });
+        await reading.reached;
+        const stopped = running.stop();
+        const answered = await read;
+        assert.equal(answered.status, 200, 'the read begun before the close is answered');
+        assert.equal(answered.socket, room.socket, 'on the kept-alive connection');
+        await withTimeout(stopped, 10_000, 'stop() with an idle kept-alive connection');
+        await until(() => answered.socket.destroyed, 5000, 'the server to close the idle connection');
       });
-      kernel.read = (...args: Parameters<typeof realRead>) => {
-        entered();
-        return realRead(...args);
-      };
-      const read = post(`/v1/fds/${fd}/read`, { wait: true, waitMs: 300 });
-      await reading;
-      const stopped = running.stop();
-      const answered = await read;
-      assert.equal(answered.status, 200, 'the read begun before the close is answered');
-      assert.equal(answered.socket, room.socket, 'on the kept-alive connection');
-      await withTimeout(stopped, 10_000, 'stop() with an idle kept-alive connection');
-      await until(() => answered.socket.destroyed, 5000, 'the server to close the idle connection');
     } finally {
       agent.destroy();
-      await withTimeout(running.stop(), 10_000, 'stopping the server');
-      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
