@@ -140,16 +140,10 @@ async function serveLocked(
         log.warn({ graceMs }, 'shutdown grace ran out: closing the connections still open');
         http.server.closeAllConnections();
       }, graceMs);
-      // A keep-alive connection whose request was still running when the close began goes idle
-      // later, and the close waits for every connection: a browser's next request would find it
-      // open a second on (refused, and kept alive again by whatever else was in flight). Close
-      // idle ones as they appear until the close is done.
-      const sweep = setInterval(() => http.server.closeIdleConnections(), 50);
       try {
         await slowStep(log, 'shutdown: closing HTTP', () => http.close());
       } finally {
         clearTimeout(cut);
-        clearInterval(sweep);
       }
       try {
         await slowStep(log, 'shutdown: closing sockets', () => sockets.close());

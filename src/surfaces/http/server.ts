@@ -103,7 +103,16 @@ export async function buildHttpServer(warren: Warren, opts: HttpOptions = {}): P
 
   // A live stream never ends by itself: close() would wait for it forever. End them first.
   const liveStreams = new LiveStreams();
-  app.addHook('preClose', async () => liveStreams.closeAll());
+  // And a keep-alive connection whose request was still running when the close began goes idle
+  // later, while the close waits for every connection: a browser's next request would find it
+  // open a second on (refused, and kept alive again by whatever else was in flight). Idle ones
+  // are closed as they appear until the close is done.
+  let sweep: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => {
+    liveStreams.closeAll();
+    sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  });
+  app.addHook('onClose', async () => clearInterval(sweep));
 
   // Liveness: 200 while the process runs, degraded or not (restarting a node does not bring
   // its database back); the body says `{ ok: true }` or degraded and why (docs/http.md).

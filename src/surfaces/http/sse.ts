@@ -13,11 +13,16 @@ const HEARTBEAT_MS = 15_000;
  */
 export class LiveStreams {
   private readonly open = new Set<() => void>();
-  private closing = false;
+  /** The server's close has begun. */
+  #closing = false;
+
+  get closing(): boolean {
+    return this.#closing;
+  }
 
   /** Track `stop`; called at once when the server is already closing. */
   add(stop: () => void): void {
-    if (this.closing) stop();
+    if (this.#closing) stop();
     else this.open.add(stop);
   }
 
@@ -26,7 +31,7 @@ export class LiveStreams {
   }
 
   closeAll(): void {
-    this.closing = true;
+    this.#closing = true;
     for (const stop of [...this.open]) stop();
   }
 }
@@ -55,14 +60,7 @@ export async function streamEvents(
     (await warren.kernel.logHead());
   const ac = new AbortController();
   const stop = () => ac.abort();
-  // Ended by the server's close, the stream takes its connection along: left idle but open,
-  // the client's reconnect (`retry:` a second later) would arrive on it and be answered there.
-  let serverClosing = false;
-  const closeForServer = () => {
-    serverClosing = true;
-    stop();
-  };
-  open?.add(closeForServer);
+  open?.add(stop);
 
   reply.hijack();
   const res = reply.raw;
@@ -99,8 +97,10 @@ export async function streamEvents(
     req.log.error({ err: error, reqId: req.id }, 'live event stream failed');
   } finally {
     clearInterval(heartbeat);
-    open?.delete(closeForServer);
+    open?.delete(stop);
     res.end();
-    if (serverClosing) res.socket?.destroySoon();
+    // Ended by the server's close, the stream takes its connection along: left idle but open,
+    // the client's reconnect (`retry:` a second later) would arrive on it and be answered there.
+    if (open?.closing) res.socket?.destroySoon();
   }
 }
