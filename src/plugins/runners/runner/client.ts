@@ -81,11 +81,10 @@ export class Runner {
     });
     // Marks of this runner's agent processes: per runner process, so two runners of one name
     // on a host never end each other's agents. Its agents die with it through their lifelines.
-    const run = `wr_${(opts.name || 'runner').replace(/[^A-Za-z0-9_-]/g, '_')}_${process.pid}`;
-    this.run = run;
+    this.run = `wr_${(opts.name || 'runner').replace(/[^A-Za-z0-9_-]/g, '_')}_${process.pid}`;
     this.agents = new RunnerAgents(
       opts.runtimes,
-      run,
+      this.run,
       opts.cwdRoot,
       {
         request: (frame) => this.request(frame),
