@@ -36,7 +36,6 @@ export class SchemaPool {
    * the caller's open then migrates the schema itself.
    */
   async make(schema: string): Promise<boolean> {
-    this.fill();
     const next = this.ready.shift();
     this.fill();
     const made = next ? await next : null;

@@ -97,6 +97,23 @@ const randomSuffix = () => Math.random().toString(36).slice(2, 10);
 export const testSchemaName = (born = Date.now()) => `t_${born.toString(36)}_${randomSuffix()}`;
 const STALE_SCHEMA_MS = 60 * 60 * 1000;
 
+/**
+ * A client of the test database, for tests of these helpers themselves: undefined, with the
+ * test skipped, when PostgreSQL is unreachable (a failure under CI, as for the suites).
+ */
+export async function pgClientOrSkip(t: { skip(why: string): void }): Promise<pg.Client | undefined> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return client;
+  } catch (error) {
+    if (process.env.CI) throw error;
+    t.skip(`PostgreSQL unreachable: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
 /** This process's schemas made ahead and dropped behind (pg-schemas.ts), one per database URL. */
 const schemaPools = new Map<string, SchemaPool>();
 function schemaPool(url: string): SchemaPool {

@@ -7,23 +7,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, it } from 'node:test';
-import pg from 'pg';
+import type pg from 'pg';
 import { SchemaPool } from '../helpers/pg-schemas.ts';
-import { PG_URL, testSchemaName } from '../helpers/stores.ts';
+import { PG_URL, pgClientOrSkip, testSchemaName } from '../helpers/stores.ts';
 import { until, WAIT_MS } from '../helpers/warrens.ts';
-
-async function connect(t: { skip(why: string): void }): Promise<pg.Client | undefined> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return client;
-  } catch (error) {
-    if (process.env.CI) throw error;
-    t.skip(`PostgreSQL unreachable: ${(error as Error).message}`);
-    return undefined;
-  }
-}
 
 const schemasLike = async (client: pg.Client, prefix: string) =>
   (
@@ -34,7 +21,7 @@ const schemasLike = async (client: pg.Client, prefix: string) =>
   ).rows.map((r) => r.n);
 
 it('each schema asked for is fresh and migrated, under its own name', async (t) => {
-  const client = await connect(t);
+  const client = await pgClientOrSkip(t);
   if (!client) return;
   const tag = `t_${Date.now().toString(36)}_p${Math.random().toString(36).slice(2, 8)}`;
   let n = 0;
@@ -65,7 +52,7 @@ it('each schema asked for is fresh and migrated, under its own name', async (t) 
 });
 
 it('a process drops the clones nobody took, and finishes its drops, before it exits', async (t) => {
-  const client = await connect(t);
+  const client = await pgClientOrSkip(t);
   if (!client) return;
   const tag = `t_${Date.now().toString(36)}_x${Math.random().toString(36).slice(2, 8)}`;
   after(async () => {

@@ -1,19 +1,11 @@
 /** The test helper drops PostgreSQL schemas a killed run left behind, and only those. */
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
-import pg from 'pg';
-import { dropStaleSchemas, PG_URL, testSchemaName } from '../helpers/stores.ts';
+import { dropStaleSchemas, pgClientOrSkip, testSchemaName } from '../helpers/stores.ts';
 
 it('test schemas born over an hour ago are dropped; younger ones and other names are kept', async (t) => {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (error) {
-    if (process.env.CI) throw error;
-    t.skip(`PostgreSQL unreachable: ${(error as Error).message}`);
-    return;
-  }
+  const client = await pgClientOrSkip(t);
+  if (!client) return;
   const now = Date.now();
   const stale = testSchemaName(now - 2 * 60 * 60 * 1000);
   const young = testSchemaName(now - 50 * 60 * 1000);
