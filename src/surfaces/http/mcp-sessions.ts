@@ -26,6 +26,8 @@ export class McpSessions {
   private readonly live = new Map<string, Entry>();
   /** Initializations under way per owner: they count against the cap before they have an id. */
   private readonly opening = new Map<string, number>();
+  /** The server's close has begun (`closeAll` ran). */
+  #closed = false;
 
   constructor(private readonly idleMs: number) {}
 
@@ -58,8 +60,14 @@ export class McpSessions {
     };
   }
 
-  /** A session the server has just made, inside its initialize request (so it starts busy). */
+  /**
+   * A session the server has just made, inside its initialize request (so it starts busy).
+   * Once the close has begun it is not kept: an initialize already under way then (its auth or
+   * the SDK's import still pending) finishes after `closeAll`, and a session kept now would be
+   * closed by nobody. The caller closes the transport it made and the table does not hold.
+   */
   add(id: string, session: McpSession, response: NodeJS.EventEmitter): void {
+    if (this.#closed) return;
     const entry: Entry = { ...session, open: 0, idle: undefined };
     this.live.set(id, entry);
     this.track(id, entry, response);
@@ -80,6 +88,7 @@ export class McpSessions {
   }
 
   async closeAll(): Promise<void> {
+    this.#closed = true;
     const all = [...this.live.values()];
     for (const id of [...this.live.keys()]) this.remove(id);
     await Promise.allSettled(all.map((s) => s.transport.close()));

@@ -177,7 +177,8 @@ export function registerMcpHttp(
         await transport.handleRequest(req.raw, reply.raw, req.body);
       } finally {
         release();
-        // An initialize that did not make a session leaves nothing behind.
+        // An initialize that did not make a session, or made one after the close began (the
+        // table did not keep it), leaves nothing behind.
         if (transport && (!transport.sessionId || sessions.get(transport.sessionId)?.transport !== transport))
           void transport.close().catch(() => {});
       }
