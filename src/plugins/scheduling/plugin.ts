@@ -4,7 +4,7 @@ import type { LogEvent } from '../../store/events.ts';
 import { defaultSchedulerOptions, Scheduler } from './engine.ts';
 import { schedulingMigrations } from './migrations.ts';
 import type { SchedulingDb } from './schema.ts';
-import { defaultScheduleLimits, followEnds, type ScheduleLimits } from './standing.ts';
+import { defaultScheduleLimits, followEnds, type ScheduleLimits, stopped } from './standing.ts';
 import { type SchedulingInstance, scheduleSyscalls } from './syscalls.ts';
 
 const settings = z
@@ -47,8 +47,11 @@ export const schedulingPlugin = definePlugin<z.output<typeof settings> | undefin
       phases: scheduler.phases,
       onCommit: (events: readonly LogEvent[]) => {
         scheduler.onCommit(events);
-        // A creator's end disables its schedules or hands them to its parent.
-        void followEnds(kernel, tables, events).catch((err: unknown) =>
+        // A creator's end disables its schedules or hands them to its parent. Most batches end
+        // no session: they cost a scan here, not an async call.
+        const ends = stopped(events);
+        if (ends.length === 0) return;
+        void followEnds(kernel, tables, ends).catch((err: unknown) =>
           log.error({ err }, 'scheduling: following a creator’s end failed'),
         );
       },

@@ -71,9 +71,16 @@ export async function checkScheduleLimits(
   }
 }
 
-/** Sessions that stopped in this batch, with how. */
-function stopped(events: readonly LogEvent[]): Array<{ id: string; zone: string; reason: string }> {
-  const out: Array<{ id: string; zone: string; reason: string }> = [];
+/** A session that stopped, with how. */
+export interface SessionEnd {
+  id: string;
+  zone: string;
+  reason: string;
+}
+
+/** Sessions that stopped in this batch, with how: read on every commit, so plain and synchronous. */
+export function stopped(events: readonly LogEvent[]): SessionEnd[] {
+  const out: SessionEnd[] = [];
   for (const e of events) {
     if (e.type !== 'session.status' || !e.session_id || e.payload.to !== 'stopped') continue;
     out.push({ id: e.session_id, zone: e.zone, reason: String(e.payload.endReason ?? '') });
@@ -82,15 +89,15 @@ function stopped(events: readonly LogEvent[]): Array<{ id: string; zone: string;
 }
 
 /**
- * Follow the ends in `events`: disable, or hand to the parent, what each stopped session
- * created. One write per session that held any; nothing for the rest.
+ * Follow `ends` (`stopped` of a batch): disable, or hand to the parent, what each stopped
+ * session created. One write per session that held any; nothing for the rest.
  */
 export async function followEnds(
   kernel: Kernel,
   tables: PluginTables<SchedulingDb>,
-  events: readonly LogEvent[],
+  ends: readonly SessionEnd[],
 ): Promise<void> {
-  for (const end of stopped(events)) {
+  for (const end of ends) {
     const held = await tables.reader
       .selectFrom('scheduling_schedules')
       .select('id')
