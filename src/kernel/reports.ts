@@ -190,6 +190,15 @@ export function agentSink(
   // input is then not acknowledged at its idle, so it is handed again to the session's next
   // agent, rather than counted as answered by an answer that was never recorded.
   let turnLost = false;
+  // A report of this agent found the session another node's (or this node's under a later
+  // epoch): it recorded nothing, yet resolved, and this agent is being ended. Nothing it took
+  // is acknowledged from then on, even by an idle recorded after this node owns the session
+  // again: its answers were dropped, so its input goes to the session's next agent.
+  let fenced = false;
+  const fence = () => {
+    fenced = true;
+    hooks.fenced(id);
+  };
   const noting = (p: Promise<void>): Promise<void> => {
     p.catch(() => {
       turnLost = true;
@@ -202,7 +211,7 @@ export function agentSink(
     noting(
       reports.apply(id, async (tx, r) => {
         if (holdsLease(core.node, r)) return fn(tx, r);
-        hooks.fenced(id);
+        fence();
       }),
     );
   const setActivity = async (tx: WriteTx, r: SessionsTable, text: string | null): Promise<SessionsTable> => {
@@ -229,7 +238,7 @@ export function agentSink(
           id,
           async (tx, r) => {
             // Alone, no row is read for it; in a cluster the row says whether this node still owns it.
-            if (core.node.clustered && !holdsLease(core.node, r)) return hooks.fenced(id);
+            if (core.node.clustered && !holdsLease(core.node, r)) return fence();
             tx.append({
               zone,
               type: `session.${type}`,
@@ -274,7 +283,7 @@ export function agentSink(
       return recorded.then(
         () => {
           // Reports are applied in order: the turn's earlier ones have settled by now.
-          const lost = turnLost;
+          const lost = turnLost || fenced;
           turnLost = false;
           delivery.turnRecorded(id, lost ? new Map() : consumed);
           // It took the SIGTERM and ended its turn: that is the graceful stop it was asked for.

@@ -88,3 +88,37 @@ it('an agent started again is handed what the previous one took and never acknow
     'handed again',
   );
 });
+
+it('an agent whose reports were fenced acknowledges nothing more, even once its node owns the session again', async () => {
+  const { d, acked } = fakeDelivery();
+  // A node of a cluster at epoch 2. Its first turn's reports find the row under epoch 1 (its
+  // lease lapsed while PostgreSQL was down): each is dropped, and resolves. Then the node takes
+  // the session again: the next turn's reports are recorded.
+  const node = { ...soloNode('n1'), clustered: true, epoch: 2 };
+  const stale = { ...row, owner_node: 'n1', owner_epoch: 1 } as SessionsTable;
+  let n = 0;
+  const fencedAt: number[] = [];
+  const reports = {
+    apply: (_id: string, fn: (tx: unknown, r: SessionsTable) => Promise<unknown>) =>
+      n++ < 3 ? fn({}, stale).then(() => {}) : Promise.resolve(),
+  } as unknown as ReportQueue;
+  const sink = agentSink(
+    { log, node } as unknown as Core,
+    reports,
+    d,
+    { ...hooks, fenced: () => void fencedAt.push(n) },
+    row,
+  );
+  void sink.busy();
+  await sink.output('heard it');
+  await sink.idle();
+  assert.ok(fencedAt.length > 0, 'the dropped reports said so');
+  void sink.busy();
+  await sink.output('heard the next');
+  await sink.idle();
+  assert.deepEqual(
+    acked.map((m) => [...m]),
+    [[], []],
+    'an answer was dropped: what either turn took is for the next agent',
+  );
+});
