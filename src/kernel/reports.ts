@@ -190,7 +190,7 @@ export function agentSink(
   // input is then not acknowledged at its idle, so it is handed again to the session's next
   // agent, rather than counted as answered by an answer that was never recorded.
   let turnLost = false;
-  // A report of this agent found the session another node's (or this node's under a later
+  // A report of this agent found the session another node's (or this node's under an earlier
   // epoch): it recorded nothing, yet resolved, and this agent is being ended. Nothing it took
   // is acknowledged from then on, even by an idle recorded after this node owns the session
   // again: its answers were dropped, so its input goes to the session's next agent.
