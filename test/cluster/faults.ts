@@ -415,6 +415,13 @@ export class FaultRig {
       .split('\n')
       .filter((f) => f && !f.startsWith(dir));
     for (const f of homes) lines.push(`== ${f}`, readFileSync(f, 'utf8'));
+    // What each node and runner logged of the session: which of them ran, fenced or stopped it.
+    const mentions = (name: string, out: string) => {
+      const hits = out.split('\n').filter((l) => l.includes(g.id));
+      if (hits.length > 0) lines.push(`== ${name}`, ...hits);
+    };
+    for (const [i, s] of this.servers.entries()) mentions(`node ${i}`, s.output());
+    for (const [i, r] of this.runners.entries()) mentions(`runner ${i}`, r.output());
     writeFileSync(`${dir}/log-${g.id}.txt`, `${lines.join('\n')}\n`);
   }
 
