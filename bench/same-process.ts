@@ -151,4 +151,8 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// Bad input and a base that cannot be served say so in a line, not a stack.
+await main().catch((error: unknown) => {
+  process.stderr.write(`same-process: ${(error as Error).message}\n`);
+  process.exitCode = 2;
+});
