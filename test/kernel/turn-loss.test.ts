@@ -97,7 +97,7 @@ it('an agent whose reports were fenced acknowledges nothing more, even once its 
   const node = { ...soloNode('n1'), clustered: true, epoch: 2 };
   const stale = { ...row, owner_node: 'n1', owner_epoch: 1 } as SessionsTable;
   let n = 0;
-  const fencedAt: number[] = [];
+  let fences = 0;
   const reports = {
     apply: (_id: string, fn: (tx: unknown, r: SessionsTable) => Promise<unknown>) =>
       n++ < 3 ? fn({}, stale).then(() => {}) : Promise.resolve(),
@@ -106,13 +106,18 @@ it('an agent whose reports were fenced acknowledges nothing more, even once its 
     { log, node } as unknown as Core,
     reports,
     d,
-    { ...hooks, fenced: () => void fencedAt.push(n) },
+    {
+      ...hooks,
+      fenced: () => {
+        fences++;
+      },
+    },
     row,
   );
   void sink.busy();
   await sink.output('heard it');
   await sink.idle();
-  assert.ok(fencedAt.length > 0, 'the dropped reports said so');
+  assert.equal(fences, 3, 'each dropped report said so');
   void sink.busy();
   await sink.output('heard the next');
   await sink.idle();
