@@ -5,7 +5,10 @@
  * side runs its own `bench/run.ts` against its own sources and `dist/` (build both first), so
  * the base is whatever that commit measured; a row only one side has is shown with a dash.
  *
- * `--rounds N` runs every bench N times a side (alternating) and keeps each row's median.
+ * `--rounds N` runs every bench N times a side (alternating). Each row shows each side's median
+ * and the paired cost: round by round now against base (they ran back to back), the median of
+ * those and an interval for it (lib/paired.ts); a row is marked slower only when that median is
+ * over 5 % and the interval lies above 1, and unsure when the rounds disagree.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,6 +16,7 @@ import { arch, cpus, loadavg, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { medianInterval, type PairedCost, pairedCost, verdict } from './lib/paired.ts';
 import { select } from './lib/registry.ts';
 import { percentile } from './lib/stats.ts';
 
@@ -113,7 +117,8 @@ const USAGE = [
   '',
   'Runs each bench named (as `npm run bench` takes them: a name or a group such as `quick`) in',
   'the base checkout and in this one, alternating, and prints both sides with the cost ratio.',
-  'Build both checkouts first (npm run build). --rounds N keeps each row’s median of N runs a side.',
+  'Build both checkouts first (npm run build). --rounds N (5 or more for an interval that covers 90 %)',
+  'runs each bench N times a side; rows show each side’s median and the paired cost with its interval.',
 ].join('\n');
 
 async function main(): Promise<void> {
@@ -140,6 +145,7 @@ async function main(): Promise<void> {
   const names = select(positionals).map(([name]) => name);
   const loadAtStart = loadText();
   const t0 = performance.now();
+  // Indexed by round (NaN where the row did not come out), so round r pairs with round r.
   type Side = Map<string, { row: TableRow; values: number[]; ratios: number[] }>;
   const sides: Record<'base' | 'here', Side> = { base: new Map(), here: new Map() };
   const order: string[] = [];
@@ -166,9 +172,13 @@ async function main(): Promise<void> {
         if (failed) failures.push(`${side} ${name}: ${failed}`);
         for (const row of rows) {
           if (!order.includes(row.name)) order.push(row.name);
-          const seen = sides[side].get(row.name) ?? { row, values: [], ratios: [] };
-          seen.values.push(row.value);
-          if (row.ratio !== undefined) seen.ratios.push(row.ratio);
+          const seen = sides[side].get(row.name) ?? {
+            row,
+            values: new Array<number>(rounds).fill(Number.NaN),
+            ratios: new Array<number>(rounds).fill(Number.NaN),
+          };
+          seen.values[r] = row.value;
+          if (row.ratio !== undefined) seen.ratios[r] = row.ratio;
           sides[side].set(row.name, seen);
         }
       }
@@ -180,19 +190,57 @@ async function main(): Promise<void> {
   if (failures.length > 0) process.exitCode = 1;
 
   function report(): void {
-    const head = ['benchmark', 'unit', 'base', 'base ratio', 'now', 'now ratio', 'cost', 'cost (ratios)', ''];
+    const head = [
+      'benchmark',
+      'unit',
+      'base',
+      'base ratio',
+      'now',
+      'now ratio',
+      'cost',
+      'cost (ratios)',
+      'paired cost [interval]',
+      '',
+    ];
+    const verdicts = { slower: 0, unsure: 0 };
     const cells = order.map((name) => {
       const b = sides.base.get(name);
       const h = sides.here.get(name);
       const row = (h ?? b)!.row;
       const bv = b ? median(b.values) : Number.NaN;
       const hv = h ? median(h.values) : Number.NaN;
-      const br = b?.ratios.length ? median(b.ratios) : undefined;
-      const hr = h?.ratios.length ? median(h.ratios) : undefined;
+      const br = b?.ratios.some((x) => !Number.isNaN(x)) ? median(b.ratios) : undefined;
+      const hr = h?.ratios.some((x) => !Number.isNaN(x)) ? median(h.ratios) : undefined;
       const cost = costRatio(bv, hv, row);
       const costOfRatios = br !== undefined && hr !== undefined ? costRatio(br, hr, row) : undefined;
-      const flag = cost > 1.05 && (costOfRatios === undefined || costOfRatios > 1.05) ? '> 5 %' : '';
-      return [name, row.unit, fmt(bv), fmt(br), fmt(hv), fmt(hr), fmt(cost), fmt(costOfRatios), flag];
+      const by = (bx: number, hx: number) => costRatio(bx, hx, row);
+      const paired = b && h ? pairedCost(b.values, h.values, by) : undefined;
+      // A row with a same-run floor must be slower by that too: a slow moment of the machine
+      // moves the row and its floor together.
+      const pairedRatios =
+        b && h && br !== undefined && hr !== undefined ? pairedCost(b.ratios, h.ratios, by) : undefined;
+      const said = paired ? verdict(paired) : 'ok';
+      const byFloor = pairedRatios ? verdict(pairedRatios) : said;
+      const flag =
+        said === 'ok' || byFloor === 'ok'
+          ? ''
+          : said === 'slower' && byFloor === 'slower'
+            ? '> 5 %'
+            : 'unsure';
+      if (flag === '> 5 %') verdicts.slower++;
+      else if (flag === 'unsure') verdicts.unsure++;
+      return [
+        name,
+        row.unit,
+        fmt(bv),
+        fmt(br),
+        fmt(hv),
+        fmt(hr),
+        fmt(cost),
+        fmt(costOfRatios),
+        interval(paired),
+        flag,
+      ];
     });
     const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
     const line = (c: string[]) =>
@@ -212,8 +260,21 @@ async function main(): Promise<void> {
     console.log(
       'cost: now / base (base / now where more is better), > 1 is slower; cost (ratios): the same of each row’s own same-run ratio',
     );
+    console.log(
+      `paired cost: the median of the rounds' costs (round r of each side ran back to back) [the interval that holds the true median with the chance shown in the footnote below]; > 5 %: that median is over 1.05 and the interval lies above 1, by value and, where the row has one, by its same-run ratio; unsure: over 1.05 but some rounds were no slower`,
+    );
+    const { coverage } = medianInterval(Array.from({ length: rounds }, (_, i) => i));
+    console.log(
+      `interval: from ${rounds} pairs, it holds the true median with a ${(coverage * 100).toFixed(1)} % chance (order statistics; 5 or more rounds reach 90 %); rows over 5 %: ${verdicts.slower}, unsure: ${verdicts.unsure}`,
+    );
     for (const f of failures) console.log(`FAILED ${f}`);
   }
+}
+
+/** `1.012 [0.97–1.08]`: the paired cost and its interval. */
+function interval(c: PairedCost | undefined): string {
+  if (!c || c.n === 0) return '-';
+  return `${fmt(c.median)} [${fmt(c.low, 2)}–${fmt(c.high, 2)}]`;
 }
 
 function loadText(): string {
