@@ -134,14 +134,16 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!values.base) throw new Error(USAGE);
+  if (!values.base) throw new Error(`--base <checkout> is required\n${USAGE}`);
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds: a whole number ≥ 1, not ${values.rounds}`);
   const here = resolve(fileURLToPath(new URL('..', import.meta.url)));
   const base = resolve(values.base);
   for (const dir of [here, base]) {
     if (!existsSync(join(dir, 'dist', 'main.js')))
       throw new Error(`${dir} is not built: run npm run build there`);
   }
-  const rounds = Math.max(1, Number(values.rounds));
   const names = select(positionals).map(([name]) => name);
   const loadAtStart = loadText();
   const t0 = performance.now();
@@ -283,4 +285,9 @@ function loadText(): string {
     .join(' ');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+// Bad input (and a checkout that is not built) says so in a line, not a stack.
+if (import.meta.url === `file://${process.argv[1]}`)
+  await main().catch((error: unknown) => {
+    process.stderr.write(`compare: ${(error as Error).message}\n`);
+    process.exitCode = 2;
+  });
