@@ -205,6 +205,8 @@ async function main(): Promise<void> {
       '',
     ];
     const verdicts = { slower: 0, unsure: 0 };
+    // Pairs measured so far: fewer than --rounds when the run was stopped early.
+    let pairs = 0;
     const cells = order.map((name) => {
       const b = sides.base.get(name);
       const h = sides.here.get(name);
@@ -217,6 +219,7 @@ async function main(): Promise<void> {
       const costOfRatios = br !== undefined && hr !== undefined ? costRatio(br, hr, row) : undefined;
       const by = (bx: number, hx: number) => costRatio(bx, hx, row);
       const paired = b && h ? pairedCost(b.values, h.values, by) : undefined;
+      pairs = Math.max(pairs, paired?.n ?? 0);
       // A row with a same-run floor must be slower by that too: a slow moment of the machine
       // moves the row and its floor together.
       const pairedRatios =
@@ -265,9 +268,11 @@ async function main(): Promise<void> {
     console.log(
       `paired cost: the median of the rounds' costs (round r of each side ran back to back) [the interval that holds the true median with the chance shown in the footnote below]; > 5 %: that median is over 1.05 and the interval lies above 1, by value and, where the row has one, by its same-run ratio; unsure: over 1.05 but some rounds were no slower`,
     );
-    const { coverage } = medianInterval(Array.from({ length: rounds }, (_, i) => i));
+    const { coverage } = medianInterval(Array.from({ length: pairs }, (_, i) => i));
     console.log(
-      `interval: from ${rounds} pairs, it holds the true median with a ${(coverage * 100).toFixed(1)} % chance (order statistics; 5 or more rounds reach 90 %); rows over 5 %: ${verdicts.slower}, unsure: ${verdicts.unsure}`,
+      pairs === 0
+        ? 'interval: no round has run on both sides yet'
+        : `interval: from ${pairs} pairs, it holds the true median with a ${(coverage * 100).toFixed(1)} % chance (order statistics; 5 or more rounds reach 90 %); rows over 5 %: ${verdicts.slower}, unsure: ${verdicts.unsure}`,
     );
     for (const f of failures) console.log(`FAILED ${f}`);
   }
