@@ -16,7 +16,7 @@ import { arch, cpus, loadavg, platform } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { medianInterval, type PairedCost, pairedCost, verdict } from './lib/paired.ts';
+import { type PairedCost, pairedCost, verdict } from './lib/paired.ts';
 import { select } from './lib/registry.ts';
 import { percentile } from './lib/stats.ts';
 
@@ -205,8 +205,10 @@ async function main(): Promise<void> {
       '',
     ];
     const verdicts = { slower: 0, unsure: 0 };
-    // Pairs measured so far: fewer than --rounds when the run was stopped early.
+    // The most pairs any row has (fewer than --rounds when the run was stopped early), and the
+    // coverage of that row's interval.
     let pairs = 0;
+    let coverage = 0;
     const cells = order.map((name) => {
       const b = sides.base.get(name);
       const h = sides.here.get(name);
@@ -219,7 +221,7 @@ async function main(): Promise<void> {
       const costOfRatios = br !== undefined && hr !== undefined ? costRatio(br, hr, row) : undefined;
       const by = (bx: number, hx: number) => costRatio(bx, hx, row);
       const paired = b && h ? pairedCost(b.values, h.values, by) : undefined;
-      pairs = Math.max(pairs, paired?.n ?? 0);
+      if (paired && paired.n > pairs) ({ n: pairs, coverage } = paired);
       // A row with a same-run floor must be slower by that too: a slow moment of the machine
       // moves the row and its floor together.
       const pairedRatios =
@@ -268,7 +270,6 @@ async function main(): Promise<void> {
     console.log(
       `paired cost: the median of the rounds' costs (round r of each side ran back to back) [the interval that holds the true median with the chance shown in the footnote below]; > 5 %: that median is over 1.05 and the interval lies above 1, by value and, where the row has one, by its same-run ratio; unsure: over 1.05 but some rounds were no slower`,
     );
-    const { coverage } = medianInterval(Array.from({ length: pairs }, (_, i) => i));
     console.log(
       pairs === 0
         ? 'interval: no round has run on both sides yet'

@@ -9,6 +9,7 @@
  * a neighbour), so the median of each side alone can land over 5 % by chance, and a different
  * row does so in each run. The interval says how far a row's rounds spread.
  */
+import { percentile } from './stats.ts';
 
 /** The median of `n` paired costs and an interval for it. */
 export interface PairedCost {
@@ -59,10 +60,8 @@ export function pairedCost(
     if (Number.isFinite(c)) costs.push(c);
   }
   costs.sort((a, b) => a - b);
-  const n = costs.length;
-  const median =
-    n === 0 ? Number.NaN : n % 2 === 1 ? costs[(n - 1) / 2]! : (costs[n / 2 - 1]! + costs[n / 2]!) / 2;
-  return { median, n, ...medianInterval(costs) };
+  // The same median compare.ts takes of each side's rounds (of an even count, the upper middle).
+  return { median: percentile(costs, 0.5), n: costs.length, ...medianInterval(costs) };
 }
 
 /**
