@@ -134,6 +134,43 @@ it('one call at a time schedules nothing: the loop need not turn once more for t
   assert.equal(scheduled, 0);
 });
 
+it('a call after the loop has waited for I/O starts a turn of its own, however soon it comes', async () => {
+  // Calls 1 ms apart, each from a timer after the loop slept: each is alone in its turn. Counted
+  // with the call before, its turn's end would be watched (an immediate) and the sleep between
+  // taken for the calls' cost, which then held back the cheap burst below.
+  const clock = { now: 0, idle: 0 };
+  const share = new LoopShare(
+    8,
+    2,
+    () => clock.now,
+    () => clock.idle,
+  );
+  const real = globalThis.setImmediate;
+  let scheduled = 0;
+  globalThis.setImmediate = ((fn: (...args: unknown[]) => void, ...args: unknown[]) => {
+    scheduled++;
+    return real(fn, ...args);
+  }) as typeof setImmediate;
+  try {
+    for (let i = 0; i < 10; i++) {
+      await share.admit('operator:a', async () => {});
+      clock.now += 1;
+      clock.idle += 0.9; // the loop slept until the next timer
+    }
+  } finally {
+    globalThis.setImmediate = real;
+  }
+  assert.equal(scheduled, 0, 'no turn was watched: each call was alone in its own');
+  const started: number[] = [];
+  const burst = Array.from({ length: 8 }, (_, i) =>
+    share.admit('operator:a', async () => {
+      started.push(i);
+    }),
+  );
+  assert.equal(started.length, 8, 'eight calls that cost nothing all start in their turn');
+  await Promise.all(burst);
+});
+
 it('cheap calls share a turn up to the count', async () => {
   let clock = 0;
   const share = new LoopShare(4, 2, () => clock);
