@@ -158,7 +158,8 @@ forEachWarren(
     it('the try-lock lets one process run a sweep at a time; the other skips while it is held', async () => {
       const location = target.location();
       const a = await target.open({ location });
-      const b = await target.open({ location });
+      // Another node: in one process both would derive the same id from the location.
+      const b = await target.open({ location, kernel: { nodeId: 'sweeps-b' } });
       let release!: () => void;
       const gate = new Promise<void>((r) => {
         release = r;
@@ -193,8 +194,15 @@ forEachWarren(
       const location = target.location();
       const clock = manualClock(T0);
       const h1 = await coordinatorWarren(target, still, { clock, location });
-      // The second server process: another kernel on the same schema (the operator key is h1's).
-      const w2 = await target.open({ location, clock, plugins: { config: { coordinator: still } } });
+      // The second server process: another kernel on the same schema (the operator key is h1's),
+      // another node. Under the id both derive from the location, its join took h1's epoch and
+      // h1's next renewal fenced h1, a real-time heartbeat later: mid-test on a slow machine.
+      const w2 = await target.open({
+        location,
+        clock,
+        kernel: { nodeId: 'sweeps-w2' },
+        plugins: { config: { coordinator: still } },
+      });
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) {
         const r = await h1.api('POST', `${Z}/agents`, { application_id: 'app', ttl_seconds: 10 });
