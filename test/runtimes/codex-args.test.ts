@@ -59,6 +59,10 @@ describe('codex exec arguments', () => {
       'mcp_servers.warren.enabled_tools=["ipc_read", "ipc_write"]',
       '-c',
       'mcp_servers.warren.default_tools_approval_mode="approve"',
+      '-c',
+      'mcp_servers.warren.required=true',
+      '-c',
+      'mcp_servers.warren.startup_timeout_sec=30',
       '-',
     ]);
   });

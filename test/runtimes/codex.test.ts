@@ -222,6 +222,30 @@ forEachWarren(
       await assertClean();
     });
 
+    it('warren’s MCP server is required: a turn that cannot reach it crashes, and the model is never asked', {
+      timeout: 90_000,
+    }, async () => {
+      const h = await startHttp(t, { runtimes: [runtime()] });
+      mock.script = () => ({ text: 'ran without warren' });
+      // A path warren does not serve (404) in place of its /mcp: codex cannot start the server.
+      const url = `${h.url}/not-mcp`;
+      const r = await h.api('POST', '/v1/sessions', {
+        runtime: 'codex',
+        prompt: 'list your fds',
+        config: { codexConfig: { mcp_servers: { warren: { url, startup_timeout_sec: 5 } } } },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      const id: string = r.json.session.id;
+      await waitStatus(h.warren, id, 'stopped', 60_000);
+      const ended = (await eventsOf(h.warren, id)).find(
+        (e) => e.type === 'session.status' && e.payload.to === 'stopped',
+      );
+      assert.equal(ended?.payload.endReason, 'crashed');
+      assert.match(String(ended?.payload.stderrTail), /required MCP server/);
+      assert.equal(mock.requests.length, 0, 'no turn ran without warren’s tools');
+      await assertClean();
+    });
+
     it('a missing codex binary fails the spawn with runtime_unavailable, writing nothing', {
       timeout: 30_000,
     }, async () => {

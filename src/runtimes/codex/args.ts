@@ -97,6 +97,11 @@ function overrides(plan: TurnPlan): string[] {
         bearer_token_env_var: plan.mcp.tokenEnv,
         enabled_tools: [...plan.mcp.tools],
         default_tools_approval_mode: 'approve',
+        // An agent without warren's tools cannot read, answer or report: its turn fails, loudly,
+        // rather than running without them (codex's default skips a server that fails to start).
+        required: true,
+        // Codex's default of 10 s is short for a server busy with many agents starting at once.
+        startup_timeout_sec: 30,
       },
     };
   }
