@@ -114,23 +114,31 @@ it('a drain starts fewer calls once calls have cost whole turns: one costly call
   assert.ok(Math.max(...perTurn.values()) === 1, `calls started per turn: ${JSON.stringify([...perTurn])}`);
 });
 
+/** How many immediates `fn` scheduled (the share's watch for a turn's end is one). */
+async function immediatesDuring(fn: () => Promise<void>): Promise<number> {
+  const real = globalThis.setImmediate;
+  let scheduled = 0;
+  globalThis.setImmediate = ((cb: (...args: unknown[]) => void, ...args: unknown[]) => {
+    scheduled++;
+    return real(cb, ...args);
+  }) as typeof setImmediate;
+  try {
+    await fn();
+  } finally {
+    globalThis.setImmediate = real;
+  }
+  return scheduled;
+}
+
 it('one call at a time schedules nothing: the loop need not turn once more for the share', async () => {
   let clock = 0;
   const share = new LoopShare(8, 2, () => clock);
-  const real = globalThis.setImmediate;
-  let scheduled = 0;
-  globalThis.setImmediate = ((fn: (...args: unknown[]) => void, ...args: unknown[]) => {
-    scheduled++;
-    return real(fn, ...args);
-  }) as typeof setImmediate;
-  try {
+  const scheduled = await immediatesDuring(async () => {
     for (let i = 0; i < 50; i++) {
       await share.admit('operator:a', async () => {});
       clock += 3; // the next call comes a slice later
     }
-  } finally {
-    globalThis.setImmediate = real;
-  }
+  });
   assert.equal(scheduled, 0);
 });
 
@@ -145,21 +153,13 @@ it('a call after the loop has waited for I/O starts a turn of its own, however s
     () => clock.now,
     () => clock.idle,
   );
-  const real = globalThis.setImmediate;
-  let scheduled = 0;
-  globalThis.setImmediate = ((fn: (...args: unknown[]) => void, ...args: unknown[]) => {
-    scheduled++;
-    return real(fn, ...args);
-  }) as typeof setImmediate;
-  try {
+  const scheduled = await immediatesDuring(async () => {
     for (let i = 0; i < 10; i++) {
       await share.admit('operator:a', async () => {});
       clock.now += 1;
       clock.idle += 0.9; // the loop slept until the next timer
     }
-  } finally {
-    globalThis.setImmediate = real;
-  }
+  });
   assert.equal(scheduled, 0, 'no turn was watched: each call was alone in its own');
   const started: number[] = [];
   const burst = Array.from({ length: 8 }, (_, i) =>
