@@ -15,7 +15,8 @@
  * against 11 ms unbounded), while a bound of four let a flood of costly calls make 41–87 ms
  * turns; cheap calls now share a turn and costly ones do not.
  */
-import { performance as perfHooks } from 'node:perf_hooks';
+// The global `performance`, imported for the type of its `nodeTiming` (the loop's idle time).
+import { performance } from 'node:perf_hooks';
 
 /** The most calls started in one turn of the loop, however cheap (`limits.callsPerTurn`). */
 export const CALLS_PER_TURN = 8;
@@ -42,7 +43,7 @@ export class LoopShare {
     private readonly sliceMs: number = CALL_SLICE_MS,
     private readonly now: () => number = () => performance.now(),
     /** How long the loop has waited for I/O in all (ms): it grows only between two turns. */
-    private readonly idle: () => number = () => perfHooks.nodeTiming.idleTime,
+    private readonly idle: () => number = () => performance.nodeTiming.idleTime,
   ) {
     if (!Number.isInteger(perTurn) || perTurn < 1) throw new Error('callsPerTurn: a whole number ≥ 1');
     if (!(sliceMs >= 0)) throw new Error('callSliceMs: a number ≥ 0');
