@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { it } from 'node:test';
 import { defaultGatewayConfig } from '../../src/kernel/gateway/config.ts';
 import { CodexRuntime } from '../../src/runtimes/codex/index.ts';
@@ -59,17 +59,39 @@ forEachWarren(
       const h = await startHttp(t, { runtimes: [runtime()] });
       const id = await spawn(h);
       await until(() => mock.requests.length === 1, 30_000, 'the first model call');
-      const procs = codexPids();
-      assert.ok(procs.length >= 1);
+      // Every process of the turn, codex's own helpers too (it runs `git status` for its
+      // context): read once, skipping one that ended between the listing and the read.
+      const procs = codexPids().flatMap((p) => {
+        try {
+          return [
+            {
+              p,
+              environ: readFileSync(`/proc/${p}/environ`, 'utf8'),
+              argv: readFileSync(`/proc/${p}/cmdline`, 'utf8'),
+            },
+          ];
+        } catch {
+          return [];
+        }
+      });
       const token = h.tokenOf(id);
-      for (const p of procs) {
-        const environ = readFileSync(`/proc/${p}/environ`, 'utf8');
-        const cmdline = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+      for (const { p, environ, argv } of procs) {
         assert.ok(!environ.includes(KEY), `key in environ of ${p}`);
-        assert.ok(!cmdline.includes(KEY), `key in cmdline of ${p}`);
+        assert.ok(!argv.includes(KEY), `key in cmdline of ${p}`);
         assert.ok(!environ.includes(mock.baseUrl), `the real endpoint in environ of ${p}`);
+        assert.ok(!argv.includes(mock.baseUrl), `the real endpoint in cmdline of ${p}`);
+      }
+      // codex itself (its node launcher and the native binary) is pointed at the gateway.
+      const codex = procs.filter(({ argv }) =>
+        argv
+          .split('\0')
+          .slice(0, 2)
+          .some((a) => basename(a).startsWith('codex')),
+      );
+      assert.ok(codex.length >= 1, procs.map(({ argv }) => argv).join('\n'));
+      for (const { environ, argv } of codex) {
         assert.ok(environ.includes(`WARREN_TOKEN=${token}`));
-        assert.ok(cmdline.includes(`${h.url}/v1/gateway/openai/v1`), cmdline);
+        assert.ok(argv.includes(`${h.url}/v1/gateway/openai/v1`), argv);
       }
       // Nor in the files of its CODEX_HOME.
       for (const f of readdirSync(homeRoot, { recursive: true, withFileTypes: true })) {
