@@ -15,7 +15,7 @@ import {
   takeoverGraceMs,
 } from './lease-timing.ts';
 import { sessionsToRun } from './own-sessions.ts';
-import { join, leave, renewWithin } from './registry.ts';
+import { join, leave, otherHolderWithin, renewWithin } from './registry.ts';
 import { CommitTail } from './tail.ts';
 import { lostNodes, type TakeoverResult, takeOverLost } from './takeover.ts';
 
@@ -54,6 +54,8 @@ export class Cluster {
   /** The same moment on the process's monotonic clock (`performance.now()`). */
   private renewedMono = 0;
   private fencing: Promise<void> | undefined;
+  /** The epoch another server holds this node's id under, while this one stands aside for it. */
+  private displacedBy: number | null = null;
   /** The heartbeat in flight, if any: `stop` waits for it before the store closes. */
   private beating: Promise<void> | undefined;
   /** The lease's own connection: every renewal bounded well inside the lease. */
@@ -115,6 +117,7 @@ export class Cluster {
       config.leaseMs,
     );
     kernel.node.epoch = this.epoch;
+    this.displacedBy = null;
     kernel.node.clustered = true;
     kernel.node.once = (name, fn) => this.conn.once(name, fn);
     this.renewed(at);
@@ -185,7 +188,25 @@ export class Cluster {
       return;
     }
     if (!held) {
-      // Declared lost (its sessions handed on), or another epoch of this node: join again.
+      // A later epoch of this node's id holds a lease: another server joined under it (a
+      // second server given the same id, or this one restarted while this process was
+      // stalled), or rarely a join of this one whose answer was lost. Rejoining would fence it
+      // in turn, and two servers would take the id from each other at every heartbeat: the
+      // later keeps it; this one stays fenced while that lease is held, and joins again after.
+      this.displacedBy = await otherHolderWithin(
+        this.lease,
+        { id: this.nodeId, epoch: this.epoch },
+        at,
+        leaseCallMs(config.leaseMs, 0),
+      ).catch(() => null);
+      if (this.displacedBy !== null) {
+        await this.fence(
+          `node id ${this.nodeId} is held under a later epoch (${this.displacedBy}), by another server with the same id; this one stands aside until that lease lapses`,
+          false,
+        );
+        return;
+      }
+      // Declared lost (its sessions handed on): join again.
       await this.fence('lease lost to the other nodes', true);
       return;
     }
@@ -284,7 +305,10 @@ export class Cluster {
   degraded(): { reason: string; since: number } | null {
     if (!this.fenced()) return null;
     return {
-      reason: 'node fenced: its lease is not held; renewing it or joining again',
+      reason:
+        this.displacedBy === null
+          ? 'node fenced: its lease is not held; renewing it or joining again'
+          : `node fenced: another server holds node id ${this.nodeId} (epoch ${this.displacedBy}); joining again once that lease lapses (two servers must not share a node id)`,
       since: this.renewedAt,
     };
   }

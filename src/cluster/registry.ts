@@ -98,6 +98,25 @@ export async function renewWithin(
   return r.rowCount === 1;
 }
 
+/**
+ * The epoch of a lease another run of this node's id holds at `now`, read on the lease's own
+ * connection within `deadlineMs` when a renewal found ours gone; null when none does (the
+ * lease was declared lost, or lapsed).
+ */
+export async function otherHolderWithin(
+  client: LeaseClient,
+  me: NodeEntry,
+  now: number,
+  deadlineMs: number,
+): Promise<number | null> {
+  const r = await client.query<{ epoch: string | number }>(
+    `select epoch from nodes where id = $1 and epoch > $2 and state = 'live' and lease_until >= $3`,
+    [me.id, me.epoch, now],
+    deadlineMs,
+  );
+  return r.rows[0] ? Number(r.rows[0].epoch) : null;
+}
+
 /** Leave cleanly: the lease ends now, so the other nodes take this node's sessions at once. */
 export async function leave(store: Store, me: NodeEntry): Promise<void> {
   await store.reader
