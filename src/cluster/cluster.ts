@@ -200,10 +200,7 @@ export class Cluster {
         leaseCallMs(config.leaseMs, 0),
       ).catch(() => null);
       if (this.displacedBy !== null) {
-        await this.fence(
-          `node id ${this.nodeId} is held under a later epoch (${this.displacedBy}), by another server with the same id; this one stands aside until that lease lapses`,
-          false,
-        );
+        await this.fence(this.displacement(), false);
         return;
       }
       // Declared lost (its sessions handed on): join again.
@@ -305,12 +302,14 @@ export class Cluster {
   degraded(): { reason: string; since: number } | null {
     if (!this.fenced()) return null;
     return {
-      reason:
-        this.displacedBy === null
-          ? 'node fenced: its lease is not held; renewing it or joining again'
-          : `node fenced: another server holds node id ${this.nodeId} (epoch ${this.displacedBy}); joining again once that lease lapses (two servers must not share a node id)`,
+      reason: `node fenced: ${this.displacedBy === null ? 'its lease is not held; renewing it or joining again' : this.displacement()}`,
       since: this.renewedAt,
     };
+  }
+
+  /** Why this node stands aside, while `displacedBy` says another server holds its id. */
+  private displacement(): string {
+    return `another server holds node id ${this.nodeId} (epoch ${this.displacedBy}); joining again once that lease lapses (two servers must not share a node id)`;
   }
 
   /**

@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import pg from 'pg';
-import { Warren } from '../../src/syscalls/warren.ts';
 import { operator } from '../../src/vocab/principal.ts';
 import { forEachStore } from '../helpers/stores.ts';
 import { until } from '../helpers/warrens.ts';
+import { inProcessNodes } from './in-process.ts';
 
 /**
  * Two servers given one node id on one database (two containers with the same host name and
@@ -20,25 +17,7 @@ import { until } from '../helpers/warrens.ts';
 forEachStore(
   'cluster: two servers with one node id',
   (target) => {
-    const open = new Set<Warren>();
-    const dirs: string[] = [];
-    after(async () => {
-      for (const w of open) await w.close();
-      for (const d of dirs) rmSync(d, { recursive: true, force: true });
-    });
-    const server = async (db: string): Promise<Warren> => {
-      const root = mkdtempSync(join(tmpdir(), 'warren-twin-'));
-      dirs.push(root);
-      const w = await Warren.open({
-        db,
-        dataDir: join(root, 'data'),
-        metrics: false,
-        kernel: { nodeId: 'twin', reconcileIntervalMs: 60_000 },
-        cluster: { leaseMs: 3000, heartbeatMs: 250, pollMs: 200 },
-      });
-      open.add(w);
-      return w;
-    };
+    const node = inProcessNodes('twin', { leaseMs: 3000, heartbeatMs: 250, pollMs: 200 });
 
     it('the later keeps the id; the earlier stands aside while it is held, then joins again', async () => {
       const loc = target.location();
@@ -50,9 +29,9 @@ forEachStore(
           Number(
             (await client.query(`select epoch from "${loc.schema}".nodes where id = 'twin'`)).rows[0]?.epoch,
           );
-        const a = await server(db);
+        const a = await node(db, 'twin');
         assert.deepEqual(a.health(), { ok: true });
-        const b = await server(db);
+        const b = await node(db, 'twin');
         assert.equal(await epoch(), 2);
 
         const aside = await until(
@@ -75,8 +54,7 @@ forEachStore(
         await assert.rejects(a.call(op, 'streams_create', { name: 'from-a' }), /unavailable|fenced|lease/);
 
         // The later one leaves: its lease ends, and the earlier joins again and serves.
-        await b.close();
-        open.delete(b);
+        await node.close(b);
         await until(() => a.health().ok, 15_000, 'the earlier server serving again');
         assert.equal(await epoch(), 3);
         await a.call(op, 'streams_create', { name: 'from-a' });
